@@ -1,0 +1,195 @@
+"""Problems as values: the one record every pass, report and exit code shares.
+
+A pass never prints and never raises on a bad spec; it returns
+:class:`Problem` records, and the reporters and the exit code are computed
+from them. One record per problem, frozen and ordered by where it is, so a run
+over many files reports in a stable order whatever order the files were read
+in (yamllint's ``LintProblem`` and check-jsonschema's result object are the
+models).
+
+Codes are stable dotted names, ``<area>.<what>`` (``yaml.duplicate-key``,
+``spec.kv-heads-divide``). Each module that emits codes declares them in a
+module-level ``CODES`` table, next to the code that raises them, and
+:func:`all_codes` gathers those tables: the documentation table in
+``docs/problems.md`` and the SARIF rules are generated from it, and a test
+checks both against it.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import importlib
+from dataclasses import dataclass, field
+from typing import Mapping, Tuple, Union
+
+#: A field path: mapping keys and sequence indices from the document's root,
+#: e.g. ``("layers", 2, "count")``.
+FieldPath = Tuple[Union[str, int], ...]
+
+#: The passes, in the order they run on each file.
+PASSES = ("load", "schema", "semantic", "stack", "roundtrip")
+
+
+class Severity(str, enum.Enum):
+    """How bad a problem is: an error fails the run, a warning only under ``--strict``."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Location:
+    """A 1-based line and column in a source file, as editors count them."""
+
+    line: int
+    column: int
+
+
+#: Where a problem with no better place is reported: the top of the file.
+FILE_START = Location(1, 1)
+
+
+def pointer(path: FieldPath) -> str:
+    """Render *path* as a JSON Pointer (RFC 6901): ``("layers", 2)`` is ``/layers/2``."""
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+
+
+def dotted(path: FieldPath) -> str:
+    """Render *path* the way messages name a field: ``layers[2].count``."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+@functools.total_ordering
+@dataclass(frozen=True, eq=True)
+class Problem:
+    """One problem in one file, located.
+
+    Attributes:
+        file: The path as the user gave it (or as found under a folder).
+        line: 1-based line of the offending key or value.
+        column: 1-based column.
+        pass_name: Which pass found it, one of :data:`PASSES`.
+        code: Stable dotted code, e.g. ``spec.kv-heads-divide``.
+        severity: :class:`Severity`.
+        message: What is wrong and what to write instead.
+        path: The field path inside the document, ``()`` for the file itself.
+    """
+
+    file: str
+    line: int
+    column: int
+    pass_name: str
+    code: str
+    severity: Severity
+    message: str
+    path: FieldPath = field(default=())
+
+    def _key(self) -> tuple:
+        """Sort by place, then by pass order, then by code and message."""
+        return (self.file, self.line, self.column, PASSES.index(self.pass_name)
+                if self.pass_name in PASSES else len(PASSES), self.code, self.message)
+
+    def __lt__(self, other: "Problem") -> bool:
+        if not isinstance(other, Problem):
+            return NotImplemented
+        return self._key() < other._key()
+
+    @property
+    def pointer(self) -> str:
+        """The field path as a JSON Pointer, ``""`` for the whole document."""
+        return pointer(self.path)
+
+
+# The modules that declare a ``CODES`` table, in the order the documentation
+# lists them. A module that emits a code and is missing here fails the codes test.
+_CODE_MODULES = (
+    "pipeline.yaml_source",
+    "pipeline.schema_pass",
+    "pipeline.model",
+    "pipeline.op_profiles",
+    "pipeline.stack",
+    "pipeline.roundtrip",
+    "pipeline.runner",
+)
+
+
+def all_codes() -> Mapping[str, str]:
+    """Every code the package can emit, mapped to its one-line help text.
+
+    Raises:
+        ValueError: If two modules declare the same code.
+    """
+    codes: dict[str, str] = {}
+    for name in _CODE_MODULES:
+        module = importlib.import_module(name)
+        for code, help_text in getattr(module, "CODES", {}).items():
+            if code in codes:
+                raise ValueError(f"code {code} is declared twice (again in {name})")
+            codes[code] = help_text
+    return codes
+
+
+class Outcome(str, enum.Enum):
+    """What became of one pass on one file."""
+
+    PASSED = "passed"    # ran, found nothing of severity error (warnings allowed)
+    FAILED = "failed"    # ran, found at least one error
+    SKIPPED = "skipped"  # could not run: an earlier pass left nothing to check
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """Every pass's outcome and every problem for one file.
+
+    Attributes:
+        file: The path as reported.
+        outcomes: ``(pass name, Outcome)`` for each of :data:`PASSES`, in order.
+        problems: The file's problems, sorted.
+    """
+
+    file: str
+    outcomes: Tuple[Tuple[str, Outcome], ...]
+    problems: Tuple[Problem, ...]
+
+    def outcome(self, pass_name: str) -> Outcome:
+        """Return the outcome of *pass_name*.
+
+        Raises:
+            KeyError: If the pass is not one of :data:`PASSES`.
+        """
+        return dict(self.outcomes)[pass_name]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A whole run: every file checked, in path order, and whether warnings fail it.
+
+    Attributes:
+        files: One :class:`FileResult` per file, sorted by path.
+        strict: Whether warnings count as failures (``--strict``).
+    """
+
+    files: Tuple[FileResult, ...]
+    strict: bool = False
+
+    @property
+    def problems(self) -> Tuple[Problem, ...]:
+        """Every problem of every file, in report order."""
+        return tuple(problem for result in self.files for problem in result.problems)
+
+    def count(self, severity: Severity) -> int:
+        """How many problems of *severity* the run found."""
+        return sum(1 for problem in self.problems if problem.severity is severity)
+
+    def failing(self, problem: Problem) -> bool:
+        """Whether *problem* fails the run: an error, or a warning under ``--strict``."""
+        return problem.severity is Severity.ERROR or self.strict
+
+    @property
+    def exit_code(self) -> int:
+        """0 when nothing fails the run, 1 when something does (see :meth:`failing`)."""
+        return 1 if any(self.failing(problem) for problem in self.problems) else 0
