@@ -1,0 +1,126 @@
+"""The code-review view: a SARIF 2.1.0 log, for GitHub code scanning and other SARIF viewers.
+
+One run, one result per problem, one rule per code that occurs (sorted; its
+descriptions are the codes table's help text). Locations are relative URIs with
+forward slashes against ``%SRCROOT%``, which code scanning resolves to the
+checkout, plus a 1-based ``region`` (``columnKind`` says columns count Unicode
+code points, as the YAML reader counts them). A problem's field path is given
+twice: as a logical location (``fullyQualifiedName`` is the JSON Pointer) for
+viewers that show one, and as ``properties.pointer`` for scripts. The verdict
+is in ``invocations[0]``: ``exitCode`` is the run's, and ``executionSuccessful``
+is false exactly when that exit code denotes failure (SARIF 2.1.0 Appendix I
+reads a false value as "terminated with an exit code that denotes failure").
+
+Written as plain dicts and ``json.dumps`` rather than with Microsoft's
+``sarif-om``: its last release is from 2019, its attrs classes use Python
+attribute names and need ``jschema-to-python`` (and ``jsonpickle``) to
+serialise to SARIF's camelCase, and it validates nothing. What guards the
+shape is a test that validates the output against the official 2.1.0 schema.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import urllib.parse
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from pipeline.problems import Problem, RunResult, Severity
+from pipeline.reporters.summary import INFORMATION_URI, TOOL_NAME, TOOL_VERSION, help_text, posix_path
+
+#: The schema a SARIF 2.1.0 log names (the OASIS standard's, with its errata).
+SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+
+#: The base every relative artifact URI is resolved against; GitHub code scanning maps it to the checkout.
+SOURCE_ROOT = "%SRCROOT%"
+
+
+@dataclass(frozen=True)
+class SarifReporter:
+    """Render a run as a SARIF 2.1.0 log."""
+
+    def render(self, result: RunResult, codes: Mapping[str, str]) -> str:
+        """Return the log, indented by 2, with a trailing newline.
+
+        Raises:
+            ValueError: If a problem's code is not in *codes* (see :func:`help_text`).
+        """
+        return json.dumps(sarif_log(result, codes), indent=2, ensure_ascii=False) + "\n"
+
+
+def sarif_log(result: RunResult, codes: Mapping[str, str]) -> dict[str, Any]:
+    """The SARIF log as plain JSON values.
+
+    Raises:
+        ValueError: If a problem's code is not in *codes* (see :func:`help_text`).
+    """
+    rule_ids = sorted({problem.code for problem in result.problems})
+    rule_index = {code: index for index, code in enumerate(rule_ids)}
+    exit_code = result.exit_code
+    return {
+        "$schema": SARIF_SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": TOOL_NAME,
+                "version": TOOL_VERSION,
+                "informationUri": INFORMATION_URI,
+                "rules": [_rule(code, result, codes) for code in rule_ids],
+            }},
+            "invocations": [{
+                "executionSuccessful": exit_code == 0,
+                "exitCode": exit_code,
+                "exitCodeDescription": "problems fail the run" if exit_code else "no problem fails the run",
+            }],
+            "columnKind": "unicodeCodePoints",
+            "results": [_result(problem, rule_index[problem.code], result) for problem in result.problems],
+            "properties": {"strict": result.strict},
+        }],
+    }
+
+
+def _rule(code: str, result: RunResult, codes: Mapping[str, str]) -> dict[str, Any]:
+    """The reporting descriptor for *code*; its level is error if the run has it as an error anywhere."""
+    severities = {problem.severity for problem in result.problems if problem.code == code}
+    level = Severity.ERROR if Severity.ERROR in severities else Severity.WARNING
+    text = help_text(codes, code)
+    return {
+        "id": code,
+        "shortDescription": {"text": text},
+        "help": {"text": text},
+        "defaultConfiguration": {"level": level.value},
+    }
+
+
+def _result(problem: Problem, rule_index: int, result: RunResult) -> dict[str, Any]:
+    """One problem as a SARIF result."""
+    location: dict[str, Any] = {
+        "physicalLocation": {
+            "artifactLocation": artifact_location(problem.file),
+            "region": {"startLine": problem.line, "startColumn": problem.column},
+        },
+    }
+    if problem.path:
+        location["logicalLocations"] = [{"name": str(problem.path[-1]), "fullyQualifiedName": problem.pointer}]
+    return {
+        "ruleId": problem.code,
+        "ruleIndex": rule_index,
+        "level": problem.severity.value,
+        "message": {"text": problem.message},
+        "locations": [location],
+        "properties": {"pass": problem.pass_name, "pointer": problem.pointer, "failing": result.failing(problem)},
+    }
+
+
+def artifact_location(file: str) -> dict[str, str]:
+    """The SARIF ``artifactLocation`` of *file*.
+
+    A relative path becomes a percent-encoded relative URI with forward slashes
+    against :data:`SOURCE_ROOT` (``specs/my model.yaml`` is ``specs/my%20model.yaml``);
+    an absolute path, which has no root to be relative to, a ``file:`` URI.
+    """
+    path = pathlib.PurePath(file)
+    if path.is_absolute():
+        return {"uri": path.as_uri()}
+    return {"uri": urllib.parse.quote(posix_path(file), safe="/"), "uriBaseId": SOURCE_ROOT}

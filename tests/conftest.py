@@ -1,0 +1,40 @@
+"""Options and fixtures shared by the test modules.
+
+``--update-golden`` rewrites the files under ``tests/golden/`` from the current
+output instead of comparing against them; review the diff before committing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+#: Where golden files live: the exact bytes a renderer must produce.
+GOLDEN_DIR = Path(__file__).parent / "golden"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add ``--update-golden``."""
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite tests/golden/ files from the current output instead of comparing")
+
+
+@pytest.fixture
+def golden(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
+    """Return ``check(name, text)``: assert *text*, UTF-8 encoded, equals ``tests/golden/<name>`` byte for byte.
+
+    Under ``--update-golden`` it writes the file instead.
+    """
+    update = request.config.getoption("--update-golden")
+
+    def check(name: str, text: str) -> None:
+        path = GOLDEN_DIR / name
+        if update:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(text.encode("utf-8"))
+        assert path.exists(), f"no golden file {path}; run pytest --update-golden and review it"
+        assert text == path.read_bytes().decode("utf-8"), f"{name} differs from its golden file"
+
+    return check
