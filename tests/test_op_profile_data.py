@@ -1,0 +1,204 @@
+"""Data tests of ``op_profiles/*.yaml``: every profile well formed, every real model name picked by one profile.
+
+The op profiles are data that the rest of the pipeline trusts: a count
+missing or a pattern that also fits a neighbour family would price a model
+wrongly and say nothing. These tests pin the files themselves. They read
+each file through :func:`_load_profile`, the one seam to switch to the
+project's loader (``pipeline.op_profiles``) once it exists; until then it is
+plain ``yaml.safe_load``. Select them with ``pytest -k op_profile_data``.
+
+The counting conventions the exact counts below follow are in
+``op_profiles/README.md``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from pathlib import Path
+from typing import Any, Dict
+
+import pytest
+import yaml
+
+PROFILE_DIR = Path(__file__).resolve().parent.parent / "op_profiles"
+
+OPS = ("attMM", "attBMM", "ffMM", "softmax", "dropout", "normOp", "gather", "headCast", "ffAct", "linrec")
+ATTENTION_FLAVOURS = {"full", "sliding", "mla", "linear", "none"}
+FFN_FLAVOURS = {"dense", "moe", "none"}
+TOP_KEYS = {"arch", "summary", "source", "model_types", "match", "default", "layer_kinds"}
+KIND_KEYS = {"attention", "ffn", "ops"}
+
+ARCHS = (
+    "deepseek_v3", "gemma3", "gpt2", "gpt_oss", "llama", "mistral", "mixtral", "qwen2", "qwen2_5_vl", "qwen3",
+    "qwen3_5", "qwen3_5_moe", "qwen3_moe", "qwen3_next", "t5", "vision",
+)
+
+
+def _load_profile(path: Path) -> Dict[str, Any]:
+    """Read one profile file as a mapping; the seam to replace with the project's loader."""
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def _profile(arch: str) -> Dict[str, Any]:
+    return _load_profile(PROFILE_DIR / f"{arch}.yaml")
+
+
+def _all_profiles() -> Dict[str, Dict[str, Any]]:
+    return {path.stem: _load_profile(path) for path in sorted(PROFILE_DIR.glob("*.yaml"))}
+
+
+def _kinds() -> list:
+    return [(arch, kind) for arch in ARCHS for kind in _profile(arch)["layer_kinds"]]
+
+
+def test_op_profile_data_files_are_the_known_families():
+    assert sorted(path.stem for path in PROFILE_DIR.glob("*.yaml")) == sorted(ARCHS)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_op_profile_data_top_level(arch):
+    profile = _profile(arch)
+    assert profile["arch"] == arch
+    assert set(profile) - TOP_KEYS == set()
+    assert TOP_KEYS - {"default"} <= set(profile)
+    assert isinstance(profile["summary"], str) and "\n" not in profile["summary"].strip()
+    assert isinstance(profile["source"], str) and profile["source"]
+    assert all(isinstance(item, str) and item for item in profile["model_types"] + profile["match"])
+    if "default" in profile:
+        assert profile["default"] in profile["layer_kinds"]
+
+
+@pytest.mark.parametrize(("arch", "kind"), _kinds())
+def test_op_profile_data_kind_is_complete(arch, kind):
+    spec = _profile(arch)["layer_kinds"][kind]
+    assert set(spec) == KIND_KEYS
+    assert spec["attention"] in ATTENTION_FLAVOURS
+    assert spec["ffn"] in FFN_FLAVOURS
+    assert tuple(spec["ops"]) == OPS
+    for op, count in spec["ops"].items():
+        assert type(count) is int and count >= 0, f"{arch}.{kind}.{op} = {count!r}"
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_op_profile_data_every_count_says_what_it_counts(arch):
+    """Each op line carries a trailing comment, the calls it counts."""
+    text = (PROFILE_DIR / f"{arch}.yaml").read_text(encoding="utf-8")
+    op_lines = [line for line in text.splitlines() if re.match(rf"^\s+({'|'.join(OPS)}):", line)]
+    assert len(op_lines) == len(OPS) * len(_profile(arch)["layer_kinds"])
+    uncommented = [line for line in op_lines if not re.search(r"\d+\s+#\s*\S", line)]
+    assert uncommented == []
+
+
+@pytest.mark.parametrize(
+    ("arch", "kinds", "default"),
+    [
+        ("llama", ["full_attention"], "full_attention"),
+        ("qwen3_moe", ["dense", "moe"], "moe"),
+        ("deepseek_v3", ["dense", "moe"], None),
+        ("qwen3_next", ["linear_attention", "full_attention"], None),
+        ("qwen3_5", ["linear_attention", "full_attention"], None),
+        ("qwen3_5_moe", ["linear_attention", "full_attention"], None),
+        ("gemma3", ["sliding_attention", "full_attention"], None),
+        ("gpt_oss", ["sliding_attention", "full_attention"], None),
+        ("t5", ["encoder", "decoder"], None),
+        ("vision", ["encoder", "gated_encoder", "window_encoder"], "encoder"),
+    ],
+)
+def test_op_profile_data_kind_names(arch, kinds, default):
+    profile = _profile(arch)
+    assert list(profile["layer_kinds"]) == kinds
+    assert profile.get("default") == default
+
+
+@pytest.mark.parametrize(
+    ("arch", "kind", "attention", "ffn", "counts"),
+    [
+        ("llama", "full_attention", "full", "dense", (4, 2, 3, 1, 1, 2, 4, 1, 1, 0)),
+        ("qwen3", "full_attention", "full", "dense", (4, 2, 3, 1, 1, 4, 4, 1, 1, 0)),
+        ("qwen3_moe", "moe", "full", "moe", (4, 2, 4, 2, 1, 4, 4, 1, 1, 0)),
+        ("deepseek_v3", "moe", "mla", "moe", (5, 2, 7, 2, 1, 4, 4, 1, 2, 0)),
+        ("deepseek_v3", "dense", "mla", "dense", (5, 2, 3, 1, 1, 4, 4, 1, 1, 0)),
+        ("qwen3_next", "linear_attention", "linear", "moe", (7, 0, 8, 1, 0, 3, 4, 0, 2, 1)),
+        ("qwen3_next", "full_attention", "full", "moe", (5, 2, 8, 2, 1, 4, 4, 1, 2, 0)),
+        ("qwen3_5", "linear_attention", "linear", "dense", (7, 0, 3, 0, 0, 3, 4, 0, 1, 1)),
+        ("gemma3", "sliding_attention", "sliding", "dense", (4, 2, 3, 1, 1, 6, 4, 1, 1, 0)),
+        ("gpt_oss", "full_attention", "full", "moe", (4, 2, 4, 2, 1, 2, 4, 0, 1, 0)),
+        ("gpt2", "full_attention", "full", "dense", (4, 2, 2, 1, 3, 2, 4, 1, 1, 0)),
+        ("t5", "encoder", "full", "dense", (4, 2, 2, 1, 4, 2, 4, 1, 1, 0)),
+        ("t5", "decoder", "full", "dense", (8, 4, 2, 2, 6, 3, 6, 2, 1, 0)),
+        ("vision", "encoder", "full", "dense", (4, 2, 2, 1, 1, 2, 4, 1, 1, 0)),
+        ("vision", "window_encoder", "sliding", "dense", (4, 2, 3, 1, 1, 2, 4, 1, 1, 0)),
+    ],
+)
+def test_op_profile_data_exact_counts(arch, kind, attention, ffn, counts):
+    spec = _profile(arch)["layer_kinds"][kind]
+    assert (spec["attention"], spec["ffn"]) == (attention, ffn)
+    assert spec["ops"] == dict(zip(OPS, counts))
+
+
+@pytest.mark.parametrize(
+    ("same", "other"),
+    [
+        (("qwen2", "full_attention"), ("qwen2_5_vl", "full_attention")),
+        (("mistral", "full_attention"), ("llama", "full_attention")),
+        (("qwen3_5_moe", "linear_attention"), ("qwen3_next", "linear_attention")),
+        (("qwen3_5_moe", "full_attention"), ("qwen3_next", "full_attention")),
+    ],
+)
+def test_op_profile_data_shared_layer_shapes_share_counts(same, other):
+    """Families whose layers run the same calls carry the same counts."""
+    assert _profile(same[0])["layer_kinds"][same[1]] == _profile(other[0])["layer_kinds"][other[1]]
+
+
+@pytest.mark.parametrize(
+    ("name", "arch"),
+    [
+        ("deepseek-v3", "deepseek_v3"),
+        ("deepseek-r1", "deepseek_v3"),
+        ("kimi-k2-instruct", "deepseek_v3"),
+        ("llama-3.1-8b", "llama"),
+        ("llama-2-7b", "llama"),
+        ("mixtral-8x7b", "mixtral"),
+        ("qwen2.5-7b-instruct", "qwen2"),
+        ("qwen2.5-vl-7b-instruct", "qwen2_5_vl"),
+        ("qwen3-8b", "qwen3"),
+        ("qwen3-30b-a3b", "qwen3_moe"),
+        ("qwen3-next-80b-a3b", "qwen3_next"),
+        ("qwen3.5-27b", "qwen3_5"),
+        ("qwen3.5-35b-a3b", "qwen3_5_moe"),
+        ("gemma-3-27b", "gemma3"),
+        ("gpt-oss-20b", "gpt_oss"),
+        ("gpt2", "gpt2"),
+        ("t5-base", "t5"),
+        ("Qwen3-30B-A3B", "qwen3_moe"),
+        ("deepseek-r1-distill-qwen-7b", "qwen2"),
+    ],
+)
+def test_op_profile_data_name_matches_exactly_one_profile(name, arch):
+    matched = [
+        stem for stem, profile in _all_profiles().items()
+        if any(fnmatch.fnmatchcase(name.lower(), pattern) for pattern in profile["match"])
+    ]
+    assert matched == [arch]
+
+
+@pytest.mark.parametrize("name", ["t5-v1_1-base", "flan-t5-base", "gemma-3n-e4b", "deepseek-v3.2-exp", "qwen2-57b-a14b"])
+def test_op_profile_data_other_shapes_match_no_profile(name):
+    """Neighbours with another layer shape are left for a spec to name, not mispriced."""
+    assert [stem for stem, profile in _all_profiles().items()
+            if any(fnmatch.fnmatchcase(name, pattern) for pattern in profile["match"])] == []
+
+
+def test_op_profile_data_model_types_are_unique():
+    owners: Dict[str, list] = {}
+    for stem, profile in _all_profiles().items():
+        for model_type in profile["model_types"]:
+            owners.setdefault(model_type, []).append(stem)
+    assert {model_type: stems for model_type, stems in owners.items() if len(stems) > 1} == {}
+    assert owners["kimi_k2"] == ["deepseek_v3"]
+
+
+def test_op_profile_data_vision_is_picked_by_no_name():
+    vision = _profile("vision")
+    assert (vision["match"], vision["model_types"]) == ([], [])
