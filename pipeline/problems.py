@@ -27,6 +27,9 @@ from typing import Mapping, Tuple, Union
 #: e.g. ``("layers", 2, "count")``.
 FieldPath = Tuple[Union[str, int], ...]
 
+#: The code of a problem that is modelspec's fault, not the file's: a pass crashed.
+INTERNAL_CODE = "check.internal"
+
 #: The passes, in the order they run on each file.
 PASSES = ("load", "schema", "semantic", "stack", "roundtrip")
 
@@ -191,5 +194,7 @@ class RunResult:
 
     @property
     def exit_code(self) -> int:
-        """0 when nothing fails the run, 1 when something does (see :meth:`failing`)."""
+        """0 when nothing fails the run, 1 when something does (see :meth:`failing`), 2 when modelspec crashed on a file."""
+        if any(problem.code == INTERNAL_CODE for problem in self.problems):
+            return 2
         return 1 if any(self.failing(problem) for problem in self.problems) else 0
