@@ -45,6 +45,7 @@ CODES: Dict[str, str] = {
                      "num_attention_heads and vocab_size; a tower needs hidden_size, num_hidden_layers and "
                      "num_attention_heads.",
     "spec.not-integer": "An integer field holds a boolean, a float (even 4096.0) or a string; write the integer.",
+    "spec.too-large": "An integer field holds a number beyond 2**63 - 1 in size, larger than any count or width.",
     "spec.not-number": "A number field holds a boolean or a string; write the number.",
     "spec.not-finite": "A number field holds NaN, an infinity or an integer beyond a float's range; a finite "
                        "number is required.",
@@ -61,7 +62,8 @@ CODES: Dict[str, str] = {
     "spec.moe-width": "Routed experts are declared but no feed-forward width resolves for them.",
     "spec.shared-expert-width": "Shared experts are declared but no feed-forward width resolves for them.",
     "spec.linear-partial": "Some linear_* (gated DeltaNet) fields are stated but not all five.",
-    "spec.layer-kind": "A layer group does not name its kind.",
+    "spec.layer-kind": "A layer group does not name its kind, or op counts or activations are keyed by "
+                       "something other than a kind's name.",
     "spec.layer-count": "A layer group's count is zero; leave the group out instead.",
     "spec.mtp-order": "A body layer group follows an MTP group; MTP layers come last.",
     "spec.body-layer-count": "The body groups of layers do not add up to num_hidden_layers.",
@@ -138,14 +140,36 @@ class _Issues:
 
 # ---- scalar coercers: each refuses by field path, never converts silently ----
 
+#: The largest size an integer field holds, a signed 64-bit integer's: far above
+#: any count or width, and small enough that every message can print it (Python
+#: prints no integer of more than 4300 digits, CVE-2020-10735).
+INT_LIMIT = 2**63 - 1
+
+
+def _show(value: Any) -> str:
+    """Render a value a spec holds for a message: its ``repr``, or its type when Python will not print it.
+
+    A YAML hex literal of a few thousand digits is an integer beyond what
+    ``repr`` prints; a message must never be the thing that crashes.
+    """
+    try:
+        return repr(value)
+    except (ValueError, RecursionError):
+        return f"a value too large to print ({type(value).__name__})"
+
+
 def _integer(value: Any, path: FieldPath) -> Optional[int]:
     """Return *value* as an ``int`` (``None`` stays ``None``), refusing anything that is not one.
 
     Raises:
         ModelSpecError: ``spec.not-integer`` for a bool, a float (integral or
-            not) or a string; ``spec.not-finite`` for NaN or an infinity.
+            not) or a string; ``spec.not-finite`` for NaN or an infinity;
+            ``spec.too-large`` beyond :data:`INT_LIMIT` either side of 0.
     """
     name = dotted(path)
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > INT_LIMIT:
+        raise refuse(path, "spec.too-large", f"{name} is an integer of {value.bit_length()} bits; "
+                                             "no count or width is beyond 2**63 - 1")
     if value is None or (isinstance(value, int) and not isinstance(value, bool)):
         return value
     if isinstance(value, bool):
@@ -162,7 +186,7 @@ def _integer(value: Any, path: FieldPath) -> Optional[int]:
     if whole is not None:
         raise refuse(path, "spec.not-integer",
                      f"{name} must be an integer, got the string {value!r}; write {whole} without quotes")
-    raise refuse(path, "spec.not-integer", f"{name} must be an integer, got {value!r}")
+    raise refuse(path, "spec.not-integer", f"{name} must be an integer, got {_show(value)}")
 
 
 def _whole_number_text(value: Any) -> Optional[int]:
@@ -202,7 +226,7 @@ def _number(value: Any, path: FieldPath) -> Optional[float]:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise refuse(path, "spec.not-number", f"{dotted(path)} must be a number, got {value!r}")
+        raise refuse(path, "spec.not-number", f"{dotted(path)} must be a number, got {_show(value)}")
     try:
         number = float(value)
     except OverflowError:
@@ -245,7 +269,7 @@ def _flag(value: Any, path: FieldPath) -> Optional[bool]:
     """
     if value is None or isinstance(value, bool):
         return value
-    raise refuse(path, "spec.not-boolean", f"{dotted(path)} must be true or false, got {value!r}")
+    raise refuse(path, "spec.not-boolean", f"{dotted(path)} must be true or false, got {_show(value)}")
 
 
 def _text(value: Any, path: FieldPath) -> Optional[str]:
@@ -256,7 +280,7 @@ def _text(value: Any, path: FieldPath) -> Optional[str]:
     """
     if value is None or (isinstance(value, str) and value):
         return value
-    raise refuse(path, "spec.not-string", f"{dotted(path)} must be a non-empty string, got {value!r}")
+    raise refuse(path, "spec.not-string", f"{dotted(path)} must be a non-empty string, got {_show(value)}")
 
 
 def _mapping(value: Any, path: FieldPath, what: str) -> Mapping[Any, Any]:
@@ -268,7 +292,7 @@ def _mapping(value: Any, path: FieldPath, what: str) -> Mapping[Any, Any]:
     if isinstance(value, Mapping):
         return value
     name = dotted(path) or "a model spec"
-    raise refuse(path, "spec.not-a-mapping", f"{name} must be a mapping of {what}, got {value!r}")
+    raise refuse(path, "spec.not-a-mapping", f"{name} must be a mapping of {what}, got {_show(value)}")
 
 
 def _unknown_keys(data: Mapping[Any, Any], known: Iterable[str], path: FieldPath, issues: _Issues,
@@ -334,7 +358,7 @@ class OpCounts:
         names = cls.names()
         issues = _Issues()
         _unknown_keys(data, names, where, issues,
-                      lambda key: f"{dotted(where)} declares unknown op {key!r}; the ops are {list(names)}",
+                      lambda key: f"{dotted(where)} declares unknown op {_show(key)}; the ops are {list(names)}",
                       code="spec.op-unknown")
         missing = [name for name in names if name not in data]
         if missing:
@@ -364,8 +388,26 @@ def ops_from_dict(data: Any, where: FieldPath = ("ops",)) -> Dict[str, OpCounts]
     if not data:
         raise refuse(where, "spec.not-a-mapping",
                      f"{dotted(where)} must map at least one layer kind to its op counts; leave it out instead")
+    return _per_kind(data, where, OpCounts.from_dict)
+
+
+def _per_kind(data: Mapping[Any, Any], where: FieldPath, parse: Callable[[Any, FieldPath], T]) -> Dict[str, T]:
+    """Parse ``{layer kind: record}`` with ``parse(record, path)``, refusing a key that is no kind's name.
+
+    Raises:
+        ModelSpecError: ``spec.layer-kind`` for a key that is not a non-empty
+            string (``1:`` would otherwise silently become the kind ``"1"``),
+            and every record's problems, all at once.
+    """
     issues = _Issues()
-    parsed = {str(kind): issues.take(OpCounts.from_dict, counts, where + (kind,)) for kind, counts in data.items()}
+    parsed: Dict[str, T] = {}
+    for kind, record in data.items():
+        if isinstance(kind, str) and kind:
+            parsed[kind] = issues.take(parse, record, where + (kind,))
+        else:
+            issues.add(where + (kind,), "spec.layer-kind",
+                       f"{dotted(where)} is keyed by {_show(kind)}, which is not a layer kind's name; "
+                       "write the kind as text")
     issues.raise_if_any()
     return parsed
 
@@ -403,11 +445,11 @@ class LayerGroup:
         data = _mapping(data, where, "kind, count and mtp")
         issues = _Issues()
         _unknown_keys(data, _GROUP_KEYS, where, issues,
-                      lambda key: f"{dotted(where)} declares unknown key {key!r}; the keys are kind, count, mtp")
+                      lambda key: f"{dotted(where)} declares unknown key {_show(key)}; the keys are kind, count, mtp")
         kind = data.get("kind")
         if not isinstance(kind, str) or not kind:
             issues.add(where + ("kind",), "spec.layer-kind",
-                       f"{dotted(where + ('kind',))} must name a layer kind of the op profile, got {kind!r}")
+                       f"{dotted(where + ('kind',))} must name a layer kind of the op profile, got {_show(kind)}")
         if data.get("count") is None:
             issues.add(where + ("count",), "spec.required", f"{dotted(where + ('count',))} is required")
         count = issues.take(_count, data.get("count"), where + ("count",))
@@ -434,7 +476,7 @@ def layers_from_list(data: Any, where: FieldPath = ("layers",)) -> Tuple[LayerGr
     """
     if not isinstance(data, (list, tuple)) or not data:
         raise refuse(where, "spec.not-a-list",
-                     f"{dotted(where)} must list at least one group of {{kind, count}}, got {data!r}")
+                     f"{dotted(where)} must list at least one group of {{kind, count}}, got {_show(data)}")
     issues = _Issues()
     groups = tuple(issues.take(LayerGroup.from_dict, group, where + (index,)) for index, group in enumerate(data))
     issues.raise_if_any()
@@ -525,7 +567,7 @@ class KindActivations:
         names = tuple(spec_field.name for spec_field in fields(cls))
         issues = _Issues()
         _unknown_keys(data, names, where, issues,
-                      lambda key: f"{dotted(where)} declares unknown key {key!r}; the keys are {list(names)}")
+                      lambda key: f"{dotted(where)} declares unknown key {_show(key)}; the keys are {list(names)}")
         for name in _ACTIVATION_REQUIRED:
             if data.get(name) is None:
                 issues.add(where + (name,), "spec.required", f"{dotted(where + (name,))} is required")
@@ -598,7 +640,7 @@ def _op_bytes(data: Any, where: FieldPath) -> Dict[str, float]:
     data = _mapping(data, where, f"ops of {list(known)} to bytes per token")
     issues = _Issues()
     _unknown_keys(data, known, where, issues,
-                  lambda key: f"{dotted(where)} names unknown op {key!r}; the ops are {list(known)}",
+                  lambda key: f"{dotted(where)} names unknown op {_show(key)}; the ops are {list(known)}",
                   code="spec.op-unknown")
     sizes = {str(op): issues.take(_size, size, where + (op,)) for op, size in data.items() if op in known}
     issues.raise_if_any()
@@ -613,11 +655,7 @@ def activations_from_dict(data: Any, where: FieldPath = ("activations",)) -> Dic
             (every record's problems at once).
     """
     data = _mapping(data, where, "layer kinds to their activations records")
-    issues = _Issues()
-    parsed = {str(kind): issues.take(KindActivations.from_dict, record, where + (kind,))
-              for kind, record in data.items()}
-    issues.raise_if_any()
-    return parsed
+    return _per_kind(data, where, KindActivations.from_dict)
 
 
 # ---- VisionSpec -------------------------------------------------------------------
@@ -667,7 +705,7 @@ class VisionSpec:
         issues = _Issues()
         keys = cls.keys()
         _unknown_keys(data, keys, where, issues,
-                      lambda key: f"{dotted(where)} declares unknown key {key!r}; a tower states {list(keys)}")
+                      lambda key: f"{dotted(where)} declares unknown key {_show(key)}; a tower states {list(keys)}")
         values: Dict[str, Any] = {}
         for key in keys:
             if data.get(key) is None:
@@ -752,8 +790,8 @@ def unknown_key_message(key: Any) -> str:
     precision belongs; any other key is told that a spec states the model only.
     """
     if key in RUN_PRECISION_KEYS:
-        return f"unknown model spec key {key!r}: " + _RUN_PRECISION_HINT.format(key=key)
-    return (f"unknown model spec key {key!r}: a model spec states the model only (its fields are in the schema, "
+        return f"unknown model spec key {_show(key)}: " + _RUN_PRECISION_HINT.format(key=key)
+    return (f"unknown model spec key {_show(key)}: a model spec states the model only (its fields are in the schema, "
             "schemas/model-spec.schema.json), and a run's strategy, such as its parallel degrees or recompute, "
             "belongs in its execution spec")
 
@@ -1066,7 +1104,7 @@ def _layer_types(value: Any, path: FieldPath) -> Tuple[str, ...]:
         ModelSpecError: ``spec.not-a-list`` or ``spec.not-string`` for an entry.
     """
     if not isinstance(value, (list, tuple)) or not value:
-        raise refuse(path, "spec.not-a-list", f"{dotted(path)} must list layer type names, got {value!r}")
+        raise refuse(path, "spec.not-a-list", f"{dotted(path)} must list layer type names, got {_show(value)}")
     issues = _Issues()
     names = tuple(issues.take(_text, kind, path + (index,)) for index, kind in enumerate(value))
     issues.raise_if_any()
