@@ -56,6 +56,7 @@ CODES: Dict[str, str] = {
     "spec.not-positive": "A field that must be positive is zero or negative.",
     "spec.share-above-one": "A share of FLOPs is above 1.",
     "spec.kv-heads-divide": "num_attention_heads is not a multiple of num_key_value_heads.",
+    "spec.head-dim-divide": "head_dim is not declared and hidden_size is not a multiple of num_attention_heads.",
     "spec.experts-per-tok-without-experts": "num_experts_per_tok is set but num_experts is not.",
     "spec.experts-per-tok-above": "num_experts_per_tok is larger than num_experts.",
     "spec.first-k-dense-above": "first_k_dense_replace is larger than num_hidden_layers.",
@@ -970,7 +971,11 @@ class ModelSpec:
         return issues.found
 
     def _check_heads(self, issues: _Issues) -> None:
-        """Record a GQA head count that does not divide the query heads."""
+        """Record head counts that do not divide: query heads by key/value heads, the width by the heads."""
+        if self.head_dim is None and self.num_attention_heads > 0 and self.hidden_size % self.num_attention_heads:
+            issues.add(("num_attention_heads",), "spec.head-dim-divide",
+                       f"hidden_size ({self.hidden_size}) is not a multiple of num_attention_heads "
+                       f"({self.num_attention_heads}), so no head width derives from them; declare head_dim")
         kv_heads = self.num_key_value_heads
         if kv_heads and self.num_attention_heads > 0 and self.num_attention_heads % kv_heads:
             issues.add(("num_key_value_heads",), "spec.kv-heads-divide",

@@ -586,10 +586,14 @@ VALIDATE_REFUSALS = [
     pytest.param({"num_hidden_layers": -3}, one(
         ("num_hidden_layers",), "spec.not-positive", "num_hidden_layers is required and must be positive, got -3"),
         id="required-negative"),
-    pytest.param({"num_attention_heads": 7, "num_key_value_heads": 2}, one(
+    pytest.param({"num_attention_heads": 7, "num_key_value_heads": 2, "head_dim": 16}, one(
         ("num_key_value_heads",), "spec.kv-heads-divide",
         "num_attention_heads (7) must be a multiple of num_key_value_heads (2); each key/value head serves a whole "
         "group of query heads"), id="kv-heads-divide"),
+    pytest.param({"num_attention_heads": 3}, one(
+        ("num_attention_heads",), "spec.head-dim-divide",
+        "hidden_size (64) is not a multiple of num_attention_heads (3), so no head width derives from them; "
+        "declare head_dim"), id="head-dim-divide"),
     pytest.param({"num_experts_per_tok": 2}, one(
         ("num_experts_per_tok",), "spec.experts-per-tok-without-experts",
         "num_experts_per_tok (2) is set but num_experts is not; declare num_experts, or leave num_experts_per_tok out "
@@ -773,7 +777,7 @@ def test_from_dict_reports_every_parse_problem_at_once() -> None:
 
 def test_validate_reports_every_independent_problem_at_once() -> None:
     data = spec_data(
-        vocab_size=0, num_hidden_layers=4, num_attention_heads=6, num_key_value_heads=4,
+        vocab_size=0, num_hidden_layers=4, num_attention_heads=6, num_key_value_heads=4, head_dim=16,
         num_experts=8, moe_intermediate_size=64, num_experts_per_tok=9, first_k_dense_replace=5,
         linear_conv_kernel_dim=4, mtp_depth=2,
         layers=[{"kind": "dense", "count": 1, "mtp": True}, {"kind": "moe", "count": 3}],
@@ -1074,7 +1078,7 @@ def valid_specs(draw: Callable[..., Any]) -> Dict[str, Any]:
     up with its MTP groups, activations of the stack's kinds, a vision tower."""
     heads = draw(st.integers(1, 64))
     layers = draw(st.integers(1, 48))
-    out: Dict[str, Any] = {"hidden_size": draw(st.integers(1, 1 << 16)), "num_hidden_layers": layers,
+    out: Dict[str, Any] = {"hidden_size": heads * draw(st.integers(1, 1024)), "num_hidden_layers": layers,
                            "num_attention_heads": heads, "vocab_size": draw(st.integers(1, 1 << 18))}
     _maybe(draw, out, "name", st.text(min_size=1, max_size=20))
     _maybe(draw, out, "num_key_value_heads", st.sampled_from([kv for kv in range(1, heads + 1) if heads % kv == 0]))

@@ -202,7 +202,7 @@ def test_json_report_is_valid_against_its_schema(run):
 
 
 @pytest.mark.parametrize(("change", "error"), [
-    (lambda doc: doc.update(exit_code=2), "2 is not one of [0, 1]"),
+    (lambda doc: doc.update(exit_code=3), "3 is not one of [0, 1, 2]"),
     (lambda doc: doc["files"][0]["passes"].update(lint="passed"), "'lint' is not one of ['load', 'schema', 'semantic', 'stack', 'roundtrip']"),
     (lambda doc: doc["files"][0]["problems"][0].update(line=0), "0 is less than the minimum of 1"),
     (lambda doc: doc["files"][0]["problems"][0].pop("pointer"), "'pointer' is a required property"),
