@@ -1,0 +1,45 @@
+"""Writing a file whole or not at all.
+
+Every file modelspec writes (reports, formatted specs, imported specs,
+resolved artifacts) goes through :func:`write_atomic`: the text is written to a
+temporary file in the destination's own folder, flushed to disk, then renamed
+over the destination. A rename within one filesystem is atomic on POSIX and
+Windows, so a reader, or a run killed at any moment, sees the old file or the
+new one, never a half-written one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace *path* with *text* (UTF-8, ``\\n`` line endings) atomically.
+
+    The destination's folder must exist. The temporary file is named
+    ``.<name>.<random>.tmp`` beside it and is removed if writing fails. The
+    new file keeps the old one's permissions, or gets ``0644`` if it is new.
+
+    Raises:
+        OSError: If the folder is missing or not writable.
+    """
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

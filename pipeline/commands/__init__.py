@@ -1,0 +1,1 @@
+"""The subcommands of ``modelspec``, one module each, imported only when run (see :mod:`pipeline.cli`)."""

@@ -1,0 +1,133 @@
+"""``modelspec check``: the main job, for maintainers and CI gates.
+
+Runs the five passes on every spec file named (folders are searched for
+``*.yaml``/``*.yml``; default: the repository's ``specs/``), prints one report
+to stdout and writes any others to files, and exits 0 (clean), 1 (a problem
+of severity error, or any warning under ``--strict``) or 2 (usage error, a
+broken op profile, or modelspec crashed on a file).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import click
+
+from pipeline.commands.options import repository_errors, root_option
+
+_FORMATS = ("text", "json", "junit", "sarif", "github", "markdown")
+
+# A run over more files than this shows a progress bar on an interactive stderr.
+_PROGRESS_THRESHOLD = 200
+
+
+def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> List[Tuple[str, Path]]:
+    """Parse repeated ``FORMAT=PATH`` values."""
+    outputs = []
+    for value in values:
+        fmt, sep, path = value.partition("=")
+        if not sep or not path:
+            raise click.BadParameter(f"{value!r} is not FORMAT=PATH, e.g. sarif=results.sarif", ctx, param)
+        if fmt not in _FORMATS:
+            raise click.BadParameter(f"{fmt!r} is not a format; the formats are {', '.join(_FORMATS)}", ctx, param)
+        outputs.append((fmt, Path(path)))
+    return outputs
+
+
+@click.command(name="check", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@root_option
+@click.option("--format", "fmt", type=click.Choice(_FORMATS), default="text", show_default=True,
+              help="The report printed on stdout.")
+@click.option("--output", "outputs", multiple=True, metavar="FORMAT=PATH", callback=_parse_outputs,
+              help="Also write a report in FORMAT to PATH; repeatable (e.g. --output sarif=out.sarif "
+                   "--output junit=out.xml).")
+@click.option("--strict", is_flag=True, help="Warnings fail the run too.")
+@click.option("-q", "--quiet", is_flag=True, help="Text report: only what fails the run; nothing on success.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Worker processes for large runs (used from a few hundred files up).")
+@click.option("--color/--no-color", default=None,
+              help="Colour the text report. Default: when stdout is a terminal and NO_COLOR is unset.")
+def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: List[Tuple[str, Path]],
+            strict: bool, quiet: bool, jobs: int, color: Optional[bool]) -> None:
+    """Check spec files: every problem of every file, located, in one run.
+
+    \b
+    Passes, in order, for each file:
+      load       strict YAML: UTF-8, one document, no duplicate keys, anchors,
+                 tags, YAML 1.1 booleans or numbers, NaN or infinities
+      schema     schemas/model-spec.schema.json (draft 2020-12)
+      semantic   the model IR's rules (types, contradictions, costability)
+      stack      the layer stack and vision tower against the op profiles
+      roundtrip  what the file states survives parsing and serialising
+    A pass with nothing to work on after an earlier failure is reported as
+    skipped.
+
+    \b
+    Examples:
+      modelspec check
+      modelspec check specs/deepseek --strict
+      modelspec check --format github --output sarif=modelspec.sarif --output junit=modelspec.xml
+
+    Exit codes: 0 clean, 1 errors (or warnings with --strict), 2 usage error,
+    a broken op profile, or an internal error.
+    """
+    from pipeline.op_profiles import load_op_profiles
+    from pipeline.problems import all_codes
+    from pipeline.repo import find_repo
+    from pipeline.runner import find_spec_files, run_result
+
+    repo = find_repo(root)
+    with repository_errors():
+        profiles = load_op_profiles(repo.profiles)
+    try:
+        files = find_spec_files(list(paths) or [repo.specs])
+    except FileNotFoundError as error:
+        raise click.UsageError(str(error)) from None
+    pairs = [(path, repo.display(path)) for path in files]
+    checked = _run(pairs, profiles, jobs)
+    result = run_result(checked, strict)
+    codes = all_codes()
+    for out_fmt, out_path in outputs:
+        _write(out_path, _render(out_fmt, result, codes, color=False, quiet=False))
+    use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+    report = _render(fmt, result, codes, color=use_color, quiet=quiet)
+    if report:
+        click.echo(report, nl=False)
+    internal = any(p.code == "check.internal" for p in result.problems)
+    raise SystemExit(2 if internal else result.exit_code)
+
+
+def _run(pairs, profiles, jobs: int):
+    """Check the files, with a progress bar on an interactive stderr for a long run."""
+    from pipeline.runner import check_paths
+
+    if len(pairs) < _PROGRESS_THRESHOLD or not sys.stderr.isatty():
+        return check_paths(pairs, profiles, jobs)
+    with click.progressbar(length=len(pairs), label="checking", file=sys.stderr) as bar:
+        return check_paths(pairs, profiles, jobs, progress=bar.update)
+
+
+def _render(fmt: str, result, codes: Dict[str, str], color: bool, quiet: bool) -> str:
+    """The report of *fmt*, with the text format's options applied."""
+    import dataclasses
+
+    from pipeline.reporters import REPORTERS
+
+    reporter = REPORTERS[fmt]
+    if fmt == "text":
+        reporter = dataclasses.replace(reporter, color=color, quiet=quiet)
+    return reporter.render(result, codes)
+
+
+def _write(path: Path, text: str) -> None:
+    """Write a report file whole: a temporary file beside it, then a rename."""
+    from pipeline.atomic import write_atomic
+
+    try:
+        write_atomic(path, text)
+    except OSError as error:
+        raise click.FileError(str(path), hint=error.strerror) from None

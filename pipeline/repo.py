@@ -1,0 +1,67 @@
+"""A spec repository's layout: where its specs, op profiles and artifacts are.
+
+A spec repository is any folder holding ``specs/`` (and optionally its own
+``op_profiles/`` and a ``resolved/`` for artifacts); this project's checkout
+is one. Commands find it from ``--root`` or, by default, as the nearest
+folder above the current one that holds ``specs/`` or ``.git``, the way git
+finds its work tree, so ``modelspec check`` works from any subfolder.
+Without an ``op_profiles/`` folder of its own, a repository uses the
+profiles bundled with modelspec.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from pipeline.op_profiles import bundled_profiles_dir
+
+
+@dataclass(frozen=True)
+class SpecRepo:
+    """The folders of one spec repository.
+
+    Attributes:
+        root: The repository's top folder.
+    """
+
+    root: Path
+
+    @property
+    def specs(self) -> Path:
+        """The catalogue: ``specs/<family>/<model>.yaml``."""
+        return self.root / "specs"
+
+    @property
+    def resolved(self) -> Path:
+        """Where ``regen`` writes the resolved-stack artifacts."""
+        return self.root / "resolved"
+
+    @property
+    def profiles(self) -> Path:
+        """The repository's own ``op_profiles/``, else the bundled ones."""
+        own = self.root / "op_profiles"
+        return own if own.is_dir() else bundled_profiles_dir()
+
+    def display(self, path: Path) -> str:
+        """*path* as reports show it: relative to the root when inside it, with forward slashes."""
+        try:
+            return path.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+
+def find_repo(root: Optional[Path] = None, start: Optional[Path] = None) -> SpecRepo:
+    """Return the repository at *root*, or the nearest one above *start* (default: the current folder).
+
+    The nearest folder holding ``specs/`` or ``.git`` wins; with neither
+    anywhere above, *start* itself is the root.
+    """
+    if root is not None:
+        return SpecRepo(root)
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "specs").is_dir() or (folder / ".git").exists():
+            return SpecRepo(folder)
+    return SpecRepo(here)

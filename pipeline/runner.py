@@ -1,0 +1,221 @@
+"""Running the five passes over spec files: ``load``, ``schema``, ``semantic``, ``stack``, ``roundtrip``.
+
+Each file gets every pass in order and every problem each finds, located:
+the runner never stops at a file's first problem, and one bad file never
+hides another. A pass that has nothing to work on after an earlier failure
+is marked skipped, never silently dropped: ``schema`` and ``semantic`` need a
+loaded mapping, ``stack`` and ``roundtrip`` need a spec that parsed and
+validated. A spec with no ``arch`` that no profile's name pattern picks is a
+valid model spec whose stack cannot be checked: a warning, not an error. ``semantic`` runs even when ``schema`` failed, so a problem only
+the IR sees (``4096.0`` in an integer field, which JSON Schema's ``integer``
+admits) is reported in the same run; a later pass's problem at a field an
+earlier pass already reported is left out, so each fault is told once, by
+the first pass that saw it.
+
+This module has no Click and prints nothing: it returns
+:class:`~pipeline.problems.RunResult` values, and :func:`check_paths` can
+spread files over processes (``--jobs``) because each file is independent.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from pipeline.model import ModelSpec, ModelSpecError, SpecIssue
+from pipeline.op_profiles import OpProfiles, load_op_profiles
+from pipeline.problems import PASSES, FieldPath, FileResult, Outcome, Problem, RunResult, Severity
+from pipeline.stack import LayerStack, spec_arch, spec_layer_stack, tower_layer_stack
+
+CODES: Dict[str, str] = {
+    "check.internal": "A pass crashed on this file; this is a modelspec bug, please report it with the file.",
+}
+
+#: The file name patterns of spec files when a folder is given.
+SPEC_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class CheckedSpec:
+    """One file's check, and what it produced when it passed.
+
+    Attributes:
+        result: Every pass's outcome and problem.
+        spec: The parsed spec, when ``semantic`` passed.
+        stack: Its resolved layer stack, when ``stack`` passed.
+        tower: Its vision tower's stack, when it has a tower and ``stack`` passed.
+    """
+
+    result: FileResult
+    spec: Optional[ModelSpec] = None
+    stack: Optional[LayerStack] = None
+    tower: Optional[LayerStack] = None
+
+
+class _Passes:
+    """The state of one file's run: problems so far and each pass's outcome."""
+
+    def __init__(self, doc) -> None:
+        self.doc = doc
+        self.problems: List[Problem] = []
+        self.outcomes: Dict[str, Outcome] = {}
+
+    def record(self, pass_name: str, found: Iterable[Tuple[FieldPath, str, Severity, str]]) -> bool:
+        """Add a pass's findings, left out where an earlier pass reported the same field; True if it passed."""
+        reported = [p.path for p in self.problems if p.path]
+        failed = False
+        for path, code, severity, message in found:
+            failed = failed or severity is Severity.ERROR
+            if any(path[:len(done)] == done for done in reported):
+                continue
+            where = self.doc.locate(path)
+            self.problems.append(Problem(self.doc.file, where.line, where.column, pass_name, code, severity,
+                                         message, path))
+        self.outcomes[pass_name] = Outcome.FAILED if failed else Outcome.PASSED
+        return not failed
+
+    def skip_rest(self) -> None:
+        """Mark every pass that has not run as skipped."""
+        for name in PASSES:
+            self.outcomes.setdefault(name, Outcome.SKIPPED)
+
+    def result(self) -> FileResult:
+        """The file's result, problems sorted."""
+        self.skip_rest()
+        return FileResult(self.doc.file, tuple((name, self.outcomes[name]) for name in PASSES),
+                          tuple(sorted(self.problems)))
+
+
+def _as_findings(issues: Sequence[SpecIssue], severity: Severity):
+    """Spec issues as findings of *severity*."""
+    return [(issue.path, issue.code, severity, issue.message) for issue in issues]
+
+
+def check_document(doc, profiles: OpProfiles) -> CheckedSpec:
+    """Run the five passes on a loaded document.
+
+    Args:
+        doc: A :class:`~pipeline.yaml_source.SourceDoc`.
+        profiles: The op profiles to resolve stacks against.
+
+    Returns:
+        The file's result, and the spec and stacks when they were built.
+    """
+    from pipeline.roundtrip import roundtrip_findings  # pylint: disable=import-outside-toplevel
+    from pipeline.schema_pass import schema_problems  # pylint: disable=import-outside-toplevel
+
+    run = _Passes(doc)
+    run.problems.extend(doc.problems)
+    run.outcomes["load"] = Outcome.FAILED if any(p.severity is Severity.ERROR for p in doc.problems) \
+        else Outcome.PASSED
+    if doc.fatal or doc.data is None:
+        return CheckedSpec(run.result())
+    run.record("schema", [(p.path, p.code, p.severity, p.message) for p in schema_problems(doc)])
+    try:
+        spec = ModelSpec.from_dict(doc.data)
+    except ModelSpecError as error:
+        run.record("semantic", _as_findings(error.issues, Severity.ERROR))
+        return CheckedSpec(run.result())
+    run.record("semantic", [])
+    try:
+        spec_arch(spec, profiles)
+    except ModelSpecError as error:
+        # A spec is valid without an arch; only its stack cannot be checked.
+        run.record("stack", _as_findings(error.issues, Severity.WARNING))
+        run.record("roundtrip", roundtrip_findings(doc.data, spec))
+        return CheckedSpec(run.result(), spec)
+    try:
+        stack = spec_layer_stack(spec, profiles)
+        tower = tower_layer_stack(spec.vision, profiles) if spec.vision else None
+    except ModelSpecError as error:
+        run.record("stack", _as_findings(error.issues, Severity.ERROR))
+        stack = tower = None
+    else:
+        run.record("stack", _as_findings(stack.warnings, Severity.WARNING))
+    run.record("roundtrip", roundtrip_findings(doc.data, spec))
+    return CheckedSpec(run.result(), spec, stack, tower)
+
+
+def check_file(path: Path, display: str, profiles: OpProfiles) -> CheckedSpec:
+    """Load *path* strictly and run the five passes; a crash becomes a ``check.internal`` problem.
+
+    Args:
+        path: The file to read.
+        display: The path as reports show it.
+        profiles: The op profiles to resolve stacks against.
+    """
+    from pipeline.yaml_source import load_path  # pylint: disable=import-outside-toplevel
+
+    try:
+        return check_document(load_path(path, display), profiles)
+    except Exception as error:  # pylint: disable=broad-except  # one file's crash must not hide the others
+        problem = Problem(display, 1, 1, "load", "check.internal", Severity.ERROR,
+                          f"modelspec crashed on this file ({type(error).__name__}: {error}); please report it")
+        return CheckedSpec(FileResult(display, tuple((name, Outcome.SKIPPED) for name in PASSES), (problem,)))
+
+
+def find_spec_files(paths: Sequence[Path]) -> List[Path]:
+    """Expand folders into the spec files under them (``*.yaml``, ``*.yml``), sorted, without duplicates.
+
+    A path that is a file is kept whatever its suffix: the user named it.
+
+    Raises:
+        FileNotFoundError: If a path does not exist.
+    """
+    found = []
+    for path in paths:
+        if path.is_dir():
+            found.extend(p for p in sorted(path.rglob("*")) if p.suffix in SPEC_SUFFIXES and p.is_file())
+        elif path.exists():
+            found.append(path)
+        else:
+            raise FileNotFoundError(f"{path}: no such file or folder")
+    return sorted(dict.fromkeys(found))
+
+
+def _check_chunk(items: Sequence[Tuple[str, str]], profiles_root: str) -> List[CheckedSpec]:
+    """Worker: check a chunk of ``(path, display)`` pairs (picklable arguments only)."""
+    profiles = load_op_profiles(Path(profiles_root))
+    return [check_file(Path(path), display, profiles) for path, display in items]
+
+
+def check_paths(files: Sequence[Tuple[Path, str]], profiles: OpProfiles, jobs: int = 1,
+                progress: Optional[Callable[[int], None]] = None) -> List[CheckedSpec]:
+    """Check many files, in *jobs* processes when that pays, results in path order.
+
+    Args:
+        files: ``(path, display name)`` pairs.
+        profiles: The op profiles (loaded once here; each worker loads its own copy).
+        jobs: Worker processes; 1 runs in this process.
+        progress: Called with the number of files finished since the last call.
+
+    Returns:
+        One :class:`CheckedSpec` per file, sorted by display name.
+    """
+    jobs = max(1, min(jobs, os.cpu_count() or 1, len(files) // 50 or 1))
+    if jobs == 1:
+        checked = []
+        for path, display in files:
+            checked.append(check_file(path, display, profiles))
+            if progress:
+                progress(1)
+    else:
+        chunks = [files[start:start + 100] for start in range(0, len(files), 100)]
+        checked = []
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(_check_chunk, [(str(p), d) for p, d in chunk], str(profiles.root))
+                       for chunk in chunks]
+            for future in futures:
+                part = future.result()
+                checked.extend(part)
+                if progress:
+                    progress(len(part))
+    return sorted(checked, key=lambda item: item.result.file)
+
+
+def run_result(checked: Sequence[CheckedSpec], strict: bool) -> RunResult:
+    """The run's result from each file's check."""
+    return RunResult(tuple(item.result for item in checked), strict)

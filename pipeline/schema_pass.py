@@ -1,0 +1,217 @@
+"""JSON Schema validation of a loaded document, as located problems: the only module that imports ``jsonschema``.
+
+The schemas (``schemas/*.schema.json``, draft 2020-12) are the contract that
+editors, check-jsonschema and this pass share, so a spec is checked against
+exactly the file a user's editor reads. Every error is reported, each at the
+YAML line and column of the offending value (of the key, for a key that is
+not allowed), with its JSON Pointer, in words that say what to write: a
+validator's raw message (``'8' is not of type 'integer'``) names neither the
+field nor the fix. For ``oneOf``/``anyOf`` the branch that fits best is
+reported (``jsonschema.exceptions.best_match``), not every branch's complaint.
+
+The validator is built once per schema per process; ``jsonschema`` is
+imported on first use, so commands that never validate do not pay for it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List
+
+from pipeline.model import unknown_key_message
+from pipeline.problems import FieldPath, Problem, Severity, dotted
+from pipeline.resources import schema_path
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+
+    from pipeline.yaml_source import SourceDoc
+
+MODEL_SPEC_SCHEMA = "model-spec.schema.json"
+
+CODES: Dict[str, str] = {
+    "schema.type": "A value has the wrong JSON type (a string where an integer belongs, a boolean for a count).",
+    "schema.unknown-key": "A key the schema does not define.",
+    "schema.required": "A required key is missing.",
+    "schema.range": "A number is outside its allowed range (minimum, maximum).",
+    "schema.enum": "A value is not one of the allowed values.",
+    "schema.length": "A string, list or mapping is empty or too long.",
+    "schema.pattern": "A string does not match its pattern.",
+    "schema.invalid": "Any other schema violation (dependent keys, uniqueness, ...).",
+}
+
+# Which code each JSON Schema keyword's failure gets.
+_KEYWORD_CODES = {
+    "type": "schema.type",
+    "additionalProperties": "schema.unknown-key",
+    "unevaluatedProperties": "schema.unknown-key",
+    "required": "schema.required",
+    "minimum": "schema.range", "maximum": "schema.range",
+    "exclusiveMinimum": "schema.range", "exclusiveMaximum": "schema.range",
+    "enum": "schema.enum", "const": "schema.enum",
+    "minLength": "schema.length", "maxLength": "schema.length",
+    "minItems": "schema.length", "maxItems": "schema.length",
+    "minProperties": "schema.length", "maxProperties": "schema.length",
+    "pattern": "schema.pattern",
+}
+
+_TYPE_WORDS = {
+    "integer": "an integer", "number": "a number", "string": "a string", "boolean": "true or false",
+    "array": "a list", "object": "a mapping", "null": "null",
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _validator(schema_name: str) -> Any:
+    """The draft 2020-12 validator of the bundled schema *schema_name*, built once."""
+    import jsonschema  # pylint: disable=import-outside-toplevel
+
+    schema = json.loads(schema_path(schema_name).read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+
+
+def schema_problems(doc: "SourceDoc", schema_name: str = MODEL_SPEC_SCHEMA,
+                    pass_name: str = "schema") -> List[Problem]:
+    """Validate ``doc.data`` against the bundled schema *schema_name*; one located problem per error.
+
+    Args:
+        doc: A loaded document whose ``data`` is not ``None``.
+        schema_name: A file of ``schemas/``.
+        pass_name: The pass the problems are reported under.
+
+    Returns:
+        The problems, sorted; empty when the document is valid.
+    """
+    validator = _validator(schema_name)
+    problems = []
+    for error in validator.iter_errors(doc.data):
+        for leaf in _leaves(error):
+            problems.extend(_problems_of(leaf, doc, schema_name, pass_name))
+    return sorted(set(problems))
+
+
+def _leaves(error: "ValidationError") -> Iterator["ValidationError"]:
+    """The error itself, or for ``oneOf``/``anyOf`` the deepest error of the best-fitting branch."""
+    from jsonschema.exceptions import best_match  # pylint: disable=import-outside-toplevel
+
+    while error.validator in ("oneOf", "anyOf") and error.context:
+        error = best_match(error.context)
+    yield error
+
+
+def _problems_of(error: "ValidationError", doc: "SourceDoc", schema_name: str, pass_name: str) -> List[Problem]:
+    """Turn one validation error into located problems (one per unknown key)."""
+    path: FieldPath = tuple(error.absolute_path)
+    code = _KEYWORD_CODES.get(str(error.validator), "schema.invalid")
+    if error.validator in ("additionalProperties", "unevaluatedProperties"):
+        known = sorted(error.schema.get("properties", {}))
+        return [_problem(doc, path + (key,), code, _unknown_key(path, key, known, schema_name), pass_name,
+                         at_key=True)
+                for key in _extra_keys(error)]
+    return [_problem(doc, path, code, _MESSAGES.get(str(error.validator), _raw)(error, path), pass_name)]
+
+
+def _problem(doc: "SourceDoc", path: FieldPath, code: str, message: str, pass_name: str,
+             at_key: bool = False) -> Problem:
+    """A problem at the value (or key) of *path* in *doc*."""
+    where = (doc.key_location(path) if at_key else None) or doc.locate(path)
+    return Problem(doc.file, where.line, where.column, pass_name, code, Severity.ERROR, message, path)
+
+
+def _extra_keys(error: "ValidationError") -> List[Any]:
+    """The keys an ``additionalProperties: false`` error is about."""
+    allowed = set(error.schema.get("properties", {}))
+    return [key for key in error.instance if key not in allowed]
+
+
+def _unknown_key(path: FieldPath, key: Any, known: List[str], schema_name: str) -> str:
+    """The message for a key the schema does not define; the model spec's top level says where a run's keys go."""
+    if not path and schema_name == MODEL_SPEC_SCHEMA:
+        return unknown_key_message(key)
+    where = dotted(path) or "the top level"
+    return f"unknown key {key!r} in {where}; the keys are {known}"
+
+
+def _name(path: FieldPath) -> str:
+    """The field a message names."""
+    return dotted(path) or "the document"
+
+
+def _type_message(error: "ValidationError", path: FieldPath) -> str:
+    """``hidden_size must be an integer, got '8'; write 8 without quotes``."""
+    expected = error.validator_value
+    types = [t for t in (expected if isinstance(expected, list) else [expected]) if t != "null"]
+    wanted = " or ".join(_TYPE_WORDS.get(t, t) for t in types)
+    expected = types[0] if len(types) == 1 else types
+    value = error.instance
+    message = f"{_name(path)} must be {wanted}, got {_show(value)}"
+    if isinstance(value, bool) and expected in ("integer", "number"):
+        return message + "; a count is not true or false"
+    if isinstance(value, str) and expected in ("integer", "number") and _is_number_text(value):
+        return message + f"; write {value.strip()} without quotes"
+    if isinstance(value, str) and expected == "boolean" and value.lower() in ("true", "false"):
+        return message + f"; write {value.lower()} without quotes"
+    return message
+
+
+def _is_number_text(text: str) -> bool:
+    """Whether *text* reads as a JSON number."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return text.strip() not in ("nan", "inf", "-inf", "+inf")
+
+
+def _show(value: Any) -> str:
+    """A value as the user wrote it: ``true``, ``'8'``, ``4096.0``, ``null``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (dict, list)):
+        return "a mapping" if isinstance(value, dict) else "a list"
+    return repr(value)
+
+
+def _range_message(error: "ValidationError", path: FieldPath) -> str:
+    """``hidden_size must be at least 1, got -1``."""
+    words = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "greater than",
+             "exclusiveMaximum": "less than"}
+    return f"{_name(path)} must be {words[str(error.validator)]} {error.validator_value}, got {_show(error.instance)}"
+
+
+def _enum_message(error: "ValidationError", path: FieldPath) -> str:
+    """``attention must be one of ['full', ...], got 'ful'``."""
+    allowed = error.validator_value if error.validator == "enum" else [error.validator_value]
+    return f"{_name(path)} must be one of {allowed}, got {_show(error.instance)}"
+
+
+def _required_message(error: "ValidationError", path: FieldPath) -> str:
+    """``vocab_size is required``, naming the parent for a nested key."""
+    missing = [key for key in error.validator_value if key not in error.instance]
+    where = f" in {dotted(path)}" if path else ""
+    return f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} required{where} and not stated"
+
+
+def _length_message(error: "ValidationError", path: FieldPath) -> str:
+    """``layers must not be empty``, or the bound for a non-zero one."""
+    if error.validator in ("minLength", "minItems", "minProperties") and error.validator_value == 1:
+        return f"{_name(path)} must not be empty; leave the key out instead"
+    return f"{_name(path)}: {error.message}"
+
+
+def _raw(error: "ValidationError", path: FieldPath) -> str:
+    """The validator's own message, prefixed with the field."""
+    return f"{_name(path)}: {error.message}"
+
+
+_MESSAGES: Dict[str, Callable[["ValidationError", FieldPath], str]] = {
+    "type": _type_message,
+    "minimum": _range_message, "maximum": _range_message,
+    "exclusiveMinimum": _range_message, "exclusiveMaximum": _range_message,
+    "enum": _enum_message, "const": _enum_message,
+    "required": _required_message,
+    "minLength": _length_message, "minItems": _length_message, "minProperties": _length_message,
+}
