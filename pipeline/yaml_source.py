@@ -60,7 +60,7 @@ CODES: dict[str, str] = {
     "yaml.unreadable": "the file could not be read (missing, a folder, or not permitted)",
     "yaml.too-large": f"the file is larger than {MAX_BYTES} bytes (1 MiB); a spec is a few kilobytes",
     "yaml.encoding": "the file is not UTF-8",
-    "yaml.control-character": "a control character, which YAML does not allow in a file",
+    "yaml.control-character": "a control character (or a byte order mark past the start) in the file",
     "yaml.syntax": "a YAML syntax error",
     "yaml.empty": "the file holds no document, or a null one; a spec is a mapping",
     "yaml.not-a-mapping": "the top level is not a mapping of fields",
@@ -88,9 +88,12 @@ _LOADER = yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader
 
 _BOM = b"\xef\xbb\xbf"
 
-# The characters YAML allows in a stream (YAML 1.2.2 section 5.1, c-printable);
-# libyaml and PyYAML's reader enforce the same set.
-_NON_PRINTABLE = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# The characters YAML allows in a stream (YAML 1.2.2 section 5.1, c-printable,
+# which libyaml and PyYAML's reader enforce too), less U+FEFF: a byte order
+# mark past the file's start is invisible, and libyaml and PyYAML disagree on
+# it (libyaml skips it at a document's start, PyYAML reads it as text).
+_NOT_ALLOWED = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd"
+                          "\U00010000-\U0010ffff]")
 
 # What libyaml counts as a line break when it numbers lines (YAML 1.1 breaks).
 _LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
@@ -201,7 +204,7 @@ def _read_plain(text: str) -> _Reading:
     group = match.lastgroup
     if group in _NUMBER_GROUPS and len(text) > MAX_NUMBER_CHARS:
         return text, ("yaml.huge-number",
-                      f"a number of {len(text)} characters is too long; write at most {MAX_NUMBER_CHARS}")
+                      f"a number of {len(text)} characters is too long; write at most {MAX_NUMBER_CHARS} characters")
     return _READERS[group](text)
 
 
@@ -220,7 +223,15 @@ _SYNTAX_HINTS = (
     ("end of stream", "close the quote or bracket opened above"),
     ("expected key", "indent the line like the keys around it"),
     ("expected <block end>", "indent the line like the keys around it"),
+    ("<document start>", "a spec file holds one document: delete what follows the `...` line"),
 )
+
+# libyaml's own nesting cap (1000 levels) can trip while its scanner looks
+# ahead, before the events reach MAX_DEPTH; that is the same refusal.
+_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
+
+_TOO_DEEP = (f"nesting deeper than {MAX_DEPTH} levels; a spec nests a few: "
+             "close the brackets or indentation that run away here")
 
 
 def _syntax_hint(problem: str) -> str:
@@ -433,9 +444,7 @@ class _Builder:
         if not self.stack and frame_type is _SequenceFrame:
             self.report("yaml.not-a-mapping", where, f"the top level is a list; {_MAPPING_HINT}")
         elif len(self.stack) == MAX_DEPTH:
-            self.report("yaml.too-deep", where,
-                        f"nesting deeper than {MAX_DEPTH} levels; a spec nests a few: "
-                        "close the brackets or indentation that run away here", path)
+            self.report("yaml.too-deep", where, _TOO_DEEP, path)
         else:
             self.stack.append(frame_type(path, record, where, is_key))
 
@@ -456,7 +465,10 @@ class _Builder:
             start = _mark(error.context_mark)
             context = f" ({error.context} at line {start.line}, column {start.column})"
         problem = error.problem or error.context or "invalid YAML"
-        self.report("yaml.syntax", where, f"{problem}{context}; {_syntax_hint(problem)}")
+        if problem == _LIBYAML_TOO_DEEP:
+            self.report("yaml.too-deep", where, _TOO_DEEP)
+        else:
+            self.report("yaml.syntax", where, f"{problem}{context}; {_syntax_hint(problem)}")
 
     # ---- nodes ----------------------------------------------------------
 
@@ -476,7 +488,7 @@ class _Builder:
 
     def _resolve(self, event: yaml.ScalarEvent, path: FieldPath, where: Location) -> Any:
         """The value of a scalar: quoted, block and tagged scalars are text; plain ones are resolved."""
-        if not event.implicit[0]:
+        if event.tag is not None or not event.implicit[0]:
             return event.value
         value, refusal = _read_plain(event.value)
         if refusal is not None:
@@ -485,7 +497,7 @@ class _Builder:
         return value
 
     def _root_scalar(self, event: yaml.ScalarEvent, where: Location) -> None:
-        value = _read_plain(event.value)[0] if event.implicit[0] else event.value
+        value = _read_plain(event.value)[0] if event.tag is None and event.implicit[0] else event.value
         if value is None:
             self.report("yaml.empty", FILE_START, f"empty file; {_MAPPING_HINT}")
         else:
@@ -553,10 +565,10 @@ def load_bytes(raw: bytes, file: str) -> SourceDoc:
         head = raw[:error.start].decode("utf-8")
         return _refused(file, "yaml.encoding", _position(head, len(head)),
                         f"byte 0x{raw[error.start]:02x} is not UTF-8; save the file as UTF-8")
-    bad = _NON_PRINTABLE.search(text)
+    bad = _NOT_ALLOWED.search(text)
     if bad is not None:
         return _refused(file, "yaml.control-character", _position(text, bad.start()),
-                        f"the control character U+{ord(bad.group()):04X} is not allowed in YAML; delete it, "
+                        f"the character U+{ord(bad.group()):04X} is not allowed in a spec file; delete it, "
                         "or write it as an escape inside double quotes")
     builder = _Builder(file)
     builder.run(text)
@@ -686,3 +698,40 @@ def dump(data: Mapping, header: str = "") -> str:
     body = yaml.dump(_plain_data(data, ()), Dumper=_DUMPER, default_flow_style=False,
                      sort_keys=False, allow_unicode=True, width=_WIDTH)
     return _comment_lines(header) + body
+
+
+# ---- comments ------------------------------------------------------------
+
+def comment_locations(text: str) -> Tuple[Location, ...]:
+    """Where each comment of *text* starts (its ``#``), in order.
+
+    A ``#`` starts a comment exactly when the scanner puts it in no token: a
+    ``#`` inside a quoted or block scalar, or inside a plain one (``a#b``), is
+    part of that scalar's token, and everything the scanner skips between
+    tokens is white space, line breaks and comments (YAML 1.2.2 section 6.6).
+    ``fmt`` uses this to refuse a comment it could not keep.
+
+    Args:
+        text: A document :func:`load_bytes` read without a fatal problem.
+
+    Raises:
+        ValueError: If the scanner cannot read *text*.
+    """
+    covered = []
+    try:
+        for token in yaml.scan(text, Loader=_LOADER):
+            if token.end_mark.index > token.start_mark.index:
+                covered.append((token.start_mark.index, token.end_mark.index))
+    except yaml.MarkedYAMLError as error:
+        raise ValueError(f"cannot scan the YAML: {error}") from None
+    found, spans, index = [], iter(covered), 0
+    span = next(spans, None)
+    while True:
+        index = text.find("#", index)
+        if index < 0:
+            return tuple(found)
+        while span is not None and span[1] <= index:
+            span = next(spans, None)
+        if span is None or index < span[0]:
+            found.append(_position(text, index))
+        index += 1
