@@ -1,0 +1,1228 @@
+"""Hugging Face ``config.json`` to model spec: the importer's mapping, as data.
+
+A catalogue is worth what its numbers are worth, so every spec of it is
+produced from the model's published config by this one mapping, and the
+mapping is written as tables a reviewer can read row by row:
+
+- :data:`KEYS` has one :class:`KeyRule` per Hugging Face key the importer
+  reads: the spec field it sets, the transform (a name of
+  :data:`TRANSFORMS`) and, for a renamed, derived or rule-read key, where
+  the rule comes from. :data:`VISION_KEYS` is the same for ``vision_config``.
+- :data:`IGNORED` and :data:`VISION_IGNORED` are the reviewed keys that do
+  not change what a cost model prices, each with its one-line reason.
+- :data:`MODEL_TYPES` has one :class:`ModelType` per architecture family:
+  how its layers' attention and feed-forward are laid out, the facts its
+  modelling code hard-codes (``qk_norm``, a Qwen MoE's one gated shared
+  expert, GPT-2's biases), its config class's defaults for the keys a config
+  may leave out, and the keys its config class does not read. ``model_type``
+  picks the record; the op profile is the one whose ``model_types`` lists it.
+
+Every key of a config, at the top level, in ``text_config`` (read as if it
+stood at the top level) and in ``vision_config``, is either read by a row or
+listed as ignored; any other key stops the import by name (or, with
+``allow_unknown``, is returned in :attr:`ImportedSpec.unknown`). Where two
+keys, or a key and the modelling code, give one field different values, the
+import stops naming both: refuse rather than default.
+
+The layer stack is derived per layer, as the modelling code builds its
+layers (``layer_types`` as stated; Qwen3-Next's from
+``full_attention_interval``; Gemma 3's sliding pattern; DeepSeek's
+``first_k_dense_replace``/``moe_layer_freq``; Qwen-MoE's
+``decoder_sparse_step``/``mlp_only_layers``; T5's halves), then compared
+with what :func:`pipeline.stack.derive_layers` resolves from the written
+fields: ``layers`` is written only when the rules alone would resolve the
+wrong stack. This module is pure: mappings in, a mapping out, no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from pipeline.model import LayerGroup, ModelSpec, ModelSpecError
+from pipeline.op_profiles import OpProfile, OpProfiles
+from pipeline.stack import derive_layers
+
+CODES: Dict[str, str] = {
+    "import.not-a-mapping": "The config, its text_config or its vision_config is not a JSON object.",
+    "import.no-model-type": "The config states no model_type, so no op profile can be picked.",
+    "import.unknown-model-type": "No op profile (or no importer rule) prices the config's model_type.",
+    "import.unknown-key": "A config key the importer neither maps nor lists as not changing what a cost model "
+                          "prices.",
+    "import.both-levels": "A key stated at the top level and in text_config with different values.",
+    "import.conflict": "Two keys, or a key and the model type's modelling code, give one spec field different "
+                       "values.",
+    "import.missing": "A key a layer rule of the model type needs is not stated.",
+    "import.value": "A key's value is not of the kind its rule reads (an integer, a list of layer indexes, ...).",
+    "import.unsupported": "The config states a structure the op profile or the spec cannot express.",
+}
+
+#: A key's place in a config: ``("text_config", "layer_types")``.
+KeyPath = Tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ImportIssue:
+    """One reason a config cannot be imported.
+
+    Attributes:
+        path: The config key it is about (``()`` for the config itself).
+        code: A code of :data:`CODES`, or the model IR's code when the mapped
+            spec is refused (``spec.kv-heads-divide``).
+        message: What is wrong and what to do instead.
+    """
+
+    path: KeyPath
+    code: str
+    message: str
+
+
+class ConfigImportError(ValueError):
+    """A config the importer refuses; :attr:`issues` holds every reason found."""
+
+    def __init__(self, issues: Sequence[ImportIssue]):
+        self.issues: Tuple[ImportIssue, ...] = tuple(issues)
+        super().__init__("; ".join(issue.message for issue in self.issues))
+
+
+@dataclass(frozen=True)
+class KeyRule:
+    """How one Hugging Face key becomes spec fields.
+
+    Attributes:
+        key: The config key.
+        fields: The spec fields it sets (``vision.`` fields for a tower key).
+        transform: The name of its transform in :data:`TRANSFORMS`.
+        source: Where the rule comes from (a config class's ``attribute_map``,
+            a modelling class); empty for a key copied under its own name.
+        expect: For ``require``: the only value the modelling the profiles
+            price accepts.
+    """
+
+    key: str
+    fields: Tuple[str, ...]
+    transform: str
+    source: str = ""
+    expect: Any = None
+
+
+def _row(key: str, fields: str, transform: str = "copy", source: str = "", expect: Any = None) -> KeyRule:
+    return KeyRule(key, tuple(fields.split()) if fields else (), transform, source, expect)
+
+
+_HF = "huggingface/transformers src/transformers/models/"
+
+#: The keys the importer reads from the top level and ``text_config``, one row each.
+KEYS: Tuple[KeyRule, ...] = (
+    _row("model_type", "arch", "model_type",
+         "the op profile whose model_types lists it (op_profiles/*.yaml)"),
+    _row("_name_or_path", "name", "name", "the checkpoint's hub id; its last part, lower-cased, unless --name"),
+    _row("hidden_size", "hidden_size"),
+    _row("num_hidden_layers", "num_hidden_layers"),
+    _row("num_attention_heads", "num_attention_heads"),
+    _row("vocab_size", "vocab_size"),
+    _row("num_key_value_heads", "num_key_value_heads"),
+    _row("head_dim", "head_dim"),
+    _row("intermediate_size", "intermediate_size"),
+    _row("max_position_embeddings", "max_position_embeddings"),
+    _row("num_experts", "num_experts"),
+    _row("n_routed_experts", "num_experts", source="DeepSeek configuration_deepseek.py DeepseekV3Config.n_routed_experts"),
+    _row("num_local_experts", "num_experts", source=_HF + "mixtral, gpt_oss: attribute_map num_experts -> "
+                                                          "num_local_experts"),
+    _row("num_experts_per_tok", "num_experts_per_tok"),
+    _row("experts_per_token", "num_experts_per_tok",
+         source="openai/gpt-oss's own name for top-k; transformers reads num_experts_per_tok beside it"),
+    _row("n_shared_experts", "num_shared_experts",
+         source="DeepSeek modeling_deepseek.py DeepseekV3MoE: one MLP of moe_intermediate_size * n_shared_experts"),
+    _row("moe_intermediate_size", "moe_intermediate_size"),
+    _row("shared_expert_intermediate_size", "shared_expert_intermediate_size"),
+    _row("first_k_dense_replace", "first_k_dense_replace"),
+    _row("num_nextn_predict_layers", "mtp_depth", source="DeepSeek-V3's MTP modules after the body"),
+    _row("mtp_num_hidden_layers", "mtp_depth", source="Qwen3.5's MTP layers after the body"),
+    _row("mtp_use_dedicated_embeddings", "", "require",
+         "true gives the MTP layers an embedding table of their own, which an MTP layer (a repeat of the last "
+         "body kind) does not price", expect=False),
+    _row("kv_lora_rank", "kv_lora_rank"),
+    _row("q_lora_rank", "q_lora_rank"),
+    _row("qk_rope_head_dim", "qk_rope_head_dim"),
+    _row("qk_nope_head_dim", "qk_nope_head_dim"),
+    _row("v_head_dim", "v_head_dim"),
+    _row("attn_output_gate", "attn_output_gate"),
+    _row("tie_word_embeddings", "tie_word_embeddings"),
+    _row("attention_bias", "qkv_bias o_bias", "both",
+         _HF + "llama, qwen3, gemma3, gpt_oss, qwen3_next: q/k/v/o_proj bias=config.attention_bias; DeepSeek: "
+               "q_a_proj, kv_a_proj_with_mqa and o_proj"),
+    _row("mlp_bias", "mlp_bias", source=_HF + "llama/modeling_llama.py LlamaMLP: bias=config.mlp_bias"),
+    _row("torch_dtype", "torch_dtype", "dtype"),
+    _row("dtype", "torch_dtype", "dtype", "transformers >= 4.56 writes dtype where older versions wrote torch_dtype"),
+    _row("linear_num_key_heads", "linear_num_key_heads"),
+    _row("linear_key_head_dim", "linear_key_head_dim"),
+    _row("linear_num_value_heads", "linear_num_value_heads"),
+    _row("linear_value_head_dim", "linear_value_head_dim"),
+    _row("linear_conv_kernel_dim", "linear_conv_kernel_dim"),
+    _row("layer_types", "layer_types", "rule", "written as stated when the op profile names its kinds so"),
+    _row("full_attention_interval", "layer_types", "rule",
+         _HF + "qwen3_next/configuration_qwen3_next.py: linear_attention unless (i + 1) % interval == 0"),
+    _row("sliding_window_pattern", "layer_types", "rule",
+         _HF + "gemma3/configuration_gemma3.py: sliding_attention unless (i + 1) % pattern == 0"),
+    _row("_sliding_window_pattern", "layer_types", "rule", "Gemma3TextConfig's later name for sliding_window_pattern"),
+    _row("sliding_window", "sliding_window", "rule", "written when a layer of the stack slides"),
+    _row("use_sliding_window", "sliding_window", "rule",
+         _HF + "qwen2/configuration_qwen2.py: sliding_window = sliding_window if use_sliding_window else None"),
+    _row("max_window_layers", "layer_types", "rule",
+         _HF + "qwen2/configuration_qwen2.py: sliding_attention from layer max_window_layers on"),
+    _row("moe_layer_freq", "layers", "rule",
+         "DeepSeek modeling_deepseek.py DeepseekV3DecoderLayer: MoE at layer_idx >= first_k_dense_replace and "
+         "layer_idx % moe_layer_freq == 0"),
+    _row("decoder_sparse_step", "layers", "rule",
+         _HF + "qwen3_moe/modeling_qwen3_moe.py Qwen3MoeDecoderLayer: MoE unless in mlp_only_layers, where "
+               "(layer_idx + 1) % decoder_sparse_step == 0"),
+    _row("mlp_only_layers", "layers", "rule", _HF + "qwen3_moe/modeling_qwen3_moe.py Qwen3MoeDecoderLayer"),
+    _row("n_embd", "hidden_size", source=_HF + "gpt2/configuration_gpt2.py attribute_map hidden_size -> n_embd"),
+    _row("n_layer", "num_hidden_layers",
+         source=_HF + "gpt2/configuration_gpt2.py attribute_map num_hidden_layers -> n_layer"),
+    _row("n_head", "num_attention_heads",
+         source=_HF + "gpt2/configuration_gpt2.py attribute_map num_attention_heads -> n_head"),
+    _row("n_inner", "intermediate_size", "inner",
+         _HF + "gpt2/modeling_gpt2.py GPT2Block: inner_dim = n_inner if not None else 4 * hidden_size"),
+    _row("n_positions", "max_position_embeddings",
+         source=_HF + "gpt2/configuration_gpt2.py attribute_map max_position_embeddings -> n_positions"),
+    _row("reorder_and_upcast_attn", "", "require",
+         "true runs GPT2Attention._upcast_and_reordered_attn, not the _attn the gpt2 profile counts", expect=False),
+    _row("d_model", "hidden_size", source=_HF + "t5/configuration_t5.py attribute_map hidden_size -> d_model"),
+    _row("num_heads", "num_attention_heads",
+         source=_HF + "t5/configuration_t5.py attribute_map num_attention_heads -> num_heads"),
+    _row("d_ff", "intermediate_size", source=_HF + "t5/modeling_t5.py T5DenseActDense: wi d_model -> d_ff"),
+    _row("d_kv", "head_dim", source=_HF + "t5/modeling_t5.py T5Attention: inner_dim = n_heads * d_kv"),
+    _row("num_layers", "num_hidden_layers layers", "rule",
+         "T5's encoder blocks; num_hidden_layers is encoder plus decoder, and halves of another size are stated "
+         "as layers"),
+    _row("num_decoder_layers", "num_hidden_layers layers", "rule",
+         _HF + "t5/configuration_t5.py: num_decoder_layers if not None else num_layers"),
+    _row("feed_forward_proj", "", "plain_ffn",
+         _HF + "t5/configuration_t5.py: gated-* selects T5DenseGatedActDense (3 projections), which the t5 "
+               "profile (T5DenseActDense, 2) does not price"),
+    _row("is_encoder_decoder", "", "encoder_decoder",
+         "true for T5 only: the other profiles price decoder-only stacks"),
+    _row("text_config", "", "nested", "the language model's keys, read as if stated at the top level"),
+    _row("vision_config", "vision", "nested", "the tower, mapped by VISION_KEYS"),
+)
+
+#: The keys the importer reads from ``vision_config``.
+VISION_KEYS: Tuple[KeyRule, ...] = (
+    _row("hidden_size", "vision.hidden_size"),
+    _row("depth", "vision.num_hidden_layers", source=_HF + "qwen2_5_vl, qwen3_5 vision configs: the tower's blocks"),
+    _row("num_hidden_layers", "vision.num_hidden_layers"),
+    _row("num_heads", "vision.num_attention_heads", source=_HF + "qwen2_5_vl, qwen3_5 vision configs: heads per block"),
+    _row("num_attention_heads", "vision.num_attention_heads"),
+    _row("intermediate_size", "vision.intermediate_size"),
+    _row("out_hidden_size", "vision.out_hidden_size"),
+    _row("patch_size", "vision.patch_size"),
+    _row("spatial_merge_size", "vision.spatial_merge_size"),
+    _row("num_position_embeddings", "vision.num_position_embeddings"),
+    _row("image_size", "vision.num_position_embeddings", "rule",
+         _HF + "siglip/modeling_siglip.py SiglipVisionEmbeddings: num_positions = (image_size // patch_size) ** 2"),
+    _row("fullatt_block_indexes", "vision.layers", "rule",
+         _HF + "qwen2_5_vl/modeling_qwen2_5_vl.py: full attention at these blocks, windowed attention elsewhere"),
+    _row("deepstack_visual_indexes", "", "require",
+         "a non-empty list adds Qwen3-VL deepstack mergers, which no tower field prices", expect=[]),
+    _row("vision_use_head", "", "require", "true adds SigLIP's attention-pooling head, which no tower field prices",
+         expect=False),
+)
+
+_TOKEN_ID = "a token id; it names a token, it sizes nothing"
+_ROPE = "rotary position encoding; no op of the ten prices RoPE (op_profiles/README.md)"
+_DROPOUT = "a dropout probability; a dropout call is counted whatever its probability (op_profiles/README.md)"
+_ACTIVATION = "which activation function the MLP calls; ffAct counts the call, whatever the function"
+_ROUTING = "routing arithmetic after the router's scores, which no op prices (op_profiles/README.md)"
+_EPS = "a norm's epsilon, a numerical constant"
+_INIT = "the initialisation scale of the weights, which a trained checkpoint no longer has"
+_LOSS = "the auxiliary load-balancing loss, a training objective, not a layer's op"
+_PATCH = "the patch embedding's input shape; it runs once per tower and no tower field states it"
+
+#: The top-level and ``text_config`` keys that do not change what a cost model prices.
+IGNORED: Mapping[str, str] = MappingProxyType({
+    "architectures": "the class names transformers loads; model_type picks the op profile",
+    "auto_map": "where the hub's own modelling code lives; model_type picks the op profile",
+    "transformers_version": "the transformers release that saved the file",
+    "use_cache": "whether inference keeps a key/value cache",
+    "output_past": "T5's old name for use_cache",
+    "initializer_range": _INIT,
+    "initializer_factor": _INIT,
+    "rms_norm_eps": _EPS,
+    "layer_norm_epsilon": _EPS,
+    "layer_norm_eps": _EPS,
+    "bos_token_id": _TOKEN_ID,
+    "eos_token_id": _TOKEN_ID,
+    "pad_token_id": _TOKEN_ID,
+    "decoder_start_token_id": _TOKEN_ID,
+    "image_token_id": _TOKEN_ID,
+    "image_token_index": _TOKEN_ID,
+    "video_token_id": _TOKEN_ID,
+    "vision_start_token_id": _TOKEN_ID,
+    "vision_end_token_id": _TOKEN_ID,
+    "vision_token_id": _TOKEN_ID,
+    "boi_token_index": _TOKEN_ID,
+    "eoi_token_index": _TOKEN_ID,
+    "rope_theta": _ROPE,
+    "rope_scaling": _ROPE,
+    "rope_parameters": _ROPE,
+    "partial_rotary_factor": _ROPE,
+    "rope_local_base_freq": _ROPE,
+    "initial_context_length": _ROPE + " (gpt-oss's YaRN original context)",
+    "attention_dropout": _DROPOUT,
+    "attn_pdrop": _DROPOUT,
+    "resid_pdrop": _DROPOUT,
+    "embd_pdrop": _DROPOUT,
+    "dropout_rate": _DROPOUT,
+    "hidden_act": _ACTIVATION,
+    "hidden_activation": _ACTIVATION,
+    "activation_function": _ACTIVATION,
+    "swiglu_limit": "the clamp of gpt-oss's GLU, a constant inside the activation ffAct counts",
+    "router_aux_loss_coef": _LOSS,
+    "aux_loss_alpha": _LOSS,
+    "seq_aux": _LOSS,
+    "output_router_logits": "whether the router's logits are returned for the auxiliary loss",
+    "router_jitter_noise": "Mixtral's training-time noise on the router input, an elementwise multiply",
+    "norm_topk_prob": _ROUTING,
+    "routed_scaling_factor": _ROUTING,
+    "topk_method": _ROUTING,
+    "n_group": _ROUTING,
+    "topk_group": _ROUTING,
+    "scoring_func": "the router's normalisation (softmax or sigmoid); softmax counts it whatever its formula "
+                    "(op_profiles/README.md)",
+    "ep_size": "DeepSeek's expert-parallel degree, a run's strategy",
+    "pretraining_tp": "Llama's slicing of matmuls to replay pretraining's tensor parallelism; the same math",
+    "quantization_config": "how the published weights are quantised for serving (fp8 blocks, mxfp4); a training "
+                           "run's precision is its execution spec's",
+    "mamba_ssm_dtype": "the dtype a serving engine keeps the recurrent state in",
+    "query_pre_attn_scalar": "Gemma's scale of the attention scores, a scalar multiply",
+    "scale_attn_weights": "GPT-2's scale of the attention scores, a scalar multiply",
+    "scale_attn_by_inverse_layer_idx": "GPT-2's per-layer scale of the attention scores, a scalar multiply",
+    "attn_logit_softcapping": "a tanh cap of the attention scores, which no op prices (op_profiles/gemma3.yaml)",
+    "final_logit_softcapping": "a tanh cap of the output logits, outside the layers",
+    "cache_implementation": "the key/value cache class generate() uses",
+    "mm_tokens_per_image": "visual tokens per image after Gemma 3's pooling; a tower's sequence length is an input "
+                           "(vision.max_position_embeddings), not a checkpoint fact",
+    "n_ctx": "GPT-2's legacy context length, which GPT2Config keeps but the model does not read",
+    "relative_attention_num_buckets": "sizes T5's relative position bias table; no spec field prices position "
+                                      "encodings",
+    "relative_attention_max_distance": "the span T5's relative position buckets cover",
+    "summary_type": "GPT2DoubleHeadsModel's sequence-summary head, not part of the language model",
+    "summary_use_proj": "GPT2DoubleHeadsModel's sequence-summary head, not part of the language model",
+    "summary_activation": "GPT2DoubleHeadsModel's sequence-summary head, not part of the language model",
+    "summary_proj_to_labels": "GPT2DoubleHeadsModel's sequence-summary head, not part of the language model",
+    "summary_first_dropout": "GPT2DoubleHeadsModel's sequence-summary head, not part of the language model",
+    "task_specific_params": "generation settings for pipelines (beam counts, prefixes)",
+})
+
+#: The ``vision_config`` keys that do not change what a cost model prices.
+VISION_IGNORED: Mapping[str, str] = MappingProxyType({
+    "model_type": "the tower's config class; the top-level model_type picks the tower's rule",
+    "hidden_act": _ACTIVATION,
+    "initializer_range": _INIT,
+    "layer_norm_eps": _EPS,
+    "attention_dropout": _DROPOUT,
+    "in_channels": _PATCH,
+    "in_chans": _PATCH + " (an early name Qwen2_5_VLVisionConfig does not read)",
+    "num_channels": _PATCH,
+    "temporal_patch_size": _PATCH,
+    "spatial_patch_size": "an early copy of patch_size that Qwen2_5_VLVisionConfig does not read",
+    "tokens_per_second": "the time step of Qwen2.5-VL's multimodal RoPE; " + _ROPE,
+    "window_size": "the side, in pixels, of a Qwen2.5-VL attention window; no tower field states it, so a "
+                   "window_encoder block is priced by its kind",
+})
+
+
+# ---- model types -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ModelType:
+    """What an architecture family's modelling code decides that its config does not say.
+
+    Attributes:
+        names: The Hugging Face ``model_type`` values it covers (a multimodal
+            config's top-level type and its ``text_config`` type).
+        attention: How each body layer's attention is chosen, a key of :data:`ATTENTION_RULES`.
+        ffn: How each body layer's feed-forward is chosen, a key of :data:`FFN_RULES`.
+        tower: How a vision tower's blocks are chosen, a key of
+            :data:`TOWER_RULES`; ``None`` when the family has no tower.
+        fixed: Spec facts the modelling code hard-codes; a config key that
+            says otherwise is refused.
+        defaults: The config class's defaults for config keys a config may
+            leave out, applied as if stated.
+        unread: Keys this config class does not read, each with why; a
+            config states them only as leftovers.
+        source: The modelling code and config class these come from.
+    """
+
+    names: Tuple[str, ...]
+    attention: str
+    ffn: str
+    tower: Optional[str]
+    fixed: Mapping[str, Any]
+    defaults: Mapping[str, Any]
+    source: str
+    unread: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+
+def _facts(**values: Any) -> Mapping[str, Any]:
+    return MappingProxyType(values)
+
+
+_NO_BIAS = dict(qkv_bias=False, o_bias=False, mlp_bias=False)
+# For the families whose attention hard-codes its biases: their config classes have no attention_bias.
+_HARD_CODED_BIAS = _facts(attention_bias="its config class does not read it: the attention's biases are "
+                                         "hard-coded (see the fixed qkv_bias and o_bias)")
+
+#: Every architecture family the importer maps, one record each.
+MODEL_TYPES: Tuple[ModelType, ...] = (
+    ModelType(("llama",), "full", "dense", None,
+              _facts(qk_norm=False, norm_bias=False),
+              _facts(attention_bias=False, mlp_bias=False, tie_word_embeddings=False),
+              _HF + "llama/modeling_llama.py (LlamaAttention, LlamaMLP, LlamaRMSNorm: a weight, no bias) and "
+                    "configuration_llama.py LlamaConfig, huggingface/transformers@5dd4a635"),
+    ModelType(("mistral",), "window_all", "dense", None,
+              _facts(qk_norm=False, norm_bias=False, **_NO_BIAS),
+              _facts(tie_word_embeddings=False),
+              _HF + "mistral/modeling_mistral.py (MistralAttention: bias=False, sliding_window on every layer; "
+                    "MistralMLP: bias=False), huggingface/transformers@00d4b3d2",
+              unread=_HARD_CODED_BIAS),
+    ModelType(("mixtral",), "window_all", "moe", None,
+              _facts(qk_norm=False, norm_bias=False, num_shared_experts=0, **_NO_BIAS),
+              _facts(tie_word_embeddings=False),
+              _HF + "mixtral/modeling_mixtral.py (MixtralAttention: bias=False; MixtralSparseMoeBlock: routed "
+                    "experts only, w1/w2/w3 bias=False), huggingface/transformers@00d4b3d2",
+              unread=_HARD_CODED_BIAS),
+    ModelType(("qwen2",), "window_layers", "dense", None,
+              _facts(qk_norm=False, norm_bias=False, qkv_bias=True, o_bias=False, mlp_bias=False),
+              _facts(tie_word_embeddings=False),
+              _HF + "qwen2/modeling_qwen2.py (Qwen2Attention: q/k/v bias=True, o_proj bias=False; Qwen2MLP: "
+                    "bias=False), huggingface/transformers@00d4b3d2",
+              unread=_HARD_CODED_BIAS),
+    ModelType(("qwen2_5_vl", "qwen2_5_vl_text"), "window_layers", "dense", "window_blocks",
+              _facts(qk_norm=False, norm_bias=False, qkv_bias=True, o_bias=False, mlp_bias=False),
+              _facts(tie_word_embeddings=False),
+              _HF + "qwen2_5_vl/modeling_qwen2_5_vl.py (Qwen2_5_VLAttention: q/k/v bias=True, o_proj "
+                    "bias=False; Qwen2MLP: bias=False), huggingface/transformers@00b676f8",
+              unread=_HARD_CODED_BIAS),
+    ModelType(("qwen3",), "window_layers", "dense", None,
+              _facts(qk_norm=True, norm_bias=False, mlp_bias=False),
+              _facts(attention_bias=False, tie_word_embeddings=False),
+              _HF + "qwen3/modeling_qwen3.py (Qwen3Attention: q_norm, k_norm; Qwen3MLP: bias=False), "
+                    "huggingface/transformers@00d4b3d2"),
+    ModelType(("qwen3_moe",), "window_all_if_enabled", "sparse_step", None,
+              _facts(qk_norm=True, norm_bias=False, mlp_bias=False, num_shared_experts=0),
+              _facts(attention_bias=False, tie_word_embeddings=False),
+              _HF + "qwen3_moe/modeling_qwen3_moe.py (Qwen3MoeAttention: q_norm, k_norm, sliding_window on every "
+                    "layer; Qwen3MoeSparseMoeBlock: routed experts only), huggingface/transformers@00d4b3d2"),
+    ModelType(("qwen3_next",), "interval", "sparse_step", None,
+              _facts(qk_norm=True, attn_output_gate=True, norm_bias=False, mlp_bias=False, num_shared_experts=1,
+                     shared_expert_gate=True),
+              _facts(attention_bias=False, tie_word_embeddings=False),
+              _HF + "qwen3_next/modeling_qwen3_next.py (Qwen3NextAttention: q_proj of 2 * heads * head_dim, the "
+                    "output gate; q_norm, k_norm; Qwen3NextSparseMoeBlock: one shared_expert of "
+                    "shared_expert_intermediate_size and its shared_expert_gate), huggingface/transformers@01cdc608"),
+    ModelType(("qwen3_5", "qwen3_5_text"), "interval", "dense", "encoder",
+              _facts(qk_norm=True, attn_output_gate=True, norm_bias=False, mlp_bias=False),
+              _facts(attention_bias=False, tie_word_embeddings=False),
+              _HF + "qwen3_5/modeling_qwen3_5.py (Qwen3_5Attention: gated query projection, q_norm, k_norm; "
+                    "Qwen3_5MLP: bias=False), huggingface/transformers@009e78d6"),
+    ModelType(("qwen3_5_moe", "qwen3_5_moe_text"), "interval", "moe", "encoder",
+              _facts(qk_norm=True, attn_output_gate=True, norm_bias=False, mlp_bias=False, num_shared_experts=1,
+                     shared_expert_gate=True),
+              _facts(attention_bias=False, tie_word_embeddings=False),
+              _HF + "qwen3_5_moe/modular_qwen3_5_moe.py (Qwen3_5MoeDecoderLayer: a Qwen3_5MoeSparseMoeBlock in "
+                    "every layer, which is Qwen3NextSparseMoeBlock with its gated shared expert; "
+                    "Qwen3_5MoeAttention is Qwen3NextAttention), huggingface/transformers@0960594c"),
+    ModelType(("deepseek_v3", "kimi_k2"), "full", "first_k_freq", None,
+              _facts(qk_norm=False, norm_bias=False, mlp_bias=False, shared_expert_gate=False),
+              _facts(attention_bias=False, tie_word_embeddings=False),
+              "DeepSeek modeling_deepseek.py (DeepseekV3Attention: MLA, attention_bias on q_a_proj, "
+              "kv_a_proj_with_mqa and o_proj; DeepseekV3MLP: bias=False; DeepseekV3MoE: shared experts added "
+              "ungated), as vendored in 1nl00k/inspectR1@a412072b; Kimi-K2 runs the same code (auto_map)"),
+    ModelType(("gemma3", "gemma3_text"), "sliding_pattern", "dense", "siglip",
+              _facts(qk_norm=True, norm_bias=False, mlp_bias=False),
+              _facts(attention_bias=False, tie_word_embeddings=True),
+              _HF + "gemma3/modeling_gemma3.py (Gemma3Attention: q_norm, k_norm; Gemma3MLP: bias=False; "
+                    "Gemma3RMSNorm: a weight, no bias) and Gemma3TextConfig (tie_word_embeddings=True), "
+                    "huggingface/transformers@0018aa64"),
+    ModelType(("gpt_oss",), "alternate", "moe", None,
+              _facts(qk_norm=False, norm_bias=False, mlp_bias=True, num_shared_experts=0),
+              _facts(attention_bias=True, tie_word_embeddings=False),
+              _HF + "gpt_oss/modeling_gpt_oss.py (GptOssExperts: gate_up_proj_bias, down_proj_bias; GptOssRMSNorm) "
+                    "and configuration_gpt_oss.py (attention_bias=True, layer_types alternating from "
+                    "sliding_attention), huggingface/transformers@00d4b3d2"),
+    ModelType(("gpt2",), "full", "dense", None,
+              _facts(qk_norm=False, norm_bias=True, qkv_bias=True, o_bias=True, mlp_bias=True),
+              _facts(tie_word_embeddings=True),
+              _HF + "gpt2/modeling_gpt2.py (Conv1D c_attn, c_proj, c_fc: always a bias; ln_1, ln_2: nn.LayerNorm "
+                    "with a bias; GPT2LMHeadModel ties lm_head) and PretrainedConfig (tie_word_embeddings=True), "
+                    "huggingface/transformers@0010f602",
+              unread=_HARD_CODED_BIAS),
+    ModelType(("t5",), "encoder_decoder", "dense", None,
+              _facts(qk_norm=False, norm_bias=False, **_NO_BIAS),
+              _facts(tie_word_embeddings=True),
+              _HF + "t5/modeling_t5.py (T5Attention q/k/v/o bias=False; T5DenseActDense wi/wo bias=False; "
+                    "T5LayerNorm: a weight, no bias) and PretrainedConfig (tie_word_embeddings=True), "
+                    "huggingface/transformers@6b8b757d",
+              unread=_facts(n_positions="a legacy key T5Config does not read; T5's relative position buckets "
+                                        "have no length limit", **_HARD_CODED_BIAS)),
+)
+
+_BY_NAME: Mapping[str, ModelType] = MappingProxyType(
+    {name: record for record in MODEL_TYPES for name in record.names})
+
+
+def model_type_record(name: str) -> Optional[ModelType]:
+    """The :class:`ModelType` covering the Hugging Face *name*, or ``None``."""
+    return _BY_NAME.get(name)
+
+
+# ---- reading a config ------------------------------------------------------------
+
+_MISSING = object()
+
+
+def _same(left: Any, right: Any) -> bool:
+    """Whether two JSON values are the same value of the same type (``1`` is not ``true`` or ``1.0``)."""
+    return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
+
+
+def _show(value: Any) -> str:
+    """A JSON value as a config spells it."""
+    return json.dumps(value)
+
+
+def _dotted(path: KeyPath) -> str:
+    return ".".join(path)
+
+
+@dataclass(frozen=True)
+class _Stated:
+    """A value a config states (or its config class defaults), and where."""
+
+    value: Any
+    path: KeyPath
+    default: bool = False
+
+    @property
+    def origin(self) -> str:
+        return f"{self.path[-1]} (not stated: its config class's default)" if self.default else _dotted(self.path)
+
+
+class _Fields:
+    """The spec fields being built, each with where its value came from, refusing contradictions."""
+
+    def __init__(self, issues: List[ImportIssue]) -> None:
+        self.values: Dict[str, Any] = {}
+        self.origins: Dict[str, str] = {}
+        self.paths: Dict[str, KeyPath] = {}
+        self.fixed: Dict[str, str] = {}
+        self.issues = issues
+
+    def fix(self, name: str, value: Any, model_type: str) -> None:
+        """Set field *name* as the modelling code of *model_type* hard-codes it."""
+        self.values[name] = value
+        self.origins[name] = self.fixed[name] = f"the modelling code of model_type {model_type!r}"
+        self.paths[name] = ()
+
+    def put(self, name: str, value: Any, origin: str, path: KeyPath) -> None:
+        """Set field *name*, or record ``import.conflict`` if another source gave it another value."""
+        if value is None:
+            return
+        if name in self.values and not _same(self.values[name], value):
+            if name in self.fixed:
+                message = (f"{origin} makes {name} {_show(value)}, but {self.fixed[name]} fixes it at "
+                           f"{_show(self.values[name])}; the model has no such choice, so correct or remove it")
+            else:
+                message = (f"{name} is {_show(self.values[name])} from {self.origins[name]} but {_show(value)} "
+                           f"from {origin}; state one value")
+            self.issues.append(ImportIssue(path, "import.conflict", message))
+            return
+        if name in self.fixed:
+            self.origins[name], self.paths[name] = origin, path
+            del self.fixed[name]
+            return
+        if name not in self.values:
+            self.values[name] = value
+            self.origins[name] = origin
+            self.paths[name] = path
+
+
+class _Context:
+    """One import's state: the merged keys, the model type, the profile, the fields, the issues."""
+
+    def __init__(self, keys: Mapping[str, _Stated], model_type: ModelType, profile: OpProfile) -> None:
+        self.keys = keys
+        self.model_type = model_type
+        self.profile = profile
+        self.issues: List[ImportIssue] = []
+        self.fields = _Fields(self.issues)
+
+    def refuse(self, path: KeyPath, code: str, message: str) -> None:
+        self.issues.append(ImportIssue(path, code, message))
+
+    def value(self, key: str, default: Any = None) -> Any:
+        stated = self.keys.get(key)
+        return default if stated is None or stated.value is None else stated.value
+
+    def path(self, key: str) -> KeyPath:
+        stated = self.keys.get(key)
+        return stated.path if stated is not None else ()
+
+    def integer(self, key: str, minimum: int, needed_for: str) -> Optional[int]:
+        """The integer *key* states, at least *minimum*; ``None`` after recording why not."""
+        value = self.value(key, _MISSING)
+        if value is _MISSING:
+            self.refuse((), "import.missing", f"{key} is not stated, and {needed_for} needs it; state it")
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            self.refuse(self.path(key), "import.value",
+                        f"{key} must be an integer of at least {minimum}, got {_show(value)}")
+            return None
+        return value
+
+    def indexes(self, key: str, path: KeyPath, value: Any, limit: int) -> Optional[List[int]]:
+        """*value* as a list of layer indexes below *limit*; ``None`` after recording why not."""
+        if not isinstance(value, list) or any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < limit
+                                              for i in value):
+            self.refuse(path, "import.value",
+                        f"{key} must list layer indexes from 0 to {limit - 1}, got {_show(value)}")
+            return None
+        return value
+
+
+# ---- transforms: one key's value to fields ---------------------------------------
+
+def _copy(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    ctx.fields.put(rule.fields[0], stated.value, stated.origin, stated.path)
+
+
+def _dtype(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    value = stated.value
+    ctx.fields.put("torch_dtype", value.removeprefix("torch.") if isinstance(value, str) else value,
+                   stated.origin, stated.path)
+
+
+def _both(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    for name in rule.fields:
+        ctx.fields.put(name, stated.value, stated.origin, stated.path)
+
+
+def _inner(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    if stated.value is not None:
+        ctx.fields.put("intermediate_size", stated.value, stated.origin, stated.path)
+        return
+    width = ctx.value("n_embd", ctx.value("hidden_size"))
+    if isinstance(width, int) and not isinstance(width, bool):
+        ctx.fields.put("intermediate_size", 4 * width, f"{stated.origin} null (4 * hidden_size)", stated.path)
+
+
+def _require(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    if stated.value is not None and not _same(stated.value, rule.expect):
+        ctx.refuse(stated.path, "import.unsupported",
+                   f"{_dotted(stated.path)} is {_show(stated.value)}: {rule.source}; only "
+                   f"{_show(rule.expect)} is imported")
+
+
+def _plain_ffn(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    value = stated.value
+    if not isinstance(value, str) or value.startswith("gated-"):
+        ctx.refuse(stated.path, "import.unsupported",
+                   f"feed_forward_proj is {_show(value)}: {rule.source}; state arch and ops for such a model")
+
+
+def _encoder_decoder(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    expected = ctx.model_type.attention == "encoder_decoder"
+    if stated.value is not None and stated.value is not expected:
+        ctx.refuse(stated.path, "import.unsupported",
+                   f"is_encoder_decoder is {_show(stated.value)}, but model_type "
+                   f"{ctx.model_type.names[0]!r} is {'an encoder-decoder' if expected else 'decoder-only'}; "
+                   f"{rule.source}")
+
+
+def _read_by_rule(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    """A key a layer or tower rule reads; the rule itself takes it."""
+
+
+_Transform = Callable[[KeyRule, _Stated, _Context], None]
+
+#: The transforms :data:`KEYS` and :data:`VISION_KEYS` name.
+TRANSFORMS: Mapping[str, _Transform] = MappingProxyType({
+    "copy": _copy,
+    "dtype": _dtype,
+    "both": _both,
+    "inner": _inner,
+    "require": _require,
+    "plain_ffn": _plain_ffn,
+    "encoder_decoder": _encoder_decoder,
+    "rule": _read_by_rule,
+    "model_type": _read_by_rule,
+    "name": _read_by_rule,
+    "nested": _read_by_rule,
+})
+
+
+# ---- layer rules: each body layer's attention and feed-forward -----------------
+
+# The attention flavours of an op profile kind that a layer type names.
+_FLAVOURS = {"full_attention": ("full", "mla"), "sliding_attention": ("sliding",), "linear_attention": ("linear",)}
+
+
+def _window(ctx: _Context, gated: bool) -> Optional[_Stated]:
+    """The sliding window the config gives, ``None`` when there is none (or ``use_sliding_window`` is off)."""
+    window = ctx.keys.get("sliding_window")
+    if window is None or window.value is None or (gated and ctx.value("use_sliding_window", False) is not True):
+        return None
+    return window
+
+
+def _no_window(ctx: _Context, source: str) -> None:
+    """Refuse a window for a family whose attention never slides."""
+    window = ctx.keys.get("sliding_window")
+    if window is not None and window.value is not None:
+        ctx.refuse(window.path, "import.unsupported",
+                   f"sliding_window is {_show(window.value)}, but {source} never slides; leave it out")
+    if ctx.value("use_sliding_window", False) is not False:
+        ctx.refuse(ctx.path("use_sliding_window"), "import.unsupported",
+                   f"use_sliding_window is {_show(ctx.value('use_sliding_window'))}, but {source} never slides")
+
+
+def _attention_full(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    _no_window(ctx, f"model_type {ctx.model_type.names[0]!r}'s attention")
+    return ["full_attention"] * count, None
+
+
+def _attention_window_layers(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    window = _window(ctx, gated=True)
+    first = ctx.integer("max_window_layers", 0, "use_sliding_window") if window is not None else count
+    if first is None:
+        return None, window
+    return ["sliding_attention" if index >= first else "full_attention" for index in range(count)], window
+
+
+def _attention_window_all(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    window = _window(ctx, gated=False)
+    return ["sliding_attention" if window is not None else "full_attention"] * count, window
+
+
+def _attention_window_all_if_enabled(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    window = _window(ctx, gated=True)
+    return ["sliding_attention" if window is not None else "full_attention"] * count, window
+
+
+def _every(ctx: _Context, count: int, keys: Sequence[str], other: str) -> Optional[List[str]]:
+    """``other`` at every layer, and ``full_attention`` at each (i + 1) % n == 0, n from the first of *keys* stated."""
+    stated = [key for key in keys if ctx.value(key) is not None]
+    if not stated:
+        if ctx.value("layer_types") is None:
+            ctx.refuse((), "import.missing", f"neither layer_types nor {' nor '.join(keys)} is stated, so the "
+                                             f"{other} and full_attention layers are unknown; state layer_types")
+        return None
+    periods = {key: ctx.integer(key, 1, "the layer types") for key in stated}
+    if None in periods.values():
+        return None
+    if len(set(periods.values())) > 1:
+        ctx.refuse(ctx.path(stated[-1]), "import.conflict",
+                   " but ".join(f"{key} is {value}" for key, value in periods.items()) + "; state one")
+        return None
+    period = periods[stated[0]]
+    return [other if (index + 1) % period else "full_attention" for index in range(count)]
+
+
+def _attention_interval(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    _no_window(ctx, f"model_type {ctx.model_type.names[0]!r}'s attention")
+    return _every(ctx, count, ("full_attention_interval",), "linear_attention"), None
+
+
+def _attention_sliding_pattern(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    return (_every(ctx, count, ("sliding_window_pattern", "_sliding_window_pattern"), "sliding_attention"),
+            _window(ctx, gated=False))
+
+
+def _attention_alternate(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    types = ["sliding_attention" if (index + 1) % 2 else "full_attention" for index in range(count)]
+    return types, _window(ctx, gated=False)
+
+
+_AttentionRule = Callable[[_Context, int], Tuple[Optional[List[str]], Optional[_Stated]]]
+
+#: How each family picks a body layer's attention: ``(layer types, the window)`` for *count* layers.
+ATTENTION_RULES: Mapping[str, _AttentionRule] = MappingProxyType({
+    "full": _attention_full,
+    "window_layers": _attention_window_layers,
+    "window_all": _attention_window_all,
+    "window_all_if_enabled": _attention_window_all_if_enabled,
+    "interval": _attention_interval,
+    "sliding_pattern": _attention_sliding_pattern,
+    "alternate": _attention_alternate,
+    "encoder_decoder": _attention_full,
+})
+
+
+def _ffn_dense(ctx: _Context, count: int) -> Optional[List[str]]:
+    return ["dense"] * count
+
+
+def _ffn_moe(ctx: _Context, count: int) -> Optional[List[str]]:
+    return ["moe"] * count
+
+
+def _ffn_first_k_freq(ctx: _Context, count: int) -> Optional[List[str]]:
+    if ctx.fields.values.get("num_experts") is None:
+        return ["dense"] * count
+    first = ctx.integer("first_k_dense_replace", 0, "the dense-then-MoE layer rule")
+    every = ctx.integer("moe_layer_freq", 1, "the dense-then-MoE layer rule")
+    if first is None or every is None:
+        return None
+    return ["moe" if index >= first and index % every == 0 else "dense" for index in range(count)]
+
+
+def _ffn_sparse_step(ctx: _Context, count: int) -> Optional[List[str]]:
+    experts = ctx.fields.values.get("num_experts")
+    if not isinstance(experts, int) or experts <= 0:
+        return ["dense"] * count
+    step = ctx.integer("decoder_sparse_step", 1, "the MoE layer rule")
+    dense = ctx.indexes("mlp_only_layers", ctx.path("mlp_only_layers"), ctx.value("mlp_only_layers", []), count)
+    if step is None or dense is None:
+        return None
+    return ["moe" if index not in dense and (index + 1) % step == 0 else "dense" for index in range(count)]
+
+
+#: How each family picks a body layer's feed-forward (``dense`` or ``moe``) for *count* layers.
+FFN_RULES: Mapping[str, Callable[[_Context, int], Optional[List[str]]]] = MappingProxyType({
+    "dense": _ffn_dense,
+    "moe": _ffn_moe,
+    "first_k_freq": _ffn_first_k_freq,
+    "sparse_step": _ffn_sparse_step,
+})
+
+# The rule keys each rule reads; a rule key a config states for a family whose
+# rules do not read it must hold its neutral value (absent, or the value that
+# changes nothing), so that no stated structure is silently dropped.
+_RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
+    "full": ("sliding_window", "use_sliding_window"),
+    "window_layers": ("sliding_window", "use_sliding_window", "max_window_layers"),
+    "window_all": ("sliding_window",),
+    "window_all_if_enabled": ("sliding_window", "use_sliding_window"),
+    "interval": ("sliding_window", "use_sliding_window", "full_attention_interval"),
+    "sliding_pattern": ("sliding_window", "sliding_window_pattern", "_sliding_window_pattern"),
+    "alternate": ("sliding_window",),
+    "encoder_decoder": ("sliding_window", "use_sliding_window", "num_layers", "num_decoder_layers"),
+    "first_k_freq": ("moe_layer_freq",),
+    "sparse_step": ("decoder_sparse_step", "mlp_only_layers"),
+})
+_NEUTRAL: Mapping[str, Any] = MappingProxyType({
+    "use_sliding_window": False, "max_window_layers": _MISSING, "moe_layer_freq": 1, "decoder_sparse_step": 1,
+    "mlp_only_layers": [],
+})
+
+
+def _check_unread_rule_keys(ctx: _Context) -> None:
+    """Refuse a rule key the family's rules do not read unless it holds its neutral value."""
+    record = ctx.model_type
+    read = set(_RULE_KEYS.get(record.attention, ())) | set(_RULE_KEYS.get(record.ffn, ()))
+    for key in sorted(set(k for keys in _RULE_KEYS.values() for k in keys) - read):
+        stated = ctx.keys.get(key)
+        if stated is None or stated.value is None:
+            continue
+        neutral = _NEUTRAL.get(key)
+        if neutral is _MISSING or (key in _NEUTRAL and _same(stated.value, neutral)):
+            continue
+        ctx.refuse(stated.path, "import.unsupported",
+                   f"{_dotted(stated.path)} is {_show(stated.value)}, but model_type {record.names[0]!r} does not "
+                   f"read it ({record.source}); remove it, or import the config as the family that reads it")
+
+
+def _kind(profile: OpProfile, layer_type: str, ffn: str) -> Optional[str]:
+    """The profile's kind for a layer of *layer_type* attention and *ffn* feed-forward, or ``None``.
+
+    A profile names its kinds either as layer types (``full_attention``) or
+    as feed-forwards (``dense``, ``moe``); the kind's flavours must match.
+    """
+    kinds = profile.layer_kinds
+    if layer_type in kinds:
+        return layer_type if kinds[layer_type].ffn == ffn else None
+    if ffn in kinds and kinds[ffn].attention in _FLAVOURS.get(layer_type, ()):
+        return ffn
+    return None
+
+
+def _run_lengths(kinds: Sequence[str]) -> List[LayerGroup]:
+    groups: List[LayerGroup] = []
+    for kind in kinds:
+        if groups and groups[-1].kind == kind:
+            groups[-1] = LayerGroup(kind, groups[-1].count + 1)
+        else:
+            groups.append(LayerGroup(kind, 1))
+    return groups
+
+
+def _body_kinds(ctx: _Context, types: Sequence[str], ffns: Sequence[str]) -> Optional[List[str]]:
+    """Each body layer's kind of the profile, or ``None`` after recording the first layer it has none for."""
+    kinds = [_kind(ctx.profile, layer_type, ffn) for layer_type, ffn in zip(types, ffns)]
+    if None not in kinds:
+        return kinds
+    first = kinds.index(None)
+    offered = ", ".join(f"{name} ({kind.attention}/{kind.ffn})" for name, kind in ctx.profile.layer_kinds.items())
+    ctx.refuse(ctx.path("layer_types"), "import.unsupported",
+               f"layer {first} is a {types[first]} layer with a {ffns[first]} feed-forward, which op profile "
+               f"{ctx.profile.arch!r} has no kind for (its kinds: {offered}); state arch and layers for such a model")
+    return None
+
+
+def _derives(ctx: _Context, layers: Sequence[LayerGroup], layer_types: Optional[Sequence[str]]) -> bool:
+    """Whether the stack rules resolve exactly *layers* from the fields written."""
+    values = ctx.fields.values
+    try:
+        derived = derive_layers(ctx.profile, values["num_hidden_layers"], values.get("mtp_depth") or 0,
+                                layer_types=layer_types, first_k_dense=values.get("first_k_dense_replace") or 0)
+    except ModelSpecError:
+        return False
+    return list(derived) == list(layers)
+
+
+def _write_stack(ctx: _Context, kinds: List[str], types: Sequence[str], stated: Optional[_Stated]) -> None:
+    """Write layer_types and, when the rules alone would resolve another stack, layers."""
+    mtp = ctx.fields.values.get("mtp_depth") or 0
+    layers = _run_lengths(kinds) + ([LayerGroup(kinds[-1], mtp, mtp=True)] if mtp and kinds else [])
+    names_kinds = all(name in ctx.profile.layer_kinds for name in types)
+    layer_types = list(types) if names_kinds and (stated is not None or not _derives(ctx, layers, None)) else None
+    if _derives(ctx, layers, layer_types):
+        if layer_types is not None:
+            origin = stated.origin if stated is not None else f"model_type {ctx.model_type.names[0]!r}'s layer rule"
+            ctx.fields.put("layer_types", layer_types, origin, stated.path if stated else ())
+        return
+    ctx.fields.put("layers", [group.to_dict() for group in layers],
+                   f"model_type {ctx.model_type.names[0]!r}'s layer rule", stated.path if stated else ())
+
+
+def _encoder_decoder_stack(ctx: _Context) -> None:
+    """T5: encoder blocks then decoder blocks; num_hidden_layers is their sum."""
+    encoder = ctx.integer("num_layers", 1, "an encoder-decoder stack")
+    decoder = ctx.value("num_decoder_layers")
+    decoder = encoder if decoder is None else ctx.integer("num_decoder_layers", 1, "an encoder-decoder stack")
+    if encoder is None or decoder is None:
+        return
+    path = ctx.path("num_layers")
+    ctx.fields.put("num_hidden_layers", encoder + decoder, "num_layers + num_decoder_layers", path)
+    if encoder != decoder:
+        ctx.fields.put("layers", [{"kind": "encoder", "count": encoder}, {"kind": "decoder", "count": decoder}],
+                       "num_layers, num_decoder_layers", path)
+
+
+def _stack(ctx: _Context) -> None:
+    """Derive the body's kinds and write layer_types, layers and sliding_window as the rules need."""
+    record = ctx.model_type
+    _check_unread_rule_keys(ctx)
+    if record.attention == "encoder_decoder":
+        _no_window(ctx, f"model_type {record.names[0]!r}'s attention")
+        _encoder_decoder_stack(ctx)
+        return
+    count = ctx.fields.values.get("num_hidden_layers")
+    if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
+        return  # the model IR refuses it by name
+    derived, window = ATTENTION_RULES[record.attention](ctx, count)
+    stated = ctx.keys.get("layer_types")
+    types = _stated_types(ctx, stated, derived)
+    ffns = FFN_RULES[record.ffn](ctx, count)
+    if types is None or ffns is None:
+        return
+    if "sliding_attention" in types[:count]:
+        if window is None:
+            ctx.refuse(ctx.path("layer_types"), "import.missing",
+                       "the stack has sliding_attention layers but no sliding window is in effect; state "
+                       "sliding_window" + (" and use_sliding_window: true" if "use_sliding_window" in
+                                           _RULE_KEYS.get(record.attention, ()) else ""))
+            return
+        ctx.fields.put("sliding_window", window.value, window.origin, window.path)
+    kinds = _body_kinds(ctx, types[:count], ffns)
+    if kinds is not None:
+        _write_stack(ctx, kinds, types if stated is not None else types[:count], stated)
+
+
+# The keys that give a period of layer types, checked against stated layer_types.
+_PERIOD_KEYS = ("full_attention_interval", "sliding_window_pattern", "_sliding_window_pattern")
+
+
+def _stated_types(ctx: _Context, stated: Optional[_Stated], derived: Optional[List[str]]) -> Optional[List[str]]:
+    """The layer types: as stated (checked against what the family's keys derive), else as derived."""
+    if stated is None or stated.value is None:
+        return derived
+    value = stated.value
+    if not isinstance(value, list) or not value or not all(isinstance(name, str) for name in value):
+        ctx.refuse(stated.path, "import.value", f"layer_types must list layer type names, got {_show(value)}")
+        return None
+    rule_keys = [key for key in _RULE_KEYS.get(ctx.model_type.attention, ()) if key in _PERIOD_KEYS]
+    first = next((index for index, (a, b) in enumerate(zip(derived or (), value)) if a != b), None)
+    if rule_keys and first is not None:
+        key = next(key for key in rule_keys if ctx.value(key) is not None)
+        ctx.refuse(stated.path, "import.conflict",
+                   f"layer_types says layer {first} is {value[first]}, but {key} {ctx.value(key)} makes it "
+                   f"{derived[first]}; state one")
+        return None
+    return value
+
+
+# ---- the vision tower --------------------------------------------------------------
+
+def _tower_encoder(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
+    return None
+
+
+def _tower_siglip(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
+    """SigLIP: a learned position embedding per patch of a square image."""
+    image = tower.get("image_size")
+    patch = fields.values.get("patch_size")
+    if image is None or image.value is None:
+        return
+    if isinstance(image.value, bool) or not isinstance(image.value, int) or not isinstance(patch, int) or patch <= 0:
+        ctx.refuse(image.path, "import.value",
+                   f"image_size and patch_size must be positive integers, got {_show(image.value)} and {_show(patch)}")
+        return
+    fields.put("num_position_embeddings", (image.value // patch) ** 2, "(image_size // patch_size) ** 2", image.path)
+
+
+def _tower_window_blocks(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
+    """Qwen2.5-VL: windowed blocks, full attention at fullatt_block_indexes."""
+    depth = fields.values.get("num_hidden_layers")
+    full = tower.get("fullatt_block_indexes")
+    if full is None or full.value is None:
+        ctx.refuse(("vision_config",), "import.missing",
+                   "a Qwen2.5-VL tower needs fullatt_block_indexes, the blocks of full attention; state it")
+        return
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth <= 0:
+        return
+    indexes = ctx.indexes("fullatt_block_indexes", full.path, full.value, depth)
+    if indexes is None:
+        return
+    kinds = ["gated_encoder" if index in indexes else "window_encoder" for index in range(depth)]
+    fields.put("layers", [group.to_dict() for group in _run_lengths(kinds)], full.origin, full.path)
+
+
+#: How each family's tower picks its blocks' kinds (of ``op_profiles/vision.yaml``).
+TOWER_RULES: Mapping[str, Callable[[_Context, Mapping[str, _Stated], _Fields], None]] = MappingProxyType({
+    "encoder": _tower_encoder,
+    "siglip": _tower_siglip,
+    "window_blocks": _tower_window_blocks,
+})
+_TOWER_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
+    "siglip": ("image_size",), "window_blocks": ("fullatt_block_indexes",)})
+
+_VISION_RULES: Mapping[str, KeyRule] = MappingProxyType({rule.key: rule for rule in VISION_KEYS})
+
+
+def _vision(ctx: _Context, stated: _Stated, unknown: List[KeyPath]) -> None:
+    """Map ``vision_config`` to the ``vision`` field."""
+    record = ctx.model_type
+    config = stated.value
+    if not isinstance(config, Mapping):
+        ctx.refuse(stated.path, "import.not-a-mapping", f"vision_config must be an object, got {_show(config)}")
+        return
+    if record.tower is None:
+        ctx.refuse(stated.path, "import.unsupported",
+                   f"model_type {record.names[0]!r} has no vision tower rule, so its vision_config cannot be "
+                   "priced; import the language model's config alone")
+        return
+    tower = {key: _Stated(value, stated.path + (key,)) for key, value in config.items()}
+    fields = _Fields(ctx.issues)
+    for key, item in tower.items():
+        rule = _VISION_RULES.get(key)
+        if rule is None:
+            if key not in VISION_IGNORED:
+                unknown.append(item.path)
+            continue
+        if rule.transform == "rule" and key not in _TOWER_KEYS.get(record.tower, ()):
+            if item.value is not None:
+                ctx.refuse(item.path, "import.unsupported",
+                           f"{_dotted(item.path)} is read only by another family's tower ({rule.source}); remove it")
+            continue
+        if rule.transform == "copy":
+            fields.put(rule.fields[0].removeprefix("vision."), item.value, item.origin, item.path)
+        else:
+            TRANSFORMS[rule.transform](rule, item, ctx)
+    TOWER_RULES[record.tower](ctx, tower, fields)
+    ctx.fields.put("vision", fields.values, "vision_config", stated.path)
+    for name, origin in fields.origins.items():
+        ctx.fields.origins[f"vision.{name}"] = origin
+        ctx.fields.paths[f"vision.{name}"] = fields.paths[name]
+
+
+# ---- the import ----------------------------------------------------------------------
+
+_RULES: Mapping[str, KeyRule] = MappingProxyType({rule.key: rule for rule in KEYS})
+
+
+@dataclass(frozen=True)
+class ImportedSpec:
+    """A config mapped to a spec.
+
+    Attributes:
+        spec: The spec, validated by the model IR.
+        data: ``spec.to_dict()``: the mapping a spec file states, in schema order.
+        unknown: The config keys neither mapped nor ignored (only with ``allow_unknown``).
+        origins: Each spec field (``vision.`` ones prefixed) and where its value came from.
+        paths: Each spec field and the config key it came from (``()`` for the modelling code).
+    """
+
+    spec: ModelSpec
+    data: Mapping[str, Any]
+    unknown: Tuple[KeyPath, ...]
+    origins: Mapping[str, str]
+    paths: Mapping[str, KeyPath]
+
+
+def _merge(config: Mapping[str, Any], issues: List[ImportIssue]) -> Tuple[Dict[str, _Stated], List[str]]:
+    """The top-level and text_config keys as one mapping, and the model types stated (top level first)."""
+    keys = {key: _Stated(value, (key,)) for key, value in config.items() if key != "text_config"}
+    types = [config["model_type"]] if "model_type" in config else []
+    text = config.get("text_config")
+    if text is None:
+        return keys, types
+    if not isinstance(text, Mapping):
+        issues.append(ImportIssue(("text_config",), "import.not-a-mapping",
+                                  f"text_config must be an object, got {_show(text)}"))
+        return keys, types
+    for key, value in text.items():
+        if key == "model_type":
+            types.append(value)
+            continue
+        if key in keys and not _same(keys[key].value, value):
+            issues.append(ImportIssue(("text_config", key), "import.both-levels",
+                                      f"{key} is {_show(keys[key].value)} at the top level but {_show(value)} in "
+                                      f"text_config; state it once"))
+        keys.setdefault(key, _Stated(value, ("text_config", key)))
+    return keys, types
+
+
+def _pick(types: Sequence[Any], profiles: OpProfiles, arch: Optional[str],
+          issues: List[ImportIssue]) -> Optional[Tuple[ModelType, OpProfile]]:
+    """The model type's record and its profile (``arch`` when given)."""
+    if not types:
+        issues.append(ImportIssue((), "import.no-model-type",
+                                  "the config states no model_type, so no op profile can be picked; state the "
+                                  "Hugging Face model_type"))
+        return None
+    known = sorted(name for name in _BY_NAME
+                   if any(name in profile.model_types for profile in profiles.profiles.values()))
+    records = [model_type_record(name) if isinstance(name, str) else None for name in types]
+    if records[0] is None or (arch is None and types[0] not in known):
+        issues.append(ImportIssue(("model_type",), "import.unknown-model-type",
+                                  f"no op profile prices model_type {_show(types[0])}; the known model types are "
+                                  f"{', '.join(known)}"))
+        return None
+    if any(record is not records[0] for record in records[1:]):
+        issues.append(ImportIssue(("text_config", "model_type"), "import.both-levels",
+                                  f"text_config's model_type {_show(types[1])} is not a text model of "
+                                  f"{_show(types[0])}"))
+        return None
+    if arch is not None:
+        try:
+            return records[0], profiles.get(arch)
+        except ModelSpecError as error:
+            issues.append(ImportIssue((), "import.unknown-model-type", str(error)))
+            return None
+    return records[0], next(profile for profile in profiles.profiles.values() if types[0] in profile.model_types)
+
+
+def _name(keys: Mapping[str, _Stated], fallback: str) -> str:
+    stated = keys.get("_name_or_path")
+    if stated is not None and isinstance(stated.value, str) and stated.value.strip("/"):
+        return stated.value.rstrip("/").rsplit("/", 1)[-1].lower()
+    return fallback
+
+
+def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name: Optional[str] = None,
+                  arch: Optional[str] = None, allow_unknown: bool = False) -> ImportedSpec:
+    """Map a Hugging Face config to a spec.
+
+    Args:
+        config: The parsed ``config.json``.
+        profiles: The op profiles; the profile is the one whose
+            ``model_types`` lists the config's ``model_type``.
+        fallback_name: The spec's name when neither *name* nor the config's
+            ``_name_or_path`` gives one (the command passes the file's stem).
+        name: The spec's name, overriding ``_name_or_path``.
+        arch: The op profile to use instead of the one ``model_type`` picks;
+            it must exist (``stack.unknown-arch`` otherwise).
+        allow_unknown: Return unknown keys in :attr:`ImportedSpec.unknown`
+            instead of refusing them.
+
+    Returns:
+        The spec, its mapping and where each field came from.
+
+    Raises:
+        ConfigImportError: With every issue found: unknown keys (unless
+            *allow_unknown*), keys at both levels, conflicts, an unknown
+            model type, a structure no profile prices, or the model IR's
+            refusals of the mapped spec (each at the key it came from).
+    """
+    if not isinstance(config, Mapping):
+        raise ConfigImportError([ImportIssue((), "import.not-a-mapping",
+                                             f"a config is a JSON object, got {_show(config)}")])
+    issues: List[ImportIssue] = []
+    keys, types = _merge(config, issues)
+    picked = _pick(types, profiles, arch, issues)
+    if picked is None:
+        raise ConfigImportError(issues)
+    ctx = _Context(keys, *picked)
+    ctx.issues.extend(issues)
+    unknown = _apply_keys(ctx)
+    _stack(ctx)
+    ctx.fields.put("name", name or _name(keys, fallback_name), "--name" if name else "the config's name", ())
+    ctx.fields.put("arch", ctx.profile.arch, "model_type", ctx.path("model_type"))
+    if unknown and not allow_unknown:
+        ctx.issues.extend(ImportIssue(path, "import.unknown-key", _unknown_message(path)) for path in unknown)
+    if ctx.issues:
+        raise ConfigImportError(ctx.issues)
+    spec = _spec(ctx)
+    return ImportedSpec(spec, spec.to_dict(), tuple(unknown), MappingProxyType(dict(ctx.fields.origins)),
+                        MappingProxyType(dict(ctx.fields.paths)))
+
+
+def _apply_keys(ctx: _Context) -> List[KeyPath]:
+    """Set the family's fixed facts, run every stated key's transform, then the defaults; return the unknown keys."""
+    record = ctx.model_type
+    unknown: List[KeyPath] = []
+    for field_name, value in record.fixed.items():
+        ctx.fields.fix(field_name, value, record.names[0])
+    for key, stated in ctx.keys.items():
+        rule = _RULES.get(key)
+        if key in record.unread or rule is None:
+            if key not in record.unread and key not in IGNORED:
+                unknown.append(stated.path)
+            continue
+        if key == "vision_config":
+            _vision(ctx, stated, unknown)
+        else:
+            TRANSFORMS[rule.transform](rule, stated, ctx)
+    for key, value in record.defaults.items():
+        if ctx.value(key) is None:
+            stated = _Stated(value, (key,), default=True)
+            TRANSFORMS[_RULES[key].transform](_RULES[key], stated, ctx)
+    return unknown
+
+
+def _unknown_message(path: KeyPath) -> str:
+    return (f"{_dotted(path)} is a key the importer does not know; map it in pipeline/importer.py (KEYS) or, if it "
+            "does not change what a cost model prices, list it in IGNORED with its reason; --allow-unknown imports "
+            "without it")
+
+
+def _spec(ctx: _Context) -> ModelSpec:
+    """Build the spec, turning the model IR's refusals into issues at the keys the fields came from."""
+    try:
+        return ModelSpec.from_dict(ctx.fields.values)
+    except ModelSpecError as error:
+        issues = []
+        for issue in error.issues:
+            field_name = ".".join(str(part) for part in issue.path[:2] if isinstance(part, str))
+            top = str(issue.path[0]) if issue.path else ""
+            origin = ctx.fields.origins.get(field_name) or ctx.fields.origins.get(top)
+            path = ctx.fields.paths.get(field_name) or ctx.fields.paths.get(top) or ()
+            note = f" (from {origin})" if origin and origin != top and origin != field_name else ""
+            issues.append(ImportIssue(path, issue.code, issue.message + note))
+        raise ConfigImportError(issues) from None
