@@ -1,0 +1,68 @@
+"""``modelspec fmt``: rewrite spec files in the canonical layout, or ``--check`` that they are.
+
+The layout is :mod:`pipeline.fmt`'s. Files that are already canonical are not
+touched; a changed file is written whole (:func:`pipeline.atomic.write_atomic`).
+A file that does not load strictly, or that has a comment below its header
+block, is reported on stderr and left alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional, Tuple
+
+import click
+
+from pipeline.commands.options import root_option
+
+
+@click.command(name="fmt", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--check", is_flag=True, help="Write nothing; name the files that would change and exit 1 if any.")
+@root_option
+def command(paths: Tuple[Path, ...], check: bool, root: Optional[Path]) -> None:
+    """Rewrite spec files in the canonical layout.
+
+    Keys in the schema's order (nested records in their own field order),
+    block style, the header comment block kept as written, its first line the
+    yaml-language-server schema line when the repository has schemas/.
+    Values never change. A comment below the header block cannot be kept, so
+    such a file is refused until the comment moves into the header.
+
+    \b
+    Examples:
+      modelspec fmt                          # every spec under specs/
+      modelspec fmt specs/qwen/qwen3-8b.yaml
+      modelspec fmt --check                  # in CI: exit 1 if a file would change
+
+    Exit codes: 0 nothing to change (or all written), 1 a file would change
+    (--check) or was refused, 2 usage error.
+    """
+    from pipeline.atomic import write_atomic
+    from pipeline.fmt import format_files, schema_line
+    from pipeline.repo import find_repo
+    from pipeline.runner import find_spec_files
+
+    repo = find_repo(root)
+    try:
+        files = find_spec_files(list(paths) or [repo.specs])
+    except FileNotFoundError as error:
+        raise click.UsageError(str(error)) from None
+    failed = False
+    for path, result in format_files(files, repo.display, lambda p: schema_line(repo, p)):
+        for problem in result.problems:
+            click.echo(f"{problem.file}:{problem.line}:{problem.column}: {problem.severity.value} "
+                       f"[{problem.code}] {problem.message}", err=True)
+        failed = failed or bool(result.problems)
+        if not result.changed:
+            continue
+        if check:
+            click.echo(f"would reformat {repo.display(path)}")
+            failed = True
+            continue
+        try:
+            write_atomic(path, result.text)
+        except OSError as error:
+            raise click.FileError(str(path), hint=error.strerror) from None
+        click.echo(f"reformatted {repo.display(path)}")
+    raise SystemExit(1 if failed else 0)
