@@ -1,0 +1,281 @@
+"""The catalogue as a reader sees it: specs found by name, the ``list`` table, the ``show`` diagram and its JSON.
+
+A catalogue model is named by the ``name`` its spec file states, not by the
+file's path, so ``modelspec show deepseek-v3`` finds
+``specs/deepseek/deepseek-v3.yaml`` wherever it sits under ``specs/``; a name
+stated by two files is refused, as a name must pick one model.
+
+What ``show`` prints is a view of a checked spec (:class:`~pipeline.runner.CheckedSpec`):
+the resolved stack's groups with their layer ranges, each kind's attention
+and feed-forward flavour and op counts, the op totals over the stack, the
+MLA ranks or linear-attention dimensions when the stack has such layers, the
+derived widths of the model IR, and the vision tower's stack. The JSON form
+(:func:`show_view`) is the data; the text diagram (:func:`render_show`) is
+drawn from it, so the two cannot disagree. A repeated cycle of groups (5
+sliding, 1 full, ten times) is drawn once with its repeat count.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from pipeline.model import ModelSpec, VisionSpec
+from pipeline.stack import LayerStack
+
+# The MLA ranks a stack with mla attention is priced on, in the order the view lists them.
+_MLA_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
+# The derived widths the text diagram leaves out for a dense model (the IR falls back to the dense width).
+_EXPERT_WIDTHS = ("routed_expert_width", "shared_expert_width")
+_TOWER_WIDTHS = ("hidden_size", "intermediate_size", "out_hidden_size", "patch_size", "spatial_merge_size",
+                 "num_position_embeddings")
+
+
+class CatalogueError(LookupError):
+    """A name the catalogue cannot resolve to one spec: absent, or stated by two files."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One spec file of the catalogue.
+
+    Attributes:
+        path: The file.
+        file: Its path as reports show it.
+        name: The ``name`` it states, or ``None`` when it states none (or does not load).
+    """
+
+    path: Path
+    file: str
+    name: Optional[str]
+
+
+def entries(paths: Sequence[Path], display: Any) -> List[Entry]:
+    """Read the name each spec file of *paths* states.
+
+    Args:
+        paths: The spec files.
+        display: ``display(path)``, the path as reports show it.
+    """
+    from pipeline.yaml_source import load_path
+
+    found = []
+    for path in paths:
+        data = load_path(path, display(path)).data
+        name = data.get("name") if isinstance(data, dict) else None
+        found.append(Entry(path, display(path), name if isinstance(name, str) else None))
+    return found
+
+
+def find(catalogue: Sequence[Entry], name: str) -> Entry:
+    """The entry whose spec states *name*.
+
+    Raises:
+        CatalogueError: When no spec states it (naming the closest names) or
+            two do (naming both files).
+    """
+    matches = [entry for entry in catalogue if entry.name == name]
+    if len(matches) > 1:
+        raise CatalogueError(f"the name {name!r} is stated by {' and '.join(e.file for e in matches)}; a name picks "
+                             "one spec, so rename one of them")
+    if matches:
+        return matches[0]
+    names = sorted(entry.name for entry in catalogue if entry.name)
+    close = difflib.get_close_matches(name, names, n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else f"; the names are {', '.join(names) or 'none'}"
+    raise CatalogueError(f"no spec in the catalogue is named {name!r}{hint}")
+
+
+# ---- show ---------------------------------------------------------------------------
+
+def _groups(stack: LayerStack) -> List[Dict[str, Any]]:
+    rows, first = [], 0
+    for group in stack.groups:
+        rows.append({"first": first, "last": first + group.count - 1, "kind": group.kind.name, "count": group.count,
+                     "mtp": group.mtp})
+        first += group.count
+    return rows
+
+
+def _kinds(stack: LayerStack) -> Dict[str, Dict[str, Any]]:
+    return {kind.name: {"attention": kind.attention, "ffn": kind.ffn, "ops": kind.ops.to_dict()}
+            for kind in stack.distinct_kinds()}
+
+
+def _op_totals(stack: LayerStack) -> Dict[str, int]:
+    """Each op's calls over the whole stack per forward pass: a kind's count times its layers, summed."""
+    totals: Dict[str, int] = {}
+    for group in stack.groups:
+        for op, count in group.kind.ops.to_dict().items():
+            totals[op] = totals.get(op, 0) + count * group.count
+    return totals
+
+
+def _stack_view(stack: LayerStack) -> Dict[str, Any]:
+    return {"arch": stack.arch, "groups": _groups(stack), "kinds": _kinds(stack), "op_totals": _op_totals(stack)}
+
+
+def _tower_view(vision: VisionSpec, tower: LayerStack) -> Dict[str, Any]:
+    return {"name": vision.name, "layers": vision.num_hidden_layers, "num_attention_heads": vision.num_attention_heads,
+            **_stack_view(tower), "widths": {key: getattr(vision, key) for key in _TOWER_WIDTHS}}
+
+
+def show_view(spec: ModelSpec, stack: LayerStack, tower: Optional[LayerStack], file: str) -> Dict[str, Any]:
+    """The resolved view of one checked spec, as ``show --format json`` prints it.
+
+    Args:
+        spec: The spec.
+        stack: Its resolved stack.
+        tower: Its tower's resolved stack, when it has a tower.
+        file: The spec file, as reports show it.
+
+    Returns:
+        ``name``, ``file``, ``arch``; ``layers`` (``body``, ``mtp``);
+        ``groups`` (``first``, ``last``, ``kind``, ``count``, ``mtp``);
+        ``kinds`` (``attention``, ``ffn``, ``ops``); ``op_totals``; ``heads``;
+        ``experts`` (or ``None`` for a dense model); ``sliding_window``;
+        ``mla`` (when a kind's attention is mla); ``linear`` (the
+        gated-DeltaNet dimensions); ``widths`` (channels: ``hidden_size``,
+        ``intermediate_size`` — ``None`` when not declared —
+        ``effective_head_dim``, ``attention_width``, ``routed_expert_width``,
+        ``shared_expert_width``); ``tower`` (or ``None``).
+    """
+    has_mla = any(kind.attention == "mla" for kind in stack.distinct_kinds())
+    return {
+        "name": spec.name,
+        "file": file,
+        **_stack_view(stack),
+        "layers": {"body": spec.num_hidden_layers, "mtp": spec.mtp_depth or 0},
+        "heads": {"attention": spec.num_attention_heads, "key_value": spec.num_key_value_heads},
+        "experts": ({"routed": spec.num_experts, "per_token": spec.num_experts_per_tok,
+                     "shared": spec.num_shared_experts} if spec.num_experts else None),
+        "sliding_window": spec.sliding_window,
+        "mla": {key: getattr(spec, key) for key in _MLA_FIELDS} if has_mla else None,
+        "linear": dataclasses.asdict(stack.linear) if stack.linear is not None else None,
+        "widths": {"hidden_size": spec.hidden_size, "intermediate_size": spec.intermediate_size,
+                   "effective_head_dim": spec.effective_head_dim, "attention_width": spec.attention_width,
+                   "routed_expert_width": spec.routed_expert_width, "shared_expert_width": spec.shared_expert_width},
+        "tower": _tower_view(spec.vision, tower) if spec.vision is not None and tower is not None else None,
+    }
+
+
+def _cycle(groups: Sequence[Dict[str, Any]]) -> Tuple[int, int]:
+    """``(period, repeats)`` of the longest run of one cycle of groups that opens *groups*; ``(0, 0)`` if none."""
+    best = (0, 0)
+    for period in range(1, len(groups) // 2 + 1):
+        key = [(g["kind"], g["count"]) for g in groups[:period]]
+        repeats = 1
+        while [(g["kind"], g["count"]) for g in groups[repeats * period:(repeats + 1) * period]] == key:
+            repeats += 1
+        if repeats > 1 and repeats * period > best[0] * best[1]:
+            best = (period, repeats)
+    return best
+
+
+def _table(rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> List[str]:
+    """Rows as aligned columns, two spaces apart; the columns in *right* are right-aligned."""
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [cell.rjust(width) if column in right else cell.ljust(width)
+                 for column, (cell, width) in enumerate(zip(row, widths))]
+        lines.append("  " + "  ".join(cells).rstrip())
+    return lines
+
+
+def _stack_lines(view: Dict[str, Any]) -> List[str]:
+    """The groups table: layer range, repeat, kind, count, attention, ffn, MTP mark."""
+    kinds = view["kinds"]
+    rows = [["layers", "repeat", "kind", "count", "attention", "ffn", ""]]
+    body = [group for group in view["groups"] if not group["mtp"]]
+    period, repeats = _cycle(body)
+    index = 0
+    while index < len(view["groups"]):
+        group = view["groups"][index]
+        if period and index == 0:
+            last = body[period * repeats - 1]["last"]
+            for offset, item in enumerate(body[:period]):
+                rows.append([f"0-{last}" if offset == 0 else "", f"x{repeats}" if offset == 0 else "", item["kind"],
+                             str(item["count"]), kinds[item["kind"]]["attention"], kinds[item["kind"]]["ffn"], ""])
+            index = period * repeats
+            continue
+        span = str(group["first"]) if group["count"] == 1 else f"{group['first']}-{group['last']}"
+        rows.append([span, "", group["kind"], str(group["count"]), kinds[group["kind"]]["attention"],
+                     kinds[group["kind"]]["ffn"], "MTP" if group["mtp"] else ""])
+        index += 1
+    return _table(rows, right=(3,))
+
+
+def _dims(values: Dict[str, Any]) -> str:
+    return ", ".join(f"{key} {'-' if value is None else value}" for key, value in values.items())
+
+
+def render_show(view: Dict[str, Any]) -> str:
+    """The text diagram of :func:`show_view`'s view: aligned, one group per row, the tower below."""
+    layers = view["layers"]
+    summary = f"{layers['body']} layers" + (f" + {layers['mtp']} MTP" if layers["mtp"] else "")
+    experts = view["experts"]
+    if experts:
+        summary += f", {experts['routed']} experts (top {experts['per_token'] or '-'}, " \
+                   f"{'-' if experts['shared'] is None else experts['shared']} shared)"
+    lines = [f"{view['name']}  {view['arch']}  {view['file']}", summary, ""] + _stack_lines(view) + [""]
+    if view["mla"]:
+        lines.append(f"mla: {_dims(view['mla'])}")
+    if view["linear"]:
+        lines.append(f"linear attention: {_dims(view['linear'])}")
+    if view["sliding_window"]:
+        lines.append(f"sliding window: {view['sliding_window']} tokens")
+    widths = {key: value for key, value in view["widths"].items() if experts or key not in _EXPERT_WIDTHS}
+    lines.append(f"widths: {_dims(widths)}")
+    tower = view["tower"]
+    if tower is None:
+        lines.append("vision tower: none")
+    else:
+        named = "" if tower["name"] == "vision" else f" {tower['name']}"
+        lines += ["", f"vision tower{named}: {tower['layers']} layers, {tower['num_attention_heads']} heads", ""]
+        lines += _stack_lines(tower) + ["", f"widths: {_dims(tower['widths'])}"]
+    return "\n".join(lines) + "\n"
+
+
+# ---- list -----------------------------------------------------------------------------
+
+def list_row(spec: ModelSpec, stack: Optional[LayerStack], file: str) -> Dict[str, Any]:
+    """One ``list`` row: ``name``, ``file``, ``arch``, ``layers`` (body), ``mtp``, ``experts``, ``tower_layers``.
+
+    ``mtp`` is ``None`` when the spec states no MTP depth, ``experts`` ``None``
+    for a dense model (else ``routed``, ``per_token``, ``shared``).
+    """
+    return {
+        "name": spec.name,
+        "file": file,
+        "arch": stack.arch if stack is not None else spec.arch,
+        "layers": spec.num_hidden_layers,
+        "mtp": spec.mtp_depth,
+        "experts": ({"routed": spec.num_experts, "per_token": spec.num_experts_per_tok,
+                     "shared": spec.num_shared_experts} if spec.num_experts else None),
+        "tower_layers": spec.vision.num_hidden_layers if spec.vision is not None else None,
+    }
+
+
+def _experts_cell(experts: Optional[Dict[str, Any]]) -> str:
+    if not experts:
+        return "-"
+    cell = str(experts["routed"])
+    if experts["per_token"]:
+        cell += f" top-{experts['per_token']}"
+    if experts["shared"]:
+        cell += f" +{experts['shared']} shared"
+    return cell
+
+
+def render_list(rows: Sequence[Dict[str, Any]]) -> str:
+    """The catalogue as an aligned table: name, arch, layers, experts, MTP, tower."""
+    table = [["name", "arch", "layers", "experts", "mtp", "tower"]]
+    for row in rows:
+        table.append([row["name"], row["arch"] or "-", str(row["layers"]), _experts_cell(row["experts"]),
+                      "-" if row["mtp"] is None else str(row["mtp"]),
+                      "-" if row["tower_layers"] is None else f"{row['tower_layers']} layers"])
+    return "\n".join(line[2:] for line in _table(table, right=(2, 4))) + "\n"

@@ -1,0 +1,59 @@
+"""``modelspec list``: the catalogue as a table (name, arch, layers, experts, MTP, tower), or as JSON.
+
+Every spec under the repository's ``specs/`` is checked; a spec that fails is
+left out of the table and its problems are shown on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from pipeline.commands.options import repository_errors, root_option
+
+
+@click.command(name="list", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True,
+              help="text: an aligned table; json: one record per model.")
+@root_option
+def command(fmt: str, root: Optional[Path]) -> None:
+    """List the catalogue: name, arch, layers, experts, MTP, tower.
+
+    One row per spec under specs/, sorted by name. layers counts the body
+    layers; experts is routed experts, top-k and shared experts; mtp is '-'
+    when the spec states no MTP depth; tower is the vision tower's layers.
+
+    \b
+    Examples:
+      modelspec list
+      modelspec list --format json
+
+    Exit codes: 0 listed, 1 a spec fails its check (it is left out and its
+    problems are shown), 2 usage error or a broken op profile.
+    """
+    from pipeline.catalogue import list_row, render_list
+    from pipeline.op_profiles import load_op_profiles
+    from pipeline.problems import Severity
+    from pipeline.repo import find_repo
+    from pipeline.runner import check_paths, find_spec_files
+
+    repo = find_repo(root)
+    with repository_errors():
+        profiles = load_op_profiles(repo.profiles)
+    files = find_spec_files([repo.specs]) if repo.specs.is_dir() else []
+    rows, failed = [], False
+    for item in check_paths([(path, repo.display(path)) for path in files], profiles):
+        errors = [p for p in item.result.problems if p.severity is Severity.ERROR]
+        if errors or item.spec is None:
+            failed = True
+            for problem in errors:
+                click.echo(f"{problem.file}:{problem.line}:{problem.column}: error [{problem.code}] "
+                           f"{problem.message}", err=True)
+            continue
+        rows.append(list_row(item.spec, item.stack, item.result.file))
+    rows.sort(key=lambda row: (row["name"], row["file"]))
+    click.echo(json.dumps(rows, indent=2) if fmt == "json" else render_list(rows), nl=fmt == "json")
+    raise SystemExit(1 if failed else 0)
