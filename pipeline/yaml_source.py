@@ -624,6 +624,16 @@ def _plain_tag(text: str, yaml11_tag: str) -> str:
     return _REFUSED_TAG if tag == _STR_TAG and yaml11_tag != _STR_TAG else tag
 
 
+# Line breaks in YAML 1.1 only: 1.2 reads them as ordinary characters, so
+# inside a (folded) quoted scalar the two versions would read different text.
+_YAML11_BREAKS = re.compile("[\x85\u2028\u2029]")
+
+
+def _represent_str(dumper: yaml.BaseDumper, text: str) -> yaml.ScalarNode:
+    """Text, double-quoted (so escaped as ``\\N``, ``\\L``, ``\\P``) when it holds a YAML 1.1 break."""
+    return dumper.represent_scalar(_STR_TAG, text, style='"' if _YAML11_BREAKS.search(text) else None)
+
+
 def _canonical_dumper(base: type) -> type:
     """A dumper on *base* that writes plain only what both YAML versions read alike."""
 
@@ -634,6 +644,7 @@ def _canonical_dumper(base: type) -> type:
                 return _plain_tag(value, yaml11_tag)
             return yaml11_tag
 
+    CanonicalDumper.add_representer(str, _represent_str)
     return CanonicalDumper
 
 

@@ -134,7 +134,7 @@ def test_alias_bomb_stops_at_the_first_anchor(loader: type) -> None:
 @pytest.mark.parametrize("text, value", [
     ("", None), ("~", None), ("null", None), ("Null", None), ("NULL", None),
     ("true", True), ("True", True), ("TRUE", True), ("false", False), ("False", False), ("FALSE", False),
-    ("0", 0), ("7", 7), ("-5", -5), ("+5", 5), ("-0", 0), ("123456789012345678901234567890", 123456789012345678901234567890),
+    ("0", 0), ("7", 7), ("-5", -5), ("+5", 5), ("-0", 0), ("1" * 30, int("1" * 30)),
     ("0o17", 15), ("0o0", 0), ("0x1F", 31), ("0xff", 255),
     ("7e3", 7000.0), ("1.3e0", 1.3), ("1E3", 1000.0), ("1e+3", 1000.0), ("-2.5e-3", -0.0025), ("1.5", 1.5),
     (".5", 0.5), ("-.5", -0.5), ("+.5e1", 5.0), ("1.", 1.0), ("01.5", 1.5), ("4096.0", 4096.0), ("1e-999", 0.0),
@@ -182,14 +182,14 @@ def test_yaml11_booleans_are_refused_and_kept_as_text(loader: type, word: str) -
     assert doc.data == {"name": "x", "qk_norm": word} and not doc.fatal
 
 
-@pytest.mark.parametrize("source, line, column, path", [
-    ("flags: [true, yes]\n", 1, 15, "flags[1]"),
-    ("flags:\n- no\n", 2, 3, "flags[0]"),
-    ("rope:\n  scaling:\n    on: 1\n", 3, 5, "rope.scaling.on"),
-    ("a: {b: Off}\n", 1, 8, "a.b"),
+@pytest.mark.parametrize("source, line, column, path, word", [
+    ("flags: [true, yes]\n", 1, 15, "flags[1]", "yes"),
+    ("flags:\n- no\n", 2, 3, "flags[0]", "no"),
+    ("rope:\n  scaling:\n    on: 1\n", 3, 5, "rope.scaling.on", "on"),
+    ("a: {b: Off}\n", 1, 8, "a.b", "Off"),
 ])
-def test_yaml11_booleans_are_refused_anywhere(loader: type, source: str, line: int, column: int, path: str) -> None:
-    word = {"flags[1]": "yes", "flags[0]": "no", "rope.scaling.on": "on", "a.b": "Off"}[path]
+def test_yaml11_booleans_are_refused_anywhere(loader: type, source: str, line: int, column: int, path: str,
+                                              word: str) -> None:
     assert found(source) == [
         ("yaml.ambiguous-bool", line, column,
          f"{path}: {word} is a boolean in YAML 1.1 but text in YAML 1.2; write true or false {QUOTE_HINT}")]
@@ -777,6 +777,14 @@ def test_floats_read_back_as_the_same_float_in_both_yaml_versions(number: float)
     written = dump({"a": number})
     assert typed(load_bytes(written.encode(), "spec.yaml").data) == typed({"a": number})
     assert typed(yaml.load(written, Loader=yaml.SafeLoader)) == typed({"a": number})
+
+
+@pytest.mark.parametrize("text, written", [
+    ("x\x85y", 'a: "x\\Ny"\n'), ("x\u2028y", 'a: "x\\Ly"\n'), ("long text\u2029" * 3, 'a: "' + "long text\\P" * 3 + '"\n'),
+])
+def test_yaml11_line_breaks_in_text_are_escaped(text: str, written: str) -> None:
+    assert dump({"a": text}) == written
+    assert load_bytes(written.encode(), "spec.yaml").data == {"a": text}
 
 
 def test_tuples_are_written_as_lists() -> None:
