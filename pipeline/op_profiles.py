@@ -36,7 +36,8 @@ VISION_ARCH = "vision"
 
 CODES: Dict[str, str] = {
     "profile.invalid": "An op profile breaks schemas/op-profile.schema.json (an unknown key, a kind missing an op, "
-                       "a flavour that is not one of the allowed ones).",
+                       "a flavour that is not one of the allowed ones), or states a count that is not a whole "
+                       "number below 2**63 (4.0, which the schema takes for an integer).",
     "profile.arch-stem": "An op profile's arch is not its file's stem.",
     "profile.default-kind": "An op profile's default is not one of its layer_kinds.",
     "profile.model-type-twice": "Two op profiles claim the same Hugging Face model_type.",
@@ -198,6 +199,7 @@ def _load_folder(root: Path) -> OpProfiles:
 
     problems = []
     profiles: Dict[str, OpProfile] = {}
+    docs: Dict[str, "SourceDoc"] = {}
     for path in sorted(root.glob("*.yaml")):
         doc = yaml_source.load_path(path)
         found = [p for p in doc.problems if p.severity is Severity.ERROR]
@@ -205,10 +207,15 @@ def _load_folder(root: Path) -> OpProfiles:
             found = [_as_profile_problem(p) for p in schema_problems(doc, _PROFILE_SCHEMA, "schema")]
         if not found:
             found = _profile_rules(doc, path)
-        problems.extend(found)
         if not found:
-            profiles[doc.data["arch"]] = _profile(doc.data, path)
-    problems.extend(_model_type_clashes(profiles))
+            try:
+                profiles[doc.data["arch"]] = _profile(doc.data, path)
+                docs[doc.data["arch"]] = doc
+            except ModelSpecError as error:
+                # The schema takes 4.0 and 2**70 as integers; OpCounts does not.
+                found = [_located(doc, issue.path, "profile.invalid", issue.message) for issue in error.issues]
+        problems.extend(found)
+    problems.extend(_model_type_clashes(profiles, docs))
     if problems:
         raise OpProfileError(problems)
     return OpProfiles(root, dict(sorted(profiles.items())))
@@ -251,16 +258,16 @@ def _profile(data: Mapping, path: Path) -> OpProfile:
                      tuple(data["match"]), data.get("default"), kinds, path)
 
 
-def _model_type_clashes(profiles: Mapping[str, OpProfile]) -> List[Problem]:
-    """A problem for each model_type that two profiles claim."""
+def _model_type_clashes(profiles: Mapping[str, OpProfile], docs: Mapping[str, "SourceDoc"]) -> List[Problem]:
+    """A problem for each model_type that two profiles claim, at its entry in the later profile (by arch)."""
     owner: Dict[str, str] = {}
     found = []
     for arch, profile in sorted(profiles.items()):
-        for model_type in profile.model_types:
+        for index, model_type in enumerate(profile.model_types):
             if model_type in owner:
-                found.append(Problem(str(profile.path), 1, 1, "schema", "profile.model-type-twice", Severity.ERROR,
-                                     f"model_type {model_type!r} is claimed by both {owner[model_type]} and {arch}; "
-                                     "keep it in one profile", ("model_types",)))
+                found.append(_located(docs[arch], ("model_types", index), "profile.model-type-twice",
+                                      f"model_type {model_type!r} is claimed by both {owner[model_type]} and "
+                                      f"{arch}; keep it in one profile"))
             owner.setdefault(model_type, arch)
     return found
 

@@ -1,0 +1,379 @@
+"""Tests of the op profile loader, :mod:`pipeline.op_profiles`.
+
+Every refusal of a broken profile is asserted on a profile written into a
+folder of the test's own (``tmp_path``), as the exact ``(file, line, column,
+code, message)`` of each :class:`OpProfileError` problem: the strict YAML
+reading, the schema, and the rules the schema cannot state. Then the cache
+(one load per folder), and the lookups on the bundled profiles: by arch, by
+spec name, by Hugging Face ``model_type``, and each kind's op counts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
+
+from pipeline.model import ModelSpecError, OpCounts
+from pipeline.op_profiles import (
+    CODES,
+    VISION_ARCH,
+    LayerKind,
+    OpProfile,
+    OpProfileError,
+    bundled_profiles_dir,
+    load_op_profile,
+    load_op_profiles,
+    resolve_ops,
+)
+from pipeline.problems import Severity
+
+#: A valid profile of one kind; ``{arch}`` is the file's stem. Line numbers below count from its first line.
+GOOD = """\
+arch: {arch}
+summary: A test family.
+source: tests
+model_types: [{arch}]
+match: ["{arch}-*"]
+default: dense
+layer_kinds:
+  dense:
+    attention: full
+    ffn: dense
+    ops:
+      attMM: 4
+      attBMM: 2
+      ffMM: 3
+      softmax: 1
+      dropout: 1
+      normOp: 2
+      gather: 4
+      headCast: 1
+      ffAct: 1
+      linrec: 0
+"""
+LLAMA_COUNTS = OpCounts(attMM=4, attBMM=2, ffMM=3, softmax=1, dropout=1, normOp=2, gather=4, headCast=1, ffAct=1,
+                        linrec=0)
+BUNDLED = ("deepseek_v3", "gemma3", "gpt2", "gpt_oss", "llama", "mistral", "mixtral", "qwen2", "qwen2_5_vl", "qwen3",
+           "qwen3_5", "qwen3_5_moe", "qwen3_moe", "qwen3_next", "t5", "vision")
+#: The profiles a message offers for ``arch``: every bundled one but the vision towers'.
+ARCH_CHOICES = ("['deepseek_v3', 'gemma3', 'gpt2', 'gpt_oss', 'llama', 'mistral', 'mixtral', 'qwen2', 'qwen2_5_vl', "
+                "'qwen3', 'qwen3_5', 'qwen3_5_moe', 'qwen3_moe', 'qwen3_next', 't5']")
+
+#: A problem as ``(file name, line, column, pass, code, message)``.
+Found = Tuple[str, int, int, str, str, str]
+
+
+def write_folder(root: Path, files: Dict[str, str]) -> Path:
+    """Write ``{stem: text}`` as ``root/<stem>.yaml`` and return *root*."""
+    for stem, text in files.items():
+        (root / f"{stem}.yaml").write_text(text, encoding="utf-8")
+    return root
+
+
+def problems_of(root: Path) -> List[Found]:
+    """The problems loading *root* raises, with file names relative to it; fails if it raises none."""
+    with pytest.raises(OpProfileError) as caught:
+        load_op_profiles(root)
+    for problem in caught.value.problems:
+        assert problem.severity is Severity.ERROR
+        assert Path(problem.file).parent == root.resolve()
+    return [(Path(p.file).name, p.line, p.column, p.pass_name, p.code, p.message) for p in caught.value.problems]
+
+
+def good(arch: str = "fam") -> str:
+    """The valid profile :data:`GOOD` for *arch*."""
+    return GOOD.format(arch=arch)
+
+
+def edited(old: str, new: str, arch: str = "fam") -> str:
+    """:data:`GOOD` with *old* replaced by *new*, once."""
+    text = good(arch)
+    assert text.count(old) == 1, old
+    return text.replace(old, new)
+
+
+# ---- refusals of a broken profile ---------------------------------------------------------
+
+BROKEN = [
+    pytest.param(edited("summary:", "colour: red\nsummary:"), [
+        ("fam.yaml", 2, 1, "schema", "profile.invalid",
+         "unknown key 'colour' in the top level; the keys are ['arch', 'default', 'layer_kinds', 'match', "
+         "'model_types', 'source', 'summary']")], id="unknown-key"),
+    pytest.param(edited("    ffn: dense\n", "    ffn: dense\n    width: 3\n"), [
+        ("fam.yaml", 11, 5, "schema", "profile.invalid",
+         "unknown key 'width' in layer_kinds.dense; the keys are ['attention', 'ffn', 'ops']")], id="unknown-kind-key"),
+    pytest.param(edited("linrec: 0", "linrec: 0\n      convs: 1"), [
+        ("fam.yaml", 22, 7, "schema", "profile.invalid",
+         "unknown key 'convs' in layer_kinds.dense.ops; the keys are ['attBMM', 'attMM', 'dropout', 'ffAct', 'ffMM', "
+         "'gather', 'headCast', 'linrec', 'normOp', 'softmax']")], id="unknown-op"),
+    pytest.param(edited("default: dense", "default: moe"), [
+        ("fam.yaml", 6, 10, "schema", "profile.default-kind", "default 'moe' is not one of the layer_kinds ['dense']")],
+                 id="default-not-a-kind"),
+    pytest.param(edited("      linrec: 0\n", ""), [
+        ("fam.yaml", 12, 7, "schema", "profile.invalid", "linrec is required in layer_kinds.dense.ops and not stated")],
+                 id="kind-missing-an-op"),
+    pytest.param(edited("    attention: full\n", ""), [
+        ("fam.yaml", 9, 5, "schema", "profile.invalid", "attention is required in layer_kinds.dense and not stated")],
+                 id="kind-missing-attention"),
+    pytest.param(edited("source: tests\n", ""), [
+        ("fam.yaml", 1, 1, "schema", "profile.invalid", "source is required and not stated")], id="missing-source"),
+    pytest.param(edited("ffMM: 3", "ffMM: -3"), [
+        ("fam.yaml", 14, 13, "schema", "profile.invalid", "layer_kinds.dense.ops.ffMM must be at least 0, got -3")],
+                 id="negative-count"),
+    pytest.param(edited("attention: full", "attention: ful"), [
+        ("fam.yaml", 9, 16, "schema", "profile.invalid",
+         "layer_kinds.dense.attention must be one of ['full', 'sliding', 'mla', 'linear', 'none'], got 'ful'")],
+                 id="bad-attention-flavour"),
+    pytest.param(edited("ffn: dense", "ffn: mlp"), [
+        ("fam.yaml", 10, 10, "schema", "profile.invalid",
+         "layer_kinds.dense.ffn must be one of ['dense', 'moe', 'none'], got 'mlp'")], id="bad-ffn-flavour"),
+    pytest.param(good().split("layer_kinds:")[0] + "layer_kinds: {}\n", [
+        ("fam.yaml", 7, 14, "schema", "profile.invalid", "layer_kinds must not be empty; leave the key out instead")],
+                 id="no-kinds"),
+    # counts JSON Schema takes as integers and OpCounts does not
+    pytest.param(edited("attMM: 4", "attMM: 4.0"), [
+        ("fam.yaml", 12, 14, "schema", "profile.invalid",
+         "layer_kinds.dense.ops.attMM must be an integer, got the float 4.0; write 4")], id="integral-float-count"),
+    pytest.param(edited("attMM: 4", "attMM: 99999999999999999999999"), [
+        ("fam.yaml", 12, 14, "schema", "profile.invalid",
+         "layer_kinds.dense.ops.attMM is an integer of 77 bits; no count or width is beyond 2**63 - 1")],
+                 id="count-beyond-64-bits"),
+    # strict YAML: the reading refuses, and the schema is not asked
+    pytest.param(edited("      ffMM: 3\n", "      ffMM: 3\n      ffMM: 3\n"), [
+        ("fam.yaml", 15, 7, "load", "yaml.duplicate-key",
+         "layer_kinds.dense.ops.ffMM: already stated on line 14; keep one of the two")], id="duplicate-key"),
+    pytest.param(edited("linrec: 0", "linrec: yes"), [
+        ("fam.yaml", 21, 15, "load", "yaml.ambiguous-bool",
+         "layer_kinds.dense.ops.linrec: yes is a boolean in YAML 1.1 but text in YAML 1.2; write true or false "
+         "(or quote it if you mean the text)")], id="yes"),
+    pytest.param("", [
+        ("fam.yaml", 1, 1, "load", "yaml.empty",
+         "empty file; a spec is a mapping of fields, one `key: value` per line")], id="empty-file"),
+]
+
+
+@pytest.mark.parametrize("text, expected", BROKEN)
+def test_a_broken_profile_is_refused(tmp_path: Path, text: str, expected: List[Found]) -> None:
+    assert problems_of(write_folder(tmp_path, {"fam": text})) == expected
+
+
+def test_an_arch_that_is_not_the_file_stem_is_refused(tmp_path: Path) -> None:
+    write_folder(tmp_path, {"other": good("fam")})
+    assert problems_of(tmp_path) == [
+        ("other.yaml", 1, 7, "schema", "profile.arch-stem", "arch is 'fam' but the file is other.yaml; write arch: other")]
+
+
+def test_both_rules_the_schema_cannot_state_are_reported_together(tmp_path: Path) -> None:
+    write_folder(tmp_path, {"other": good("fam").replace("default: dense", "default: moe")})
+    assert [(line, column, code) for _, line, column, _, code, _ in problems_of(tmp_path)] == [
+        (1, 7, "profile.arch-stem"), (6, 10, "profile.default-kind")]
+
+
+def test_two_profiles_claiming_one_model_type_are_refused(tmp_path: Path) -> None:
+    write_folder(tmp_path, {"fam": good("fam"),
+                            "kin": edited("model_types: [kin]", "model_types: [kin, fam]", arch="kin")})
+    assert problems_of(tmp_path) == [
+        ("kin.yaml", 4, 20, "schema", "profile.model-type-twice",
+         "model_type 'fam' is claimed by both fam and kin; keep it in one profile")]
+
+
+def test_a_model_type_three_profiles_claim_names_its_first_owner(tmp_path: Path) -> None:
+    write_folder(tmp_path, {"a": good("a"), "b": edited("model_types: [b]", "model_types: [a]", arch="b"),
+                            "c": edited("model_types: [c]", "model_types: [c, a]", arch="c"),
+                            "d": edited("ffn: dense", "ffn: mlp", arch="d")})
+    # the clashes are found after every file is read, and still reported in file order
+    assert [(name, line, column, code, message) for name, line, column, _, code, message in problems_of(tmp_path)] == [
+        ("b.yaml", 4, 15, "profile.model-type-twice", "model_type 'a' is claimed by both a and b; keep it in one profile"),
+        ("c.yaml", 4, 18, "profile.model-type-twice", "model_type 'a' is claimed by both a and c; keep it in one profile"),
+        ("d.yaml", 10, 10, "profile.invalid", "layer_kinds.dense.ffn must be one of ['dense', 'moe', 'none'], got 'mlp'"),
+    ]
+
+
+def test_every_broken_file_of_a_folder_is_reported_in_file_order(tmp_path: Path) -> None:
+    write_folder(tmp_path, {"b": edited("ffn: dense", "ffn: mlp", arch="b"), "a": edited("linrec: 0", "linrec: on", "a"),
+                            "c": good("c")})
+    assert [(name, line, code) for name, line, _, _, code, _ in problems_of(tmp_path)] == [
+        ("a.yaml", 21, "yaml.ambiguous-bool"), ("b.yaml", 10, "profile.invalid")]
+
+
+def test_op_profile_error_message(tmp_path: Path) -> None:
+    write_folder(tmp_path, {"fam": edited("ffn: dense", "ffn: mlp"), "kin": good("fam")})
+    with pytest.raises(OpProfileError) as caught:
+        load_op_profiles(tmp_path)
+    root = tmp_path.resolve()
+    assert str(caught.value) == (
+        f"{root}/fam.yaml:10:10: [profile.invalid] layer_kinds.dense.ffn must be one of ['dense', 'moe', 'none'], "
+        "got 'mlp'\n"
+        f"{root}/kin.yaml:1:7: [profile.arch-stem] arch is 'fam' but the file is kin.yaml; write arch: kin")
+
+
+def test_a_refusal_is_not_cached(tmp_path: Path) -> None:
+    write_folder(tmp_path, {"fam": edited("ffn: dense", "ffn: mlp")})
+    assert [code for *_, code, _ in problems_of(tmp_path)] == ["profile.invalid"]
+    write_folder(tmp_path, {"fam": good()})
+    assert list(load_op_profiles(tmp_path).profiles) == ["fam"]
+
+
+# ---- what a good folder loads as ---------------------------------------------------------------
+
+
+def test_a_good_profile_loads_as_written(tmp_path: Path) -> None:
+    write_folder(tmp_path, {"fam": good(), "kin": edited("default: dense\n", "", arch="kin")})
+    (tmp_path / "README.md").write_text("not a profile", encoding="utf-8")
+    profiles = load_op_profiles(tmp_path)
+    assert profiles.root == tmp_path.resolve()
+    assert list(profiles.profiles) == ["fam", "kin"]
+    assert profiles.get("fam") == OpProfile(
+        "fam", "A test family.", "tests", ("fam",), ("fam-*",), "dense",
+        {"dense": LayerKind("dense", LLAMA_COUNTS, "full", "dense")}, tmp_path.resolve() / "fam.yaml")
+    assert profiles.get("kin").default is None
+
+
+def test_an_empty_folder_holds_no_profiles(tmp_path: Path) -> None:
+    assert load_op_profiles(tmp_path).profiles == {}
+
+
+# ---- the cache ---------------------------------------------------------------------------------
+
+
+def test_the_same_folder_loads_once(tmp_path: Path) -> None:
+    write_folder(tmp_path, {"fam": good()})
+    first = load_op_profiles(tmp_path)
+    assert load_op_profiles(tmp_path) is first
+    (tmp_path / "sub").mkdir()
+    assert load_op_profiles(tmp_path / "sub" / "..") is first
+    # once loaded, a folder is not read again in this process
+    write_folder(tmp_path, {"fam": edited("ffn: dense", "ffn: mlp")})
+    assert load_op_profiles(tmp_path) is first
+
+
+def test_different_folders_are_independent(tmp_path: Path) -> None:
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    one = write_folder(tmp_path / "one", {"fam": good()})
+    two = write_folder(tmp_path / "two", {"kin": good("kin")})
+    assert (list(load_op_profiles(one).profiles), list(load_op_profiles(two).profiles)) == (["fam"], ["kin"])
+    assert load_op_profiles(one) is not load_op_profiles(two)
+
+
+def test_the_bundled_folder_is_the_default() -> None:
+    assert load_op_profiles() is load_op_profiles(bundled_profiles_dir())
+    assert tuple(load_op_profiles().profiles) == BUNDLED
+    assert load_op_profile("llama") is load_op_profiles().profiles["llama"]
+
+
+# ---- lookups on the bundled profiles -------------------------------------------------------------
+
+
+def test_get_refuses_an_unknown_arch() -> None:
+    with pytest.raises(ModelSpecError) as caught:
+        load_op_profile("bert")
+    assert [(i.path, i.code, i.message) for i in caught.value.issues] == [
+        (("arch",), "stack.unknown-arch", f"arch 'bert' names no op profile; the profiles are {ARCH_CHOICES}")]
+
+
+@pytest.mark.parametrize("name, arch", [
+    ("deepseek-v3", "deepseek_v3"),
+    ("kimi-k2-instruct", "deepseek_v3"),
+    ("Qwen3-30B-A3B", "qwen3_moe"),
+    ("qwen3.5-35b-a3b", "qwen3_5_moe"),
+    ("qwen3.5-27b", "qwen3_5"),
+    ("t5-base", "t5"),
+])
+def test_infer_arch(name: str, arch: str) -> None:
+    assert load_op_profiles().infer_arch(name) == arch
+
+
+def test_infer_arch_refuses_a_name_no_profile_matches() -> None:
+    with pytest.raises(ModelSpecError) as caught:
+        load_op_profiles().infer_arch("flan-t5-base")
+    assert [(i.path, i.code, i.message) for i in caught.value.issues] == [
+        (("name",), "stack.no-arch",
+         "no arch is stated and no op profile's match pattern fits the name 'flan-t5-base', so the layer stack "
+         f"cannot be resolved; state arch: one of {ARCH_CHOICES}")]
+
+
+def test_infer_arch_refuses_a_name_several_profiles_match(tmp_path: Path) -> None:
+    write_folder(tmp_path, {"fam": good(), "kin": edited('match: ["kin-*"]', 'match: ["fam-x*", "kin-*"]', "kin")})
+    with pytest.raises(ModelSpecError) as caught:
+        load_op_profiles(tmp_path).infer_arch("FAM-X1")
+    assert [(i.path, i.code, i.message) for i in caught.value.issues] == [
+        (("name",), "stack.ambiguous-arch",
+         "no arch is stated and the name 'FAM-X1' matches the profiles ['fam', 'kin']; state arch: one of them")]
+
+
+@pytest.mark.parametrize("model_type, arch", [
+    ("kimi_k2", "deepseek_v3"),
+    ("deepseek_v3", "deepseek_v3"),
+    ("qwen3_5_moe_text", "qwen3_5_moe"),
+    ("gemma3_text", "gemma3"),
+    ("t5", "t5"),
+])
+def test_for_model_type(model_type: str, arch: str) -> None:
+    assert load_op_profiles().for_model_type(model_type).arch == arch
+
+
+def test_for_model_type_refuses_an_unknown_type_naming_the_known_ones() -> None:
+    with pytest.raises(ModelSpecError) as caught:
+        load_op_profiles().for_model_type("bert")
+    assert [(i.path, i.code, i.message) for i in caught.value.issues] == [
+        (("model_type",), "stack.unknown-arch",
+         "no op profile prices model_type 'bert'; the known model types are ['deepseek_v3', 'gemma3', 'gemma3_text', "
+         "'gpt2', 'gpt_oss', 'kimi_k2', 'llama', 'mistral', 'mixtral', 'qwen2', 'qwen2_5_vl', 'qwen2_5_vl_text', "
+         "'qwen3', 'qwen3_5', 'qwen3_5_moe', 'qwen3_5_moe_text', 'qwen3_5_text', 'qwen3_moe', 'qwen3_next', 't5']")]
+
+
+DECLARED = OpCounts(attMM=9, attBMM=9, ffMM=9, softmax=9, dropout=9, normOp=9, gather=9, headCast=9, ffAct=9,
+                    linrec=9)
+
+
+@pytest.mark.parametrize("arch, ops, expected", [
+    pytest.param("llama", None, {"full_attention": LLAMA_COUNTS}, id="profile-counts"),
+    pytest.param("llama", {"full_attention": DECLARED}, {"full_attention": DECLARED}, id="declared-replace"),
+    pytest.param("t5", {"decoder": DECLARED}, {
+        "encoder": OpCounts(attMM=4, attBMM=2, ffMM=2, softmax=1, dropout=4, normOp=2, gather=4, headCast=1, ffAct=1,
+                            linrec=0),
+        "decoder": DECLARED}, id="declared-replace-one-kind"),
+])
+def test_resolve_ops(arch: str, ops: Optional[Dict[str, OpCounts]], expected: Dict[str, OpCounts]) -> None:
+    assert resolve_ops(arch, ops) == expected
+
+
+@pytest.mark.parametrize("arch, ops, expected", [
+    pytest.param("llama", {"moe": DECLARED}, [
+        (("ops", "moe"), "stack.ops-kind",
+         "ops.moe names a kind op profile 'llama' does not have; its kinds are ['full_attention']")], id="ops-kind"),
+    pytest.param("bert", None, [
+        (("arch",), "stack.unknown-arch", f"arch 'bert' names no op profile; the profiles are {ARCH_CHOICES}")],
+                 id="unknown-arch"),
+])
+def test_resolve_ops_refuses(arch: str, ops: Any, expected: List[Tuple[Any, ...]]) -> None:
+    with pytest.raises(ModelSpecError) as caught:
+        resolve_ops(arch, ops)
+    assert [(i.path, i.code, i.message) for i in caught.value.issues] == expected
+
+
+def test_resolve_ops_of_another_folder(tmp_path: Path) -> None:
+    write_folder(tmp_path, {"fam": good()})
+    assert resolve_ops("fam", root=tmp_path) == {"dense": LLAMA_COUNTS}
+
+
+def test_the_vision_profile() -> None:
+    vision = load_op_profile(VISION_ARCH)
+    assert (VISION_ARCH, vision.arch, vision.default, vision.match, vision.model_types) == (
+        "vision", "vision", "encoder", (), ())
+    assert [(k.name, k.attention, k.ffn, k.ops.ffMM) for k in vision.layer_kinds.values()] == [
+        ("encoder", "full", "dense", 2), ("gated_encoder", "full", "dense", 3), ("window_encoder", "sliding", "dense", 3)]
+
+
+def test_matches_compares_the_name_lower_cased() -> None:
+    profile = load_op_profile("mixtral")
+    assert (profile.matches("Mixtral-8x7B-Instruct-v0.1"), profile.matches("mistral-7b")) == (True, False)
+
+
+def test_codes() -> None:
+    assert sorted(CODES) == ["profile.arch-stem", "profile.default-kind", "profile.invalid",
+                             "profile.model-type-twice", "stack.ambiguous-arch", "stack.no-arch", "stack.ops-kind",
+                             "stack.unknown-arch"]
