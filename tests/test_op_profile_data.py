@@ -2,10 +2,14 @@
 
 The op profiles are data that the rest of the pipeline trusts: a count
 missing or a pattern that also fits a neighbour family would price a model
-wrongly and say nothing. These tests pin the files themselves. They read
-each file through :func:`_load_profile`, the one seam to switch to the
-project's loader (``pipeline.op_profiles``) once it exists; until then it is
-plain ``yaml.safe_load``. Select them with ``pytest -k op_profile_data``.
+wrongly and say nothing. These tests pin the files themselves, as written:
+:func:`_load_profile` reads each with the project's strict YAML reader
+(:mod:`pipeline.yaml_source`, which refuses what a lenient ``safe_load``
+would take: ``yes`` for a boolean, a duplicate key), so the key order and
+the raw types stay visible to the assertions. One test then checks that the
+project's profile loader (:func:`pipeline.op_profiles.load_op_profiles`)
+accepts the folder and reads every file as the raw mapping says. Select
+them with ``pytest -k op_profile_data``.
 
 The counting conventions the exact counts below follow are in
 ``op_profiles/README.md``.
@@ -19,7 +23,9 @@ from pathlib import Path
 from typing import Any, Dict
 
 import pytest
-import yaml
+
+from pipeline import yaml_source
+from pipeline.op_profiles import load_op_profiles
 
 PROFILE_DIR = Path(__file__).resolve().parent.parent / "op_profiles"
 
@@ -36,8 +42,10 @@ ARCHS = (
 
 
 def _load_profile(path: Path) -> Dict[str, Any]:
-    """Read one profile file as a mapping; the seam to replace with the project's loader."""
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    """Read one profile file as a plain mapping, strictly; a file the reader refuses fails the test."""
+    doc = yaml_source.load_path(path)
+    assert [(p.line, p.column, p.code) for p in doc.problems] == []
+    return doc.data
 
 
 def _profile(arch: str) -> Dict[str, Any]:
@@ -54,6 +62,18 @@ def _kinds() -> list:
 
 def test_op_profile_data_files_are_the_known_families():
     assert sorted(path.stem for path in PROFILE_DIR.glob("*.yaml")) == sorted(ARCHS)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_op_profile_data_the_loader_reads_what_the_file_says(arch):
+    """The project's loader accepts the folder (schema and rules) and keeps every field of every file."""
+    raw, loaded = _profile(arch), load_op_profiles(PROFILE_DIR).get(arch)
+    assert (loaded.arch, loaded.summary, loaded.source, loaded.default) == (
+        raw["arch"], raw["summary"], raw["source"], raw.get("default"))
+    assert (list(loaded.model_types), list(loaded.match)) == (raw["model_types"], raw["match"])
+    assert {name: {"attention": kind.attention, "ffn": kind.ffn, "ops": kind.ops.to_dict()}
+            for name, kind in loaded.layer_kinds.items()} == raw["layer_kinds"]
+    assert list(loaded.layer_kinds) == list(raw["layer_kinds"])
 
 
 @pytest.mark.parametrize("arch", ARCHS)
