@@ -56,6 +56,7 @@ MAX_DEPTH = 64
 #: CVE-2020-10735); staying below it keeps every conversion here total.
 MAX_NUMBER_CHARS = 4000
 
+#: Every code this module emits, with its one-line help (see :mod:`pipeline.problems`).
 CODES: dict[str, str] = {
     "yaml.unreadable": "the file could not be read (missing, a folder, or not permitted)",
     "yaml.too-large": f"the file is larger than {MAX_BYTES} bytes (1 MiB); a spec is a few kilobytes",
