@@ -22,8 +22,9 @@ group of its default kind unless the tower states ``layers``.
 (a ``layer_types`` name the profile lacks; a ``layer_types`` list longer than
 the body) is returned as warnings on the stack, for the report to show. The
 rules that need the resolved stack to judge a spec costable live here too: a
-kind with a dense feed-forward needs ``intermediate_size``, a linear kind
-needs the ``linear_*`` dimensions, a sliding kind needs ``sliding_window``.
+kind with a dense feed-forward needs ``intermediate_size``, a MoE kind needs
+``num_experts`` (whose width the model IR then checks), a linear kind needs
+the ``linear_*`` dimensions, a sliding kind needs ``sliding_window``.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ CODES: Dict[str, str] = {
                                         "declares no intermediate_size.",
     "stack.sliding-without-window": "The stack has a sliding-attention kind but the spec declares no "
                                     "sliding_window.",
+    "stack.moe-without-experts": "The stack has a layer kind with a routed-expert feed-forward but the spec "
+                                 "declares no num_experts.",
 }
 
 # Each spec field of a gated-DeltaNet layer, and the dimension it sets.
@@ -308,7 +311,7 @@ def spec_layer_stack(spec: ModelSpec, profiles: Optional[OpProfiles] = None) -> 
         ModelSpecError: If the spec's arch cannot be found or inferred, its
             stack does not fit its profile, or a kind of the stack needs a
             width the spec does not declare (``stack.dense-without-intermediate``,
-            ``stack.sliding-without-window``).
+            ``stack.moe-without-experts``, ``stack.sliding-without-window``).
     """
     profiles = profiles or load_op_profiles()
     arch = spec_arch(spec, profiles)
@@ -328,7 +331,8 @@ def _check_widths(spec: ModelSpec, stack: LayerStack) -> None:
     """Refuse a stack whose kinds need a width the spec does not declare.
 
     Raises:
-        ModelSpecError: ``stack.dense-without-intermediate``, ``stack.sliding-without-window``.
+        ModelSpecError: ``stack.dense-without-intermediate``, ``stack.moe-without-experts``,
+            ``stack.sliding-without-window``.
     """
     kinds = stack.distinct_kinds()
     issues = []
@@ -337,6 +341,11 @@ def _check_widths(spec: ModelSpec, stack: LayerStack) -> None:
         issues.append(SpecIssue(("intermediate_size",), "stack.dense-without-intermediate",
                                 f"the stack has layers of kind {dense} with a dense feed-forward, but "
                                 "intermediate_size is not declared; declare the dense width"))
+    moe = [kind.name for kind in kinds if kind.ffn == "moe"]
+    if moe and spec.num_experts is None:
+        issues.append(SpecIssue(("num_experts",), "stack.moe-without-experts",
+                                f"the stack has layers of kind {moe} with routed experts, but num_experts is not "
+                                "declared; declare the number of routed experts"))
     sliding = [kind.name for kind in kinds if kind.attention == "sliding"]
     if sliding and spec.sliding_window is None:
         issues.append(SpecIssue(("sliding_window",), "stack.sliding-without-window",

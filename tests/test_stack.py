@@ -441,6 +441,18 @@ def test_spec_layer_stack_refuses_a_sliding_kind_without_a_window() -> None:
         (SLIDE, 1, False), (FULL, 1, False), (SLIDE, 1, False), (FULL, 1, False)]
 
 
+def test_spec_layer_stack_refuses_a_moe_kind_without_experts() -> None:
+    # the profile's counts price one routed expert per token; without num_experts nothing says how many there are
+    moe = spec(arch="densemoe", first_k_dense_replace=1, moe_intermediate_size=32)
+    assert issues_of(spec_layer_stack, moe, PROFILES) == [
+        (("num_experts",), "stack.moe-without-experts",
+         "the stack has layers of kind ['moe'] with routed experts, but num_experts is not declared; declare the "
+         "number of routed experts")]
+    # an all-dense stack of the same profile needs no experts
+    assert stack_groups(spec_layer_stack(spec(arch="densemoe", first_k_dense_replace=4), PROFILES)) == [
+        ("dense", 4, False)]
+
+
 def test_spec_layer_stack_reports_both_missing_widths_at_once() -> None:
     both = spec(arch="sliding", layer_types=[SLIDE, SLIDE, FULL, FULL], intermediate_size=None)
     assert [(path, code) for path, code, _ in issues_of(spec_layer_stack, both, PROFILES)] == [
@@ -508,8 +520,8 @@ def test_layer_stack_kinds_distinct_kinds_and_layers() -> None:
 def test_codes_name_every_stack_code_emitted_here() -> None:
     assert sorted(CODES) == ["stack.dense-without-intermediate", "stack.layer-types-long",
                              "stack.layer-types-short", "stack.layer-types-unknown", "stack.linear-dims",
-                             "stack.mtp-kind", "stack.no-default", "stack.odd-encoder-decoder",
-                             "stack.sliding-without-window", "stack.unknown-kind"]
+                             "stack.moe-without-experts", "stack.mtp-kind", "stack.no-default",
+                             "stack.odd-encoder-decoder", "stack.sliding-without-window", "stack.unknown-kind"]
 
 
 # ---- real models, from their published config.json ------------------------------------------------
@@ -659,6 +671,12 @@ def test_gpt_oss_without_its_window_is_refused() -> None:
     data = {key: value for key, value in GPT_OSS_20B.items() if key != "sliding_window"}
     assert [code for _, code, _ in issues_of(spec_layer_stack, ModelSpec.from_dict(data))] == [
         "stack.sliding-without-window"]
+
+
+def test_mixtral_without_its_expert_count_is_refused() -> None:
+    data = {key: value for key, value in MIXTRAL_8X7B.items() if key not in ("num_experts", "num_experts_per_tok")}
+    assert [code for _, code, _ in issues_of(spec_layer_stack, ModelSpec.from_dict(data))] == [
+        "stack.moe-without-experts"]
 
 
 def test_gpt_oss_without_layer_types_is_refused() -> None:
