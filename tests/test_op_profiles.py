@@ -162,7 +162,8 @@ def test_a_broken_profile_is_refused(tmp_path: Path, text: str, expected: List[F
 def test_an_arch_that_is_not_the_file_stem_is_refused(tmp_path: Path) -> None:
     write_folder(tmp_path, {"other": good("fam")})
     assert problems_of(tmp_path) == [
-        ("other.yaml", 1, 7, "schema", "profile.arch-stem", "arch is 'fam' but the file is other.yaml; write arch: other")]
+        ("other.yaml", 1, 7, "schema", "profile.arch-stem",
+         "arch is 'fam' but the file is other.yaml; write arch: other")]
 
 
 def test_both_rules_the_schema_cannot_state_are_reported_together(tmp_path: Path) -> None:
@@ -185,14 +186,18 @@ def test_a_model_type_three_profiles_claim_names_its_first_owner(tmp_path: Path)
                             "d": edited("ffn: dense", "ffn: mlp", arch="d")})
     # the clashes are found after every file is read, and still reported in file order
     assert [(name, line, column, code, message) for name, line, column, _, code, message in problems_of(tmp_path)] == [
-        ("b.yaml", 4, 15, "profile.model-type-twice", "model_type 'a' is claimed by both a and b; keep it in one profile"),
-        ("c.yaml", 4, 18, "profile.model-type-twice", "model_type 'a' is claimed by both a and c; keep it in one profile"),
-        ("d.yaml", 10, 10, "profile.invalid", "layer_kinds.dense.ffn must be one of ['dense', 'moe', 'none'], got 'mlp'"),
+        ("b.yaml", 4, 15, "profile.model-type-twice",
+         "model_type 'a' is claimed by both a and b; keep it in one profile"),
+        ("c.yaml", 4, 18, "profile.model-type-twice",
+         "model_type 'a' is claimed by both a and c; keep it in one profile"),
+        ("d.yaml", 10, 10, "profile.invalid",
+         "layer_kinds.dense.ffn must be one of ['dense', 'moe', 'none'], got 'mlp'"),
     ]
 
 
 def test_every_broken_file_of_a_folder_is_reported_in_file_order(tmp_path: Path) -> None:
-    write_folder(tmp_path, {"b": edited("ffn: dense", "ffn: mlp", arch="b"), "a": edited("linrec: 0", "linrec: on", "a"),
+    write_folder(tmp_path, {"b": edited("ffn: dense", "ffn: mlp", arch="b"),
+                            "a": edited("linrec: 0", "linrec: on", arch="a"),
                             "c": good("c")})
     assert [(name, line, code) for name, line, _, _, code, _ in problems_of(tmp_path)] == [
         ("a.yaml", 21, "yaml.ambiguous-bool"), ("b.yaml", 10, "profile.invalid")]
@@ -365,7 +370,8 @@ def test_the_vision_profile() -> None:
     assert (VISION_ARCH, vision.arch, vision.default, vision.match, vision.model_types) == (
         "vision", "vision", "encoder", (), ())
     assert [(k.name, k.attention, k.ffn, k.ops.ffMM) for k in vision.layer_kinds.values()] == [
-        ("encoder", "full", "dense", 2), ("gated_encoder", "full", "dense", 3), ("window_encoder", "sliding", "dense", 3)]
+        ("encoder", "full", "dense", 2), ("gated_encoder", "full", "dense", 3),
+        ("window_encoder", "sliding", "dense", 3)]
 
 
 def test_matches_compares_the_name_lower_cased() -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import pytest
 
@@ -492,7 +492,8 @@ def test_tower_layer_stack_takes_stated_layers() -> None:
 
 
 def test_tower_layer_stack_refuses_an_unknown_kind() -> None:
-    tower = VisionSpec.from_dict(dict(TOWER, layers=[{"kind": "encoder", "count": 26}, {"kind": "decoder", "count": 1}]))
+    layers = [{"kind": "encoder", "count": 26}, {"kind": "decoder", "count": 1}]
+    tower = VisionSpec.from_dict(dict(TOWER, layers=layers))
     assert issues_of(tower_layer_stack, tower) == [
         (("vision", "layers", 1, "kind"), "stack.unknown-kind",
          "vision.layers[1] names kind 'decoder', but op profile 'vision' has "
@@ -624,8 +625,8 @@ REAL_KINDS = [
     pytest.param(QWEN35_35B_A3B, [("linear_attention", "linear", "moe", 7, 8, 1, 4, 2, 1),
                                   ("full_attention", "full", "moe", 5, 8, 2, 4, 2, 0)], id="qwen3.5-35b-a3b"),
     pytest.param(MIXTRAL_8X7B, [("full_attention", "full", "moe", 4, 4, 2, 4, 1, 0)], id="mixtral-8x7b"),
-    pytest.param(T5_BASE, [("encoder", "full", "dense", 4, 2, 1, 4, 1, 0), ("decoder", "full", "dense", 8, 2, 2, 6, 1, 0)],
-                 id="t5-base"),
+    pytest.param(T5_BASE, [("encoder", "full", "dense", 4, 2, 1, 4, 1, 0),
+                           ("decoder", "full", "dense", 8, 2, 2, 6, 1, 0)], id="t5-base"),
     pytest.param(LLAMA_31_8B, [("full_attention", "full", "dense", 4, 3, 1, 4, 1, 0)], id="llama-3.1-8b"),
     pytest.param(GPT_OSS_20B, [("sliding_attention", "sliding", "moe", 4, 4, 2, 4, 1, 0),
                                ("full_attention", "full", "moe", 4, 4, 2, 4, 1, 0)], id="gpt-oss-20b"),
