@@ -147,8 +147,9 @@ def show_view(spec: ModelSpec, stack: LayerStack, tower: Optional[LayerStack], f
     return {
         "name": spec.name,
         "file": file,
-        **_stack_view(stack),
+        "arch": stack.arch,
         "layers": {"body": spec.num_hidden_layers, "mtp": spec.mtp_depth or 0},
+        **_stack_view(stack),
         "heads": {"attention": spec.num_attention_heads, "key_value": spec.num_key_value_heads},
         "experts": ({"routed": spec.num_experts, "per_token": spec.num_experts_per_tok,
                      "shared": spec.num_shared_experts} if spec.num_experts else None),

@@ -155,7 +155,7 @@ KEYS: Tuple[KeyRule, ...] = (
          _HF + "llama, qwen3, gemma3, gpt_oss, qwen3_next: q/k/v/o_proj bias=config.attention_bias; DeepSeek: "
                "q_a_proj, kv_a_proj_with_mqa and o_proj"),
     _row("mlp_bias", "mlp_bias", source=_HF + "llama/modeling_llama.py LlamaMLP: bias=config.mlp_bias"),
-    _row("torch_dtype", "torch_dtype", "dtype"),
+    _row("torch_dtype", "torch_dtype", "dtype", "the dtype named without the torch. prefix an old save may write"),
     _row("dtype", "torch_dtype", "dtype", "transformers >= 4.56 writes dtype where older versions wrote torch_dtype"),
     _row("linear_num_key_heads", "linear_num_key_heads"),
     _row("linear_key_head_dim", "linear_key_head_dim"),
@@ -815,8 +815,9 @@ _RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "first_k_freq": ("moe_layer_freq",),
     "sparse_step": ("decoder_sparse_step", "mlp_only_layers"),
 })
+_ANY = object()  # a rule key that changes nothing at any value
 _NEUTRAL: Mapping[str, Any] = MappingProxyType({
-    "use_sliding_window": False, "max_window_layers": _MISSING, "moe_layer_freq": 1, "decoder_sparse_step": 1,
+    "use_sliding_window": False, "max_window_layers": _ANY, "moe_layer_freq": 1, "decoder_sparse_step": 1,
     "mlp_only_layers": [],
 })
 
@@ -829,8 +830,8 @@ def _check_unread_rule_keys(ctx: _Context) -> None:
         stated = ctx.keys.get(key)
         if stated is None or stated.value is None:
             continue
-        neutral = _NEUTRAL.get(key)
-        if neutral is _MISSING or (key in _NEUTRAL and _same(stated.value, neutral)):
+        neutral = _NEUTRAL.get(key, _MISSING)
+        if neutral is _ANY or (neutral is not _MISSING and _same(stated.value, neutral)):
             continue
         ctx.refuse(stated.path, "import.unsupported",
                    f"{_dotted(stated.path)} is {_show(stated.value)}, but model_type {record.names[0]!r} does not "
@@ -861,6 +862,20 @@ def _run_lengths(kinds: Sequence[str]) -> List[LayerGroup]:
     return groups
 
 
+def _culprit(ctx: _Context, ffn_mismatch: bool) -> KeyPath:
+    """The stated key that gave a layer the part its profile has no kind for: a feed-forward or an attention key."""
+    record = ctx.model_type
+    keys = _RULE_KEYS.get(record.ffn, ()) if ffn_mismatch else ("layer_types",) + _RULE_KEYS.get(record.attention, ())
+    for key in keys:
+        stated = ctx.keys.get(key)
+        neutral = _NEUTRAL.get(key, _MISSING)
+        if stated is None or stated.value is None or neutral is _ANY:
+            continue
+        if neutral is _MISSING or not _same(stated.value, neutral):
+            return stated.path
+    return ()
+
+
 def _body_kinds(ctx: _Context, types: Sequence[str], ffns: Sequence[str]) -> Optional[List[str]]:
     """Each body layer's kind of the profile, or ``None`` after recording the first layer it has none for."""
     kinds = [_kind(ctx.profile, layer_type, ffn) for layer_type, ffn in zip(types, ffns)]
@@ -868,7 +883,7 @@ def _body_kinds(ctx: _Context, types: Sequence[str], ffns: Sequence[str]) -> Opt
         return kinds
     first = kinds.index(None)
     offered = ", ".join(f"{name} ({kind.attention}/{kind.ffn})" for name, kind in ctx.profile.layer_kinds.items())
-    ctx.refuse(ctx.path("layer_types"), "import.unsupported",
+    ctx.refuse(_culprit(ctx, ffn_mismatch=types[first] in ctx.profile.layer_kinds), "import.unsupported",
                f"layer {first} is a {types[first]} layer with a {ffns[first]} feed-forward, which op profile "
                f"{ctx.profile.arch!r} has no kind for (its kinds: {offered}); state arch and layers for such a model")
     return None
@@ -927,7 +942,7 @@ def _stack(ctx: _Context) -> None:
         return  # the model IR refuses it by name
     derived, window = ATTENTION_RULES[record.attention](ctx, count)
     stated = ctx.keys.get("layer_types")
-    types = _stated_types(ctx, stated, derived)
+    types = _stated_types(ctx, stated, derived, count)
     ffns = FFN_RULES[record.ffn](ctx, count)
     if types is None or ffns is None:
         return
@@ -948,13 +963,18 @@ def _stack(ctx: _Context) -> None:
 _PERIOD_KEYS = ("full_attention_interval", "sliding_window_pattern", "_sliding_window_pattern")
 
 
-def _stated_types(ctx: _Context, stated: Optional[_Stated], derived: Optional[List[str]]) -> Optional[List[str]]:
+def _stated_types(ctx: _Context, stated: Optional[_Stated], derived: Optional[List[str]],
+                  count: int) -> Optional[List[str]]:
     """The layer types: as stated (checked against what the family's keys derive), else as derived."""
     if stated is None or stated.value is None:
         return derived
     value = stated.value
     if not isinstance(value, list) or not value or not all(isinstance(name, str) for name in value):
         ctx.refuse(stated.path, "import.value", f"layer_types must list layer type names, got {_show(value)}")
+        return None
+    if len(value) < count:
+        ctx.refuse(stated.path, "import.value", f"layer_types lists {len(value)} layers, but num_hidden_layers is "
+                                                f"{count}; list one type per body layer")
         return None
     rule_keys = [key for key in _RULE_KEYS.get(ctx.model_type.attention, ()) if key in _PERIOD_KEYS]
     first = next((index for index, (a, b) in enumerate(zip(derived or (), value)) if a != b), None)

@@ -125,18 +125,24 @@ def read_config(raw: bytes) -> Tuple[Any, Dict[Tuple[Any, ...], Location]]:
     bad = _non_finite_paths(data)
     if bad:
         path, literal = bad[0]
-        raise ConfigReadError(locations.get(path, FILE_START),
-                           f"{'.'.join(map(str, path))} is {literal}; a config states finite numbers")
+        raise ConfigReadError(_nearest(locations, path),
+                              f"{'.'.join(map(str, path))} is {literal}; a config states finite numbers")
     return data, locations
+
+
+def _nearest(locations: Dict[Tuple[Any, ...], Location], path: Sequence[Any]) -> Location:
+    """Where the key *path* is, or its nearest stated parent; the file's start for none."""
+    for end in range(len(path), 0, -1):
+        where = locations.get(tuple(path[:end]))
+        if where is not None:
+            return where
+    return FILE_START
 
 
 def _located(file: str, locations: Dict[Tuple[Any, ...], Location], path: Sequence[Any]) -> str:
     """``file:line:col`` of the key *path*, or of its nearest stated parent."""
-    for end in range(len(path), 0, -1):
-        where = locations.get(tuple(path[:end]))
-        if where is not None:
-            return f"{file}:{where.line}:{where.column}"
-    return f"{file}:{FILE_START.line}:{FILE_START.column}"
+    where = _nearest(locations, path)
+    return f"{file}:{where.line}:{where.column}"
 
 
 def spec_header(schema_line: Optional[str], sources: Sequence[str], config_name: str) -> str:

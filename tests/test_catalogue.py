@@ -1,0 +1,286 @@
+"""Tests of the catalogue (``specs/``), ``modelspec show`` and ``modelspec list``.
+
+The catalogue passes ``check --strict`` (no warnings) and ``fmt --check``.
+Facts of real models are asserted through ``show --format json``, the view a
+tool reads: DeepSeek-V3's MLA and dense-then-MoE stack, Kimi-K2 on the same
+profile without MTP, Qwen3.5-35B-A3B's hybrid stack, MTP layer and tower,
+Qwen3-Next's layer types derived from its attention interval, gpt-oss's
+alternation, T5's halves and Qwen2.5-VL's windowed tower. The text forms are
+asserted whole.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Dict, Sequence
+
+import pytest
+from click.testing import CliRunner
+
+from pipeline.catalogue import CatalogueError, Entry, find
+from pipeline.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(args: Sequence[str]):
+    """Run ``modelspec ARGS``; stdout and stderr apart."""
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def show(name: str) -> Dict[str, Any]:
+    result = run(["show", name, "--format", "json", "--root", str(ROOT)])
+    assert (result.exit_code, result.stderr) == (0, "")
+    return json.loads(result.stdout)
+
+
+def runs(view: Dict[str, Any]) -> list:
+    """The groups as ``(kind, count, mtp)``."""
+    return [(group["kind"], group["count"], group["mtp"]) for group in view["groups"]]
+
+
+# ---- the catalogue passes its gates ----------------------------------------------------
+
+def test_check_on_the_whole_catalogue_exits_0_with_no_warnings():
+    result = run(["check", "--strict", "--root", str(ROOT)])
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "18 files checked, no problems\n", "")
+
+
+def test_fmt_check_on_the_whole_catalogue_exits_0():
+    result = run(["fmt", "--check", "--root", str(ROOT)])
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+
+
+def test_every_spec_records_where_its_numbers_come_from():
+    for path in sorted((ROOT / "specs").rglob("*.yaml")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        assert lines[0] == "# yaml-language-server: $schema=../../schemas/model-spec.schema.json", path
+        assert lines[1].startswith("# source: ") and " config.json" in lines[1], path
+        assert lines[2].startswith("# imported by modelspec import from "), path
+
+
+# ---- facts of real models ----------------------------------------------------------------
+
+def test_deepseek_v3():
+    view = show("deepseek-v3")
+    assert view["layers"] == {"body": 61, "mtp": 1}
+    assert runs(view) == [("dense", 3, False), ("moe", 58, False), ("moe", 1, True)]
+    assert view["kinds"]["dense"]["attention"] == view["kinds"]["moe"]["attention"] == "mla"
+    assert (view["kinds"]["dense"]["ffn"], view["kinds"]["moe"]["ffn"]) == ("dense", "moe")
+    assert view["mla"] == {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
+                           "qk_nope_head_dim": 128, "v_head_dim": 128}
+    assert view["experts"] == {"routed": 256, "per_token": 8, "shared": 1}
+    assert view["tower"] is None
+
+
+def test_kimi_k2_is_deepseek_v3_without_mtp():
+    view, deepseek = show("kimi-k2-instruct"), show("deepseek-v3")
+    assert view["arch"] == deepseek["arch"] == "deepseek_v3"
+    assert view["kinds"] == deepseek["kinds"]
+    assert view["layers"] == {"body": 61, "mtp": 0}
+    assert runs(view) == [("dense", 1, False), ("moe", 60, False)]
+    assert view["experts"] == {"routed": 384, "per_token": 8, "shared": 1}
+
+
+def test_qwen3_5_35b_a3b():
+    view = show("qwen3.5-35b-a3b")
+    assert runs(view) == [("linear_attention", 3, False), ("full_attention", 1, False)] * 10 + [
+        ("full_attention", 1, True)]
+    assert view["layers"] == {"body": 40, "mtp": 1}
+    assert view["linear"] == {"num_key_heads": 16, "key_head_dim": 128, "num_value_heads": 32,
+                              "value_head_dim": 128, "conv_kernel_dim": 4}
+    assert view["widths"] == {"hidden_size": 2048, "intermediate_size": None, "effective_head_dim": 256,
+                              "attention_width": 4096, "routed_expert_width": 512, "shared_expert_width": 512}
+    assert {kind: (k["attention"], k["ffn"]) for kind, k in view["kinds"].items()} == {
+        "linear_attention": ("linear", "moe"), "full_attention": ("full", "moe")}
+    tower = view["tower"]
+    assert (tower["layers"], tower["arch"], runs(tower)) == (27, "vision", [("encoder", 27, False)])
+    assert tower["widths"] == {"hidden_size": 1152, "intermediate_size": 4304, "out_hidden_size": 2048,
+                               "patch_size": 16, "spatial_merge_size": 2, "num_position_embeddings": 2304}
+
+
+def test_qwen3_next_layer_types_come_from_full_attention_interval_4():
+    view = show("qwen3-next-80b-a3b")
+    assert runs(view) == [("linear_attention", 3, False), ("full_attention", 1, False)] * 12
+    assert view["layers"] == {"body": 48, "mtp": 0}
+    spec = (ROOT / "specs" / "qwen" / "qwen3-next-80b-a3b.yaml").read_text(encoding="utf-8")
+    assert "layer_types:\n" + "- linear_attention\n- linear_attention\n- linear_attention\n- full_attention\n" * 12 \
+        in spec
+
+
+def test_gpt_oss_20b_alternates_sliding_and_full():
+    view = show("gpt-oss-20b")
+    assert runs(view) == [("sliding_attention", 1, False), ("full_attention", 1, False)] * 12
+    assert (view["kinds"]["sliding_attention"]["attention"], view["sliding_window"]) == ("sliding", 128)
+    assert view["experts"] == {"routed": 32, "per_token": 4, "shared": 0}
+
+
+def test_t5_base_is_12_plus_12():
+    view = show("t5-base")
+    assert runs(view) == [("encoder", 12, False), ("decoder", 12, False)]
+    assert view["layers"] == {"body": 24, "mtp": 0}
+
+
+def test_qwen2_5_vl_7b_tower():
+    tower = show("qwen2.5-vl-7b-instruct")["tower"]
+    assert runs(tower) == [("window_encoder", 7, False), ("gated_encoder", 1, False)] * 4
+    assert {kind: (k["attention"], k["ffn"], k["ops"]["ffMM"]) for kind, k in tower["kinds"].items()} == {
+        "window_encoder": ("sliding", "dense", 3), "gated_encoder": ("full", "dense", 3)}
+    assert (tower["layers"], tower["num_attention_heads"], tower["widths"]["hidden_size"]) == (32, 16, 1280)
+
+
+def test_gemma_3_27b():
+    view = show("gemma-3-27b")
+    assert runs(view) == [("sliding_attention", 5, False), ("full_attention", 1, False)] * 10 + [
+        ("sliding_attention", 2, False)]
+    assert (view["widths"]["effective_head_dim"], view["sliding_window"]) == (128, 1024)
+    assert view["tower"]["widths"]["num_position_embeddings"] == 4096
+
+
+def test_op_totals_sum_each_kind_over_its_layers():
+    view = show("t5-base")
+    encoder, decoder = view["kinds"]["encoder"]["ops"], view["kinds"]["decoder"]["ops"]
+    assert view["op_totals"] == {op: 12 * encoder[op] + 12 * decoder[op] for op in encoder}
+
+
+# ---- the text forms ----------------------------------------------------------------------
+
+def test_show_draws_groups_kinds_mtp_and_the_tower():
+    result = run(["show", "qwen3.5-35b-a3b", "--root", str(ROOT)])
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout == """\
+qwen3.5-35b-a3b  qwen3_5_moe  specs/qwen/qwen3.5-35b-a3b.yaml
+40 layers + 1 MTP, 256 experts (top 8, 1 shared)
+
+  layers  repeat  kind              count  attention  ffn
+  0-39    x10     linear_attention      3  linear     moe
+                  full_attention        1  full       moe
+  40              full_attention        1  full       moe  MTP
+
+linear attention: num_key_heads 16, key_head_dim 128, num_value_heads 32, value_head_dim 128, conv_kernel_dim 4
+widths: hidden_size 2048, intermediate_size -, effective_head_dim 256, attention_width 4096, \
+routed_expert_width 512, shared_expert_width 512
+
+vision tower: 27 layers, 16 heads
+
+  layers  repeat  kind     count  attention  ffn
+  0-26            encoder     27  full       dense
+
+widths: hidden_size 1152, intermediate_size 4304, out_hidden_size 2048, patch_size 16, spatial_merge_size 2, \
+num_position_embeddings 2304
+"""
+
+
+def test_show_draws_a_dense_model_without_expert_widths():
+    result = run(["show", "deepseek-v3", "--root", str(ROOT)])
+    assert result.stdout == """\
+deepseek-v3  deepseek_v3  specs/deepseek/deepseek-v3.yaml
+61 layers + 1 MTP, 256 experts (top 8, 1 shared)
+
+  layers  repeat  kind   count  attention  ffn
+  0-2             dense      3  mla        dense
+  3-60            moe       58  mla        moe
+  61              moe        1  mla        moe    MTP
+
+mla: q_lora_rank 1536, kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim 128, v_head_dim 128
+widths: hidden_size 7168, intermediate_size 18432, effective_head_dim 56, attention_width 7168, \
+routed_expert_width 2048, shared_expert_width 2048
+vision tower: none
+"""
+    result = run(["show", "llama-3.1-8b", "--root", str(ROOT)])
+    assert result.stdout.splitlines()[-2:] == [
+        "widths: hidden_size 4096, intermediate_size 14336, effective_head_dim 128, attention_width 4096",
+        "vision tower: none"]
+
+
+def test_list_is_a_table_of_the_catalogue():
+    result = run(["list", "--root", str(ROOT)])
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout == """\
+name                    arch         layers  experts               mtp  tower
+deepseek-r1             deepseek_v3      61  256 top-8 +1 shared     1  -
+deepseek-v3             deepseek_v3      61  256 top-8 +1 shared     1  -
+gemma-3-27b             gemma3           62  -                       -  27 layers
+gpt-oss-20b             gpt_oss          24  32 top-4                -  -
+gpt2                    gpt2             12  -                       -  -
+kimi-k2-instruct        deepseek_v3      61  384 top-8 +1 shared     0  -
+llama-2-7b              llama            32  -                       -  -
+llama-3.1-70b           llama            80  -                       -  -
+llama-3.1-8b            llama            32  -                       -  -
+mixtral-8x7b            mixtral          32  8 top-2                 -  -
+qwen2.5-7b-instruct     qwen2            28  -                       -  -
+qwen2.5-vl-7b-instruct  qwen2_5_vl       28  -                       -  32 layers
+qwen3-30b-a3b           qwen3_moe        48  128 top-8               -  -
+qwen3-8b                qwen3            36  -                       -  -
+qwen3-next-80b-a3b      qwen3_next       48  512 top-10 +1 shared    -  -
+qwen3.5-27b             qwen3_5          64  -                       1  27 layers
+qwen3.5-35b-a3b         qwen3_5_moe      40  256 top-8 +1 shared     1  27 layers
+t5-base                 t5               24  -                       -  -
+"""
+
+
+def test_list_json_has_one_record_per_model():
+    result = run(["list", "--format", "json", "--root", str(ROOT)])
+    rows = json.loads(result.stdout)
+    assert len(rows) == 18
+    assert rows[0] == {"name": "deepseek-r1", "file": "specs/deepseek/deepseek-r1.yaml", "arch": "deepseek_v3",
+                       "layers": 61, "mtp": 1, "experts": {"routed": 256, "per_token": 8, "shared": 1},
+                       "tower_layers": None}
+
+
+# ---- names and broken specs ----------------------------------------------------------------
+
+def _repo(tmp_path: Path, specs: Dict[str, str]) -> Path:
+    for name, text in specs.items():
+        path = tmp_path / "specs" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+GOOD = "name: {}\narch: llama\nhidden_size: 64\nnum_hidden_layers: 2\nnum_attention_heads: 4\nvocab_size: 100\n" \
+       "intermediate_size: 128\n"
+
+
+def test_show_an_unknown_name_is_a_usage_error_naming_close_ones(tmp_path):
+    root = _repo(tmp_path, {"a/tiny.yaml": GOOD.format("tiny-1b")})
+    result = run(["show", "tiny-2b", "--root", str(root)])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == ("Error: Invalid value for NAME: no spec in the catalogue is named "
+                                              "'tiny-2b'; did you mean tiny-1b?")
+
+
+def test_show_a_name_two_specs_state_exits_1(tmp_path):
+    root = _repo(tmp_path, {"a/one.yaml": GOOD.format("twin"), "b/two.yaml": GOOD.format("twin")})
+    result = run(["show", "twin", "--root", str(root)])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == ("modelspec: the name 'twin' is stated by specs/a/one.yaml and specs/b/two.yaml; a name "
+                             "picks one spec, so rename one of them\n")
+
+
+def test_show_a_spec_that_fails_its_check_shows_its_problems(tmp_path):
+    root = _repo(tmp_path, {"a/bad.yaml": GOOD.format("bad").replace("num_attention_heads: 4", "num_attention_heads: 3")})
+    result = run(["show", "bad", "--root", str(root)])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr.splitlines()[-1] == "modelspec: specs/a/bad.yaml fails its check; fix it to show its stack"
+
+
+def test_list_leaves_out_a_spec_that_fails_and_exits_1(tmp_path):
+    bad = GOOD.format("bad").replace("intermediate_size: 128\n", "")
+    root = _repo(tmp_path, {"a/good.yaml": GOOD.format("good"), "a/bad.yaml": bad})
+    result = run(["list", "--root", str(root)])
+    assert result.exit_code == 1
+    assert result.stdout == ("name  arch   layers  experts  mtp  tower\n"
+                             "good  llama       2  -          -  -\n")
+    assert result.stderr == ("specs/a/bad.yaml:1:1: error [stack.dense-without-intermediate] the stack has layers of "
+                             "kind ['full_attention'] with a dense feed-forward, but intermediate_size is not "
+                             "declared; declare the dense width\n")
+
+
+def test_find_refuses_an_absent_name_listing_the_names_when_none_is_close():
+    catalogue = [Entry(Path("a.yaml"), "a.yaml", "alpha"), Entry(Path("b.yaml"), "b.yaml", None)]
+    with pytest.raises(CatalogueError) as caught:
+        find(catalogue, "zzz")
+    assert str(caught.value) == "no spec in the catalogue is named 'zzz'; the names are alpha"
+    assert find(catalogue, "alpha").file == "a.yaml"

@@ -1,0 +1,175 @@
+"""Tests of ``modelspec fmt`` and the canonical layout, :mod:`pipeline.fmt`.
+
+A hand-written file (keys in any order, flow style, quoted scalars) formats
+to the bytes ``modelspec import`` writes; the header block is kept as
+written, its schema line added or corrected; a comment below the header is
+refused at its line and column and the file left alone, as is a file that
+does not load; values never change; ``--check`` writes nothing and exits 1
+naming the files it would change.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any, Dict, Sequence
+
+import pytest
+from click.testing import CliRunner
+
+from pipeline.cli import main
+from pipeline.fmt import canonical_data, format_text, split_header
+from pipeline.problems import Location
+from pipeline.yaml_source import comment_locations, load_bytes
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA_LINE = "# yaml-language-server: $schema=../../schemas/model-spec.schema.json"
+
+
+def run(args: Sequence[str]):
+    """Run ``modelspec ARGS``; stdout and stderr apart."""
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def repo(tmp_path: Path, files: Dict[str, str], schemas: bool = True) -> Path:
+    """A spec repository in *tmp_path* holding *files* (paths relative to it)."""
+    if schemas:
+        (tmp_path / "schemas").mkdir()
+        shutil.copy(ROOT / "schemas" / "model-spec.schema.json", tmp_path / "schemas")
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def hand_written(data: Dict[str, Any]) -> str:
+    """*data* as a person might write it: keys in reverse order, nested values in flow style (JSON)."""
+    return "".join(f"{key}: {json.dumps(value)}\n" for key, value in reversed(list(data.items())))
+
+
+@pytest.mark.parametrize("spec", ["specs/qwen/qwen2.5-vl-7b-instruct.yaml", "specs/deepseek/deepseek-v3.yaml",
+                                  "specs/gemma/gemma-3-27b.yaml"])
+def test_a_hand_written_file_formats_to_the_imported_layout(tmp_path, spec):
+    imported = (ROOT / spec).read_text(encoding="utf-8")
+    header, count = split_header(imported)
+    body = load_bytes(imported.encode("utf-8"), spec).data
+    root = repo(tmp_path, {spec: "\n".join(header[1:]) + "\n\n" + hand_written(body)})
+    result = run(["fmt", "--root", str(root)])
+    assert (result.exit_code, result.stdout, result.stderr) == (0, f"reformatted {spec}\n", "")
+    assert (root / spec).read_bytes() == imported.encode("utf-8")
+    result = run(["fmt", "--check", "--root", str(root)])
+    assert (result.exit_code, result.stdout) == (0, "")
+
+
+HEADER = "# source: somewhere\n#\n#   kept as written, # and all\n"
+BODY = "name: tiny\nhidden_size: 64\nnum_hidden_layers: 2\nnum_attention_heads: 4\nvocab_size: 100\n"
+
+
+@pytest.mark.parametrize("text, expected", [
+    (HEADER + BODY, SCHEMA_LINE + "\n" + HEADER + BODY),
+    ("# yaml-language-server: $schema=../schemas/model-spec.schema.json\n" + HEADER + BODY,
+     SCHEMA_LINE + "\n" + HEADER + BODY),
+    (SCHEMA_LINE + "\n" + HEADER + "\n\n" + BODY, SCHEMA_LINE + "\n" + HEADER + BODY),
+    (BODY, SCHEMA_LINE + "\n" + BODY),
+])
+def test_the_header_is_kept_and_its_schema_line_added_or_corrected(tmp_path, text, expected):
+    root = repo(tmp_path, {"specs/a/tiny.yaml": text})
+    result = run(["fmt", "--root", str(root)])
+    assert (result.exit_code, result.stdout) == (0, "reformatted specs/a/tiny.yaml\n")
+    assert (root / "specs/a/tiny.yaml").read_text(encoding="utf-8") == expected
+
+
+def test_without_schemas_the_header_is_left_as_written(tmp_path):
+    root = repo(tmp_path, {"specs/a/tiny.yaml": HEADER + "\n" + BODY}, schemas=False)
+    result = run(["fmt", "--root", str(root)])
+    assert result.exit_code == 0
+    assert (root / "specs/a/tiny.yaml").read_text(encoding="utf-8") == HEADER + BODY
+
+
+def test_a_comment_below_the_header_is_refused_and_the_file_left_alone(tmp_path):
+    text = SCHEMA_LINE + "\n# source: here\nname: tiny  # the name\nhidden_size: 64\n# why 2\nnum_hidden_layers: 2\n"
+    root = repo(tmp_path, {"specs/a/tiny.yaml": text})
+    result = run(["fmt", "--root", str(root)])
+    assert (result.exit_code, result.stdout) == (1, "")
+    message = ("error [fmt.comment] a comment below the header block cannot be kept when the file is formatted; move "
+               "it into the header block (the comment lines above line 3), or delete it")
+    assert result.stderr == f"specs/a/tiny.yaml:3:13: {message}\nspecs/a/tiny.yaml:5:1: {message}\n"
+    assert (root / "specs/a/tiny.yaml").read_text(encoding="utf-8") == text
+
+
+def test_a_hash_inside_a_scalar_is_not_a_comment():
+    text = SCHEMA_LINE + '\nname: "a # b"\narch: x#y\n' + BODY.split("\n", 1)[1]
+    result = format_text(text, "f.yaml", SCHEMA_LINE)
+    assert (result.problems, result.changed) == ((), True)
+    assert result.text == SCHEMA_LINE + "\nname: 'a # b'\n" + BODY.split("\n", 1)[1] + "arch: x#y\n"
+
+
+def test_a_file_that_does_not_load_is_reported_and_left_alone(tmp_path):
+    text = "name: tiny\nname: again\n"
+    root = repo(tmp_path, {"specs/a/tiny.yaml": text, "specs/a/fine.yaml": SCHEMA_LINE + "\n" + BODY})
+    result = run(["fmt", "--root", str(root)])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == ("specs/a/tiny.yaml:2:1: error [yaml.duplicate-key] name: already stated on line 1; keep "
+                             "one of the two\n")
+    assert (root / "specs/a/tiny.yaml").read_text(encoding="utf-8") == text
+
+
+def test_values_never_change(tmp_path):
+    text = ("wibble: [1, 2]\nmtp_depth: null\ntorch_dtype: torch.bfloat16\nlayers: [{mtp: false, count: 2, kind: a}]\n"
+            + BODY)
+    result = format_text(text, "f.yaml")
+    assert result.text == BODY + ("mtp_depth: null\ntorch_dtype: torch.bfloat16\nlayers:\n- kind: a\n  count: 2\n"
+                                  "  mtp: false\nwibble:\n- 1\n- 2\n")
+    assert load_bytes(result.text.encode(), "f").data == load_bytes(text.encode(), "f").data
+
+
+@pytest.mark.parametrize("args, code, stdout", [
+    ([], 0, ""),
+    (["specs/a/messy.yaml"], 1, "would reformat specs/a/messy.yaml\n"),
+    (["specs"], 1, "would reformat specs/a/messy.yaml\n"),
+    (["specs/a/tidy.yaml"], 0, ""),
+])
+def test_check_writes_nothing_and_exits_1_naming_what_would_change(tmp_path, monkeypatch, args, code, stdout):
+    tidy = SCHEMA_LINE + "\n" + BODY
+    root = repo(tmp_path, {"specs/a/tidy.yaml": tidy, "specs/a/messy.yaml": hand_written(
+        load_bytes(BODY.encode(), "b").data)})
+    if not args:
+        (root / "specs/a/messy.yaml").unlink()
+    monkeypatch.chdir(root)
+    result = run(["fmt", "--check", *args])
+    assert (result.exit_code, result.stdout, result.stderr) == (code, stdout, "")
+    assert (root / "specs/a/tidy.yaml").read_text(encoding="utf-8") == tidy
+    if args:
+        assert (root / "specs/a/messy.yaml").read_text(encoding="utf-8").startswith("vocab_size: 100\n")
+
+
+def test_a_missing_path_is_a_usage_error(tmp_path):
+    result = run(["fmt", "--root", str(repo(tmp_path, {})), str(tmp_path / "nope.yaml")])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == f"Error: {tmp_path / 'nope.yaml'}: no such file or folder"
+
+
+def test_canonical_data_orders_every_record_and_keeps_unknown_keys_last():
+    ops = {"linrec": 0, "attMM": 4, "other": 1}
+    data = {"activations": {"k": {"seq_length": 1, "saved": 2, "ops": ops}}, "ops": {"k": {"ffMM": 3, "attMM": 4}},
+            "vision": {"layers": [{"count": 1, "kind": "encoder"}], "hidden_size": 8}, "x": 1, "name": "n"}
+    assert json.dumps(canonical_data(data)) == json.dumps({
+        "name": "n", "ops": {"k": {"attMM": 4, "ffMM": 3}},
+        "activations": {"k": {"saved": 2, "seq_length": 1, "ops": {"attMM": 4, "linrec": 0, "other": 1}}},
+        "vision": {"hidden_size": 8, "layers": [{"kind": "encoder", "count": 1}]}, "x": 1})
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("# a\nb: 1 # c\n", (Location(1, 1), Location(2, 6))),
+    ("a: '# not'\nb: \"# not\"\nc: x#y\nd: |\n  # not\n", ()),
+    ("e: [1, # yes\n  2]\n---\n# yes\n", (Location(1, 8), Location(4, 1))),
+])
+def test_comment_locations(text, expected):
+    assert comment_locations(text) == expected
+
+
+def test_split_header():
+    assert split_header("# a\n\n  \n# b\n\nx: 1\n# c\n") == (["# a", "", "", "# b"], 5)
+    assert split_header("x: 1\n") == ([], 0)

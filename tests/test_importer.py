@@ -1,0 +1,608 @@
+"""Tests of ``modelspec import`` and its mapping, :mod:`pipeline.importer`.
+
+The catalogue is the importer's output: every config of ``tests/data/configs``
+imported as ``catalogue.tsv`` says gives its committed spec byte for byte.
+Every row of the key tables has a case of its own (a test fails when a row
+has none), every ignored key is shown not to change the spec, and each
+family record is checked against the op profiles. The refusals (an unknown
+key, a key at both levels, a conflict with the modelling code, an unknown
+model type, JSON that is not strict) are asserted as exact located lines.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
+
+import pytest
+from click.testing import CliRunner
+
+from pipeline.cli import main
+from pipeline.importer import (
+    CODES,
+    IGNORED,
+    KEYS,
+    MODEL_TYPES,
+    TRANSFORMS,
+    VISION_IGNORED,
+    VISION_KEYS,
+    ConfigImportError,
+    import_config,
+)
+from pipeline.op_profiles import load_op_profiles
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).parent / "data"
+CONFIGS = DATA / "configs"
+CASES = DATA / "cases"
+
+
+def _catalogue() -> List[Tuple[str, str, str, str]]:
+    """The rows of catalogue.tsv: (config file, spec path, name, source)."""
+    lines = (CONFIGS / "catalogue.tsv").read_text(encoding="utf-8").splitlines()
+    return [tuple(line.split("\t")) for line in lines if line and not line.startswith("#")]
+
+
+CATALOGUE = _catalogue()
+
+
+def run(args: Sequence[str]):
+    """Run ``modelspec ARGS``; stdout and stderr apart."""
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def imported(config: Mapping[str, Any], **options: Any) -> Dict[str, Any]:
+    """The spec mapping *config* imports to."""
+    return dict(import_config(config, load_op_profiles(), fallback_name="test", **options).data)
+
+
+def refusals(config: Any, **options: Any) -> List[Tuple[Tuple[str, ...], str, str]]:
+    """The ``(path, code, message)`` of each issue importing *config* raises."""
+    with pytest.raises(ConfigImportError) as caught:
+        import_config(config, load_op_profiles(), fallback_name="test", **options)
+    return [(issue.path, issue.code, issue.message) for issue in caught.value.issues]
+
+
+def with_(base: Mapping[str, Any], **changes: Any) -> Dict[str, Any]:
+    """A copy of *base* with *changes*; a change to ``...`` removes the key."""
+    config = copy.deepcopy(dict(base))
+    for key, value in changes.items():
+        if value is ...:
+            config.pop(key)
+        else:
+            config[key] = value
+    return config
+
+
+# ---- the catalogue ------------------------------------------------------------------
+
+def test_catalogue_table_covers_every_config_and_every_spec():
+    assert sorted(row[0] for row in CATALOGUE) == sorted(p.name for p in CONFIGS.glob("*.json"))
+    assert sorted(row[1] for row in CATALOGUE) == sorted(p.relative_to(ROOT).as_posix()
+                                                         for p in (ROOT / "specs").rglob("*.yaml"))
+    assert sorted(row[2] for row in CATALOGUE) == sorted(Path(row[1]).stem for row in CATALOGUE)
+
+
+@pytest.mark.parametrize("config, spec, name, source", CATALOGUE, ids=[row[2] for row in CATALOGUE])
+def test_import_gives_the_committed_spec_byte_for_byte(tmp_path, config, spec, name, source):
+    (tmp_path / "schemas").mkdir()
+    shutil.copy(ROOT / "schemas" / "model-spec.schema.json", tmp_path / "schemas")
+    out = tmp_path / spec
+    out.parent.mkdir(parents=True)
+    result = run(["import", str(CONFIGS / config), "--name", name, "-o", str(out), "--source", source,
+                  "--root", str(tmp_path)])
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", f"wrote {spec}\n")
+    assert out.read_bytes() == (ROOT / spec).read_bytes()
+
+
+def test_import_writes_to_stdout_without_the_schema_line():
+    result = run(["import", str(CONFIGS / "llama-3.1-8b.json"), "--root", str(ROOT)])
+    committed = (ROOT / "specs" / "llama" / "llama-3.1-8b.yaml").read_text(encoding="utf-8").splitlines()
+    expected = ["# imported by modelspec import from llama-3.1-8b.json; explain any hand edit in this header"]
+    expected += committed[3:]
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout.splitlines() == expected
+
+
+# ---- one case per key row ------------------------------------------------------------
+
+LLAMA = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+         "vocab_size": 100, "intermediate_size": 128}
+MIXTRAL = {"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+           "vocab_size": 100, "intermediate_size": 128, "num_local_experts": 4, "num_experts_per_tok": 2}
+GPT_OSS = {"model_type": "gpt_oss", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+           "vocab_size": 100, "intermediate_size": 32, "num_local_experts": 4, "num_experts_per_tok": 2,
+           "sliding_window": 16}
+QWEN2 = {"model_type": "qwen2", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
+         "vocab_size": 100, "intermediate_size": 128}
+QWEN3_MOE = {"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
+             "vocab_size": 100, "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
+             "decoder_sparse_step": 1, "mlp_only_layers": []}
+LINEAR = {"linear_num_key_heads": 2, "linear_key_head_dim": 16, "linear_num_value_heads": 4,
+          "linear_value_head_dim": 16, "linear_conv_kernel_dim": 4}
+QWEN3_NEXT = {"model_type": "qwen3_next", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
+              "vocab_size": 100, "head_dim": 32, "num_experts": 8, "num_experts_per_tok": 2,
+              "moe_intermediate_size": 32, "shared_expert_intermediate_size": 32, "decoder_sparse_step": 1,
+              "mlp_only_layers": [], "full_attention_interval": 2, **LINEAR}
+QWEN3_5 = {"model_type": "qwen3_5", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+           "vocab_size": 100, "head_dim": 32, "intermediate_size": 128,
+           "layer_types": ["linear_attention", "full_attention"], **LINEAR}
+DEEPSEEK = {"model_type": "deepseek_v3", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
+            "vocab_size": 100, "intermediate_size": 128, "moe_intermediate_size": 32, "n_routed_experts": 8,
+            "num_experts_per_tok": 2, "first_k_dense_replace": 1, "moe_layer_freq": 1, "kv_lora_rank": 16,
+            "q_lora_rank": 32, "qk_rope_head_dim": 8, "qk_nope_head_dim": 16, "v_head_dim": 16}
+GEMMA = {"model_type": "gemma3_text", "hidden_size": 64, "num_hidden_layers": 6, "num_attention_heads": 4,
+         "vocab_size": 100, "head_dim": 16, "intermediate_size": 128, "sliding_window": 16,
+         "sliding_window_pattern": 3}
+GPT2 = {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100, "n_inner": None}
+T5 = {"model_type": "t5", "d_model": 64, "num_layers": 2, "num_heads": 4, "vocab_size": 100, "d_ff": 128}
+TOWER = {"hidden_size": 32, "depth": 4, "num_heads": 2, "intermediate_size": 64, "fullatt_block_indexes": [1, 3]}
+QWEN2_5_VL = {**QWEN2, "model_type": "qwen2_5_vl", "vision_config": TOWER}
+SIGLIP = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 64, "patch_size": 16}
+GEMMA_VL = {"model_type": "gemma3", "text_config": {**GEMMA}, "vision_config": SIGLIP}
+QWEN3_5_VL = {"model_type": "qwen3_5", "text_config": {**QWEN3_5, "model_type": "qwen3_5_text"},
+              "vision_config": {"hidden_size": 32, "depth": 2, "num_heads": 2, "num_position_embeddings": 16}}
+
+S, F, L = "sliding_attention", "full_attention", "linear_attention"
+
+# (row key, config, the fields the spec states), or (row key, config, the exact issues); one or more per row.
+KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
+    ("model_type", LLAMA, {"arch": "llama", "qk_norm": False, "norm_bias": False}),
+    ("_name_or_path", with_(LLAMA, _name_or_path="meta-llama/Llama-X-HF"), {"name": "llama-x-hf"}),
+    ("hidden_size", LLAMA, {"hidden_size": 64}),
+    ("num_hidden_layers", LLAMA, {"num_hidden_layers": 2}),
+    ("num_attention_heads", LLAMA, {"num_attention_heads": 4}),
+    ("vocab_size", LLAMA, {"vocab_size": 100}),
+    ("num_key_value_heads", with_(LLAMA, num_key_value_heads=2), {"num_key_value_heads": 2}),
+    ("head_dim", with_(LLAMA, head_dim=32), {"head_dim": 32}),
+    ("intermediate_size", LLAMA, {"intermediate_size": 128}),
+    ("max_position_embeddings", with_(LLAMA, max_position_embeddings=4096), {"max_position_embeddings": 4096}),
+    ("num_experts", QWEN3_MOE, {"num_experts": 8, "num_shared_experts": 0}),
+    ("n_routed_experts", DEEPSEEK, {"num_experts": 8}),
+    ("num_local_experts", MIXTRAL, {"num_experts": 4, "num_shared_experts": 0}),
+    ("num_experts_per_tok", MIXTRAL, {"num_experts_per_tok": 2}),
+    ("experts_per_token", with_(GPT_OSS, experts_per_token=2), {"num_experts_per_tok": 2}),
+    ("experts_per_token", with_(GPT_OSS, experts_per_token=3),
+     [(("experts_per_token",), "import.conflict",
+       "num_experts_per_tok is 2 from num_experts_per_tok but 3 from experts_per_token; state one value")]),
+    ("n_shared_experts", with_(DEEPSEEK, n_shared_experts=1), {"num_shared_experts": 1, "shared_expert_gate": False}),
+    ("moe_intermediate_size", QWEN3_MOE, {"moe_intermediate_size": 32}),
+    ("shared_expert_intermediate_size", QWEN3_NEXT,
+     {"shared_expert_intermediate_size": 32, "num_shared_experts": 1, "shared_expert_gate": True}),
+    ("first_k_dense_replace", DEEPSEEK, {"first_k_dense_replace": 1}),
+    ("num_nextn_predict_layers", with_(DEEPSEEK, num_nextn_predict_layers=1), {"mtp_depth": 1}),
+    ("mtp_num_hidden_layers", with_(QWEN3_5, mtp_num_hidden_layers=1), {"mtp_depth": 1}),
+    ("mtp_use_dedicated_embeddings", with_(QWEN3_5, mtp_use_dedicated_embeddings=False), {"arch": "qwen3_5"}),
+    ("mtp_use_dedicated_embeddings", with_(QWEN3_5, mtp_use_dedicated_embeddings=True),
+     [(("mtp_use_dedicated_embeddings",), "import.unsupported",
+       "mtp_use_dedicated_embeddings is true: true gives the MTP layers an embedding table of their own, which an "
+       "MTP layer (a repeat of the last body kind) does not price; only false is imported")]),
+    ("kv_lora_rank", DEEPSEEK, {"kv_lora_rank": 16}),
+    ("q_lora_rank", DEEPSEEK, {"q_lora_rank": 32}),
+    ("qk_rope_head_dim", DEEPSEEK, {"qk_rope_head_dim": 8}),
+    ("qk_nope_head_dim", DEEPSEEK, {"qk_nope_head_dim": 16}),
+    ("v_head_dim", DEEPSEEK, {"v_head_dim": 16}),
+    ("attn_output_gate", with_(QWEN3_5, attn_output_gate=True), {"attn_output_gate": True}),
+    ("attn_output_gate", with_(QWEN3_5, attn_output_gate=False),
+     [(("attn_output_gate",), "import.conflict",
+       "attn_output_gate makes attn_output_gate false, but the modelling code of model_type 'qwen3_5' fixes it at "
+       "true; the model has no such choice, so correct or remove it")]),
+    ("tie_word_embeddings", with_(LLAMA, tie_word_embeddings=True), {"tie_word_embeddings": True}),
+    ("tie_word_embeddings", LLAMA, {"tie_word_embeddings": False}),
+    ("attention_bias", with_(LLAMA, attention_bias=True), {"qkv_bias": True, "o_bias": True}),
+    ("attention_bias", with_(QWEN2, attention_bias=False), {"qkv_bias": True, "o_bias": False}),
+    ("mlp_bias", with_(LLAMA, mlp_bias=True), {"mlp_bias": True}),
+    ("torch_dtype", with_(LLAMA, torch_dtype="torch.bfloat16"), {"torch_dtype": "bfloat16"}),
+    ("dtype", with_(LLAMA, dtype="bfloat16", torch_dtype="bfloat16"), {"torch_dtype": "bfloat16"}),
+    ("linear_num_key_heads", QWEN3_NEXT, {"linear_num_key_heads": 2}),
+    ("linear_key_head_dim", QWEN3_NEXT, {"linear_key_head_dim": 16}),
+    ("linear_num_value_heads", QWEN3_NEXT, {"linear_num_value_heads": 4}),
+    ("linear_value_head_dim", QWEN3_NEXT, {"linear_value_head_dim": 16}),
+    ("linear_conv_kernel_dim", QWEN3_NEXT, {"linear_conv_kernel_dim": 4}),
+    ("layer_types", with_(GPT_OSS, layer_types=[F, S]), {"layer_types": [F, S], "sliding_window": 16}),
+    ("layer_types", with_(QWEN3_5, layer_types=[L]),
+     [(("layer_types",), "import.value", "layer_types lists 1 layers, but num_hidden_layers is 2; list one type "
+                                         "per body layer")]),
+    ("full_attention_interval", QWEN3_NEXT, {"layer_types": [L, F, L, F]}),
+    ("full_attention_interval", with_(QWEN3_NEXT, layer_types=[L, L, L, F]),
+     [(("layer_types",), "import.conflict",
+       "layer_types says layer 1 is linear_attention, but full_attention_interval 2 makes it full_attention; "
+       "state one")]),
+    ("sliding_window_pattern", GEMMA, {"layer_types": [S, S, F, S, S, F], "sliding_window": 16}),
+    ("_sliding_window_pattern", with_(GEMMA, sliding_window_pattern=..., _sliding_window_pattern=2),
+     {"layer_types": [S, F, S, F, S, F]}),
+    ("sliding_window", with_(MIXTRAL, sliding_window=16), {"layer_types": [S, S], "sliding_window": 16}),
+    ("sliding_window", with_(MIXTRAL, sliding_window=None), {"num_experts": 4}),
+    ("sliding_window", with_(LLAMA, sliding_window=16),
+     [(("sliding_window",), "import.unsupported",
+       "sliding_window is 16, but model_type 'llama''s attention never slides; leave it out")]),
+    ("use_sliding_window", with_(QWEN2, use_sliding_window=False, sliding_window=16), {"arch": "qwen2"}),
+    ("use_sliding_window", with_(QWEN2, use_sliding_window=True, sliding_window=16, max_window_layers=2),
+     {"layer_types": [F, F, S, S], "sliding_window": 16}),
+    ("max_window_layers", with_(QWEN2, use_sliding_window=True, sliding_window=16, max_window_layers=3),
+     {"layer_types": [F, F, F, S]}),
+    ("moe_layer_freq", with_(DEEPSEEK, moe_layer_freq=2),
+     {"layers": [{"kind": "dense", "count": 2}, {"kind": "moe", "count": 1}, {"kind": "dense", "count": 1}]}),
+    ("decoder_sparse_step", with_(QWEN3_MOE, decoder_sparse_step=2, intermediate_size=128),
+     {"layers": [{"kind": "dense", "count": 1}, {"kind": "moe", "count": 1}, {"kind": "dense", "count": 1},
+                 {"kind": "moe", "count": 1}]}),
+    ("mlp_only_layers", with_(QWEN3_MOE, mlp_only_layers=[0], intermediate_size=128),
+     {"layers": [{"kind": "dense", "count": 1}, {"kind": "moe", "count": 3}]}),
+    ("mlp_only_layers", with_(QWEN3_NEXT, mlp_only_layers=[0], intermediate_size=128),
+     [(("mlp_only_layers",), "import.unsupported",
+       "layer 0 is a linear_attention layer with a dense feed-forward, which op profile 'qwen3_next' has no kind "
+       "for (its kinds: linear_attention (linear/moe), full_attention (full/moe)); state arch and layers for such "
+       "a model")]),
+    ("n_embd", GPT2, {"hidden_size": 64}),
+    ("n_layer", GPT2, {"num_hidden_layers": 2}),
+    ("n_head", GPT2, {"num_attention_heads": 4}),
+    ("n_inner", GPT2, {"intermediate_size": 256, "qkv_bias": True, "o_bias": True, "mlp_bias": True,
+                       "norm_bias": True, "tie_word_embeddings": True}),
+    ("n_inner", with_(GPT2, n_inner=100), {"intermediate_size": 100}),
+    ("n_positions", with_(GPT2, n_positions=1024), {"max_position_embeddings": 1024}),
+    ("reorder_and_upcast_attn", with_(GPT2, reorder_and_upcast_attn=True),
+     [(("reorder_and_upcast_attn",), "import.unsupported",
+       "reorder_and_upcast_attn is true: true runs GPT2Attention._upcast_and_reordered_attn, not the _attn the "
+       "gpt2 profile counts; only false is imported")]),
+    ("d_model", T5, {"hidden_size": 64}),
+    ("num_heads", T5, {"num_attention_heads": 4}),
+    ("d_ff", T5, {"intermediate_size": 128}),
+    ("d_kv", with_(T5, d_kv=16), {"head_dim": 16}),
+    ("num_layers", T5, {"num_hidden_layers": 4, "tie_word_embeddings": True}),
+    ("num_decoder_layers", with_(T5, num_decoder_layers=2), {"num_hidden_layers": 4}),
+    ("num_decoder_layers", with_(T5, num_decoder_layers=1),
+     {"num_hidden_layers": 3, "layers": [{"kind": "encoder", "count": 2}, {"kind": "decoder", "count": 1}]}),
+    ("feed_forward_proj", with_(T5, feed_forward_proj="relu"), {"arch": "t5"}),
+    ("feed_forward_proj", with_(T5, feed_forward_proj="gated-gelu"),
+     [(("feed_forward_proj",), "import.unsupported",
+       "feed_forward_proj is \"gated-gelu\": huggingface/transformers src/transformers/models/t5/configuration_t5.py: "
+       "gated-* selects T5DenseGatedActDense (3 projections), which the t5 profile (T5DenseActDense, 2) does not "
+       "price; state arch and ops for such a model")]),
+    ("is_encoder_decoder", with_(T5, is_encoder_decoder=True), {"arch": "t5"}),
+    ("is_encoder_decoder", with_(LLAMA, is_encoder_decoder=True),
+     [(("is_encoder_decoder",), "import.unsupported",
+       "is_encoder_decoder is true, but model_type 'llama' is decoder-only; true for T5 only: the other profiles "
+       "price decoder-only stacks")]),
+    ("text_config", QWEN3_5_VL, {"arch": "qwen3_5", "hidden_size": 64, "layer_types": [L, F]}),
+    ("vision_config", QWEN2_5_VL, {"vision": {"hidden_size": 32, "num_hidden_layers": 4, "num_attention_heads": 2,
+                                              "name": "vision", "intermediate_size": 64,
+                                              "layers": [{"kind": "window_encoder", "count": 1},
+                                                         {"kind": "gated_encoder", "count": 1},
+                                                         {"kind": "window_encoder", "count": 1},
+                                                         {"kind": "gated_encoder", "count": 1}]}}),
+]
+
+VISION_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
+    ("hidden_size", QWEN2_5_VL, {"hidden_size": 32}),
+    ("depth", QWEN2_5_VL, {"num_hidden_layers": 4}),
+    ("num_hidden_layers", GEMMA_VL, {"num_hidden_layers": 2}),
+    ("num_heads", QWEN2_5_VL, {"num_attention_heads": 2}),
+    ("num_attention_heads", GEMMA_VL, {"num_attention_heads": 2}),
+    ("intermediate_size", QWEN2_5_VL, {"intermediate_size": 64}),
+    ("out_hidden_size", with_(QWEN2_5_VL, vision_config=with_(TOWER, out_hidden_size=64)), {"out_hidden_size": 64}),
+    ("patch_size", GEMMA_VL, {"patch_size": 16}),
+    ("spatial_merge_size", with_(QWEN2_5_VL, vision_config=with_(TOWER, spatial_merge_size=2)),
+     {"spatial_merge_size": 2}),
+    ("num_position_embeddings", QWEN3_5_VL, {"num_position_embeddings": 16}),
+    ("image_size", GEMMA_VL, {"num_position_embeddings": 16}),
+    ("image_size", with_(GEMMA_VL, vision_config=with_(SIGLIP, num_position_embeddings=10)),
+     [(("vision_config", "image_size"), "import.conflict",
+       "num_position_embeddings is 10 from vision_config.num_position_embeddings but 16 from (image_size // "
+       "patch_size) ** 2; state one value")]),
+    ("fullatt_block_indexes", with_(QWEN2_5_VL, vision_config=with_(TOWER, fullatt_block_indexes=[0, 1, 2, 3])),
+     {"layers": [{"kind": "gated_encoder", "count": 4}]}),
+    ("fullatt_block_indexes", with_(QWEN2_5_VL, vision_config=with_(TOWER, fullatt_block_indexes=[4])),
+     [(("vision_config", "fullatt_block_indexes"), "import.value",
+       "fullatt_block_indexes must list layer indexes from 0 to 3, got [4]")]),
+    ("deepstack_visual_indexes", with_(QWEN3_5_VL, vision_config={**QWEN3_5_VL["vision_config"],
+                                                                  "deepstack_visual_indexes": []}),
+     {"num_hidden_layers": 2}),
+    ("deepstack_visual_indexes", with_(QWEN3_5_VL, vision_config={**QWEN3_5_VL["vision_config"],
+                                                                  "deepstack_visual_indexes": [1]}),
+     [(("vision_config", "deepstack_visual_indexes"), "import.unsupported",
+       "vision_config.deepstack_visual_indexes is [1]: a non-empty list adds Qwen3-VL deepstack mergers, which no "
+       "tower field prices; only [] is imported")]),
+    ("vision_use_head", with_(GEMMA_VL, vision_config=with_(SIGLIP, vision_use_head=False)), {"patch_size": 16}),
+]
+
+
+def _expect(config: Dict[str, Any], expected: Any, part: str = "") -> None:
+    if isinstance(expected, list):
+        assert refusals(config) == expected
+        return
+    data = imported(config)
+    data = data[part] if part else data
+    assert {key: data.get(key) for key in expected} == expected
+
+
+@pytest.mark.parametrize("key, config, expected", KEY_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(KEY_CASES)])
+def test_key_row(key, config, expected):
+    _expect(config, expected)
+
+
+@pytest.mark.parametrize("key, config, expected", VISION_CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(VISION_CASES)])
+def test_vision_key_row(key, config, expected):
+    _expect(config, expected, part="vision")
+
+
+def test_every_key_row_has_a_case_and_a_known_transform():
+    assert sorted({case[0] for case in KEY_CASES}) == sorted(rule.key for rule in KEYS)
+    assert sorted({case[0] for case in VISION_CASES}) == sorted(rule.key for rule in VISION_KEYS)
+    assert all(rule.transform in TRANSFORMS for rule in KEYS + VISION_KEYS)
+    assert all(rule.source for rule in KEYS + VISION_KEYS if rule.transform != "copy" or rule.fields[0].split(".")[-1]
+               != rule.key)
+
+
+@pytest.mark.parametrize("key", sorted(IGNORED))
+def test_an_ignored_key_changes_nothing(key):
+    assert imported(with_(LLAMA, **{key: {"any": [1, "value"]}})) == imported(LLAMA)
+    assert IGNORED[key] and "\n" not in IGNORED[key]
+
+
+@pytest.mark.parametrize("key", sorted(VISION_IGNORED))
+def test_an_ignored_vision_key_changes_nothing(key):
+    assert imported(with_(QWEN2_5_VL, vision_config=with_(TOWER, **{key: 7}))) == imported(QWEN2_5_VL)
+    assert VISION_IGNORED[key] and "\n" not in VISION_IGNORED[key]
+
+
+def test_ignored_and_mapped_keys_do_not_overlap():
+    assert not set(IGNORED) & {rule.key for rule in KEYS}
+    assert not set(VISION_IGNORED) & {rule.key for rule in VISION_KEYS}
+
+
+def test_every_profiled_model_type_has_a_record_and_every_record_a_profile():
+    profiled = {t for profile in load_op_profiles().profiles.values() for t in profile.model_types}
+    recorded = [name for record in MODEL_TYPES for name in record.names]
+    assert sorted(recorded) == sorted(profiled)
+    for record in MODEL_TYPES:
+        assert record.source and set(record.defaults) <= {rule.key for rule in KEYS}
+
+
+# ---- refusals ------------------------------------------------------------------------
+
+def test_an_unknown_key_stops_the_import_by_name():
+    config = with_(QWEN3_5_VL, text_config={**QWEN3_5_VL["text_config"], "frobnicate": 1}, wibble=2)
+    message = ("{} is a key the importer does not know; map it in pipeline/importer.py (KEYS) or, if it does not "
+               "change what a cost model prices, list it in IGNORED with its reason; --allow-unknown imports without "
+               "it")
+    assert refusals(config) == [(("wibble",), "import.unknown-key", message.format("wibble")),
+                                (("text_config", "frobnicate"), "import.unknown-key",
+                                 message.format("text_config.frobnicate"))]
+
+
+def test_allow_unknown_imports_and_returns_the_unknown_keys():
+    config = with_(QWEN2_5_VL, vision_config=with_(TOWER, wibble=1), frobnicate=2)
+    result = import_config(config, load_op_profiles(), fallback_name="x", allow_unknown=True)
+    assert result.unknown == (("vision_config", "wibble"), ("frobnicate",))
+    assert dict(result.data) == imported(QWEN2_5_VL) | {"name": "x"}
+
+
+def test_a_key_at_both_levels_with_different_values_names_both():
+    config = with_(QWEN3_5_VL, tie_word_embeddings=False,
+                   text_config={**QWEN3_5_VL["text_config"], "tie_word_embeddings": True, "vocab_size": 100})
+    assert refusals(config) == [(("text_config", "tie_word_embeddings"), "import.both-levels",
+                                 "tie_word_embeddings is false at the top level but true in text_config; state it "
+                                 "once")]
+    assert imported(with_(config, tie_word_embeddings=True))["tie_word_embeddings"] is True
+
+
+@pytest.mark.parametrize("config, expected", [
+    (with_(LLAMA, model_type="bert"),
+     [(("model_type",), "import.unknown-model-type",
+       'no op profile prices model_type "bert"; the known model types are deepseek_v3, gemma3, gemma3_text, gpt2, '
+       "gpt_oss, kimi_k2, llama, mistral, mixtral, qwen2, qwen2_5_vl, qwen2_5_vl_text, qwen3, qwen3_5, qwen3_5_moe, "
+       "qwen3_5_moe_text, qwen3_5_text, qwen3_moe, qwen3_next, t5")]),
+    (with_(LLAMA, model_type=...),
+     [((), "import.no-model-type",
+       "the config states no model_type, so no op profile can be picked; state the Hugging Face model_type")]),
+    (with_(QWEN3_5_VL, text_config={**QWEN3_5_VL["text_config"], "model_type": "llama"}),
+     [(("text_config", "model_type"), "import.both-levels",
+       'text_config\'s model_type "llama" is not a text model of "qwen3_5"')]),
+    ([1], [((), "import.not-a-mapping", "a config is a JSON object, got [1]")]),
+    (with_(LLAMA, text_config=[1]), [(("text_config",), "import.not-a-mapping", "text_config must be an object, got [1]")]),
+    (with_(LLAMA, vision_config={"depth": 1}),
+     [(("vision_config",), "import.unsupported",
+       "model_type 'llama' has no vision tower rule, so its vision_config cannot be priced; import the language "
+       "model's config alone")]),
+    (with_(QWEN3_MOE, decoder_sparse_step=...),
+     [((), "import.missing", "decoder_sparse_step is not stated, and the MoE layer rule needs it; state it")]),
+    (with_(QWEN3_NEXT, full_attention_interval=...),
+     [((), "import.missing", "neither layer_types nor full_attention_interval is stated, so the linear_attention "
+                             "and full_attention layers are unknown; state layer_types")]),
+    (with_(QWEN3_MOE, mlp_only_layers=[9]),
+     [(("mlp_only_layers",), "import.value", "mlp_only_layers must list layer indexes from 0 to 3, got [9]")]),
+    (with_(LLAMA, decoder_sparse_step=2),
+     [(("decoder_sparse_step",), "import.unsupported",
+       "decoder_sparse_step is 2, but model_type 'llama' does not read it (huggingface/transformers "
+       "src/transformers/models/llama/modeling_llama.py (LlamaAttention, LlamaMLP, LlamaRMSNorm: a weight, no bias) "
+       "and configuration_llama.py LlamaConfig, huggingface/transformers@5dd4a635); remove it, or import the config "
+       "as the family that reads it")]),
+    (with_(QWEN3_MOE, use_sliding_window=True, sliding_window=16),
+     [(("sliding_window",), "import.unsupported",
+       "layer 0 is a sliding_attention layer with a moe feed-forward, which op profile 'qwen3_moe' has no kind for "
+       "(its kinds: dense (full/dense), moe (full/moe)); state arch and layers for such a model")]),
+    (with_(LLAMA, num_key_value_heads=3),
+     [(("num_key_value_heads",), "spec.kv-heads-divide",
+       "num_attention_heads (4) must be a multiple of num_key_value_heads (3); each key/value head serves a whole "
+       "group of query heads")]),
+    (with_(GPT2, n_embd="64"),
+     [(("n_embd",), "spec.not-integer",
+       "hidden_size must be an integer, got the string '64'; write 64 without quotes (from n_embd)")]),
+])
+def test_refusals(config, expected):
+    assert refusals(config) == expected
+
+
+def test_arch_overrides_the_profile_model_type_picks():
+    assert imported(QWEN2, arch="qwen3")["arch"] == "qwen3"
+    assert refusals(QWEN2, arch="nope") == [
+        ((), "import.unknown-model-type", "arch 'nope' names no op profile; the profiles are ['deepseek_v3', "
+                                          "'gemma3', 'gpt2', 'gpt_oss', 'llama', 'mistral', 'mixtral', 'qwen2', "
+                                          "'qwen2_5_vl', 'qwen3', 'qwen3_5', 'qwen3_5_moe', 'qwen3_moe', "
+                                          "'qwen3_next', 't5']")]
+
+
+def test_codes_are_documented():
+    assert all(code.startswith("import.") and text.endswith(".") for code, text in CODES.items())
+
+
+# ---- the command -------------------------------------------------------------------
+
+def _write(tmp_path: Path, config: Any, name: str = "config.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+    return path
+
+
+def test_unknown_key_exits_1_located_and_writes_nothing(tmp_path):
+    path = _write(tmp_path, with_(LLAMA, wibble=1))
+    out = tmp_path / "out.yaml"
+    result = run(["import", str(path), "-o", str(out), "--root", str(tmp_path)])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == ("config.json:8:3: error [import.unknown-key] wibble is a key the importer does not "
+                             "know; map it in pipeline/importer.py (KEYS) or, if it does not change what a cost "
+                             "model prices, list it in IGNORED with its reason; --allow-unknown imports without it\n")
+    assert not out.exists()
+
+
+def test_allow_unknown_lists_the_keys_as_warnings(tmp_path):
+    path = _write(tmp_path, with_(LLAMA, wibble=1))
+    result = run(["import", str(path), "--allow-unknown", "--root", str(tmp_path)])
+    assert result.exit_code == 0
+    assert result.stderr == ("config.json:8:3: warning [import.unknown-key] wibble is not imported: the importer does "
+                             "not know it\n")
+    assert result.stdout.startswith("# imported by modelspec import from config.json; explain any hand edit in this "
+                                    "header\nname: config\nhidden_size: 64\n")
+
+
+def test_both_levels_differ_exits_1_at_the_text_config_key(tmp_path):
+    config = with_(QWEN3_5_VL, vocab_size=99)
+    path = _write(tmp_path, config)
+    result = run(["import", str(path), "--root", str(tmp_path)])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == ("config.json:8:5: error [import.both-levels] vocab_size is 99 at the top level but 100 "
+                             "in text_config; state it once\n")
+
+
+def test_output_is_not_overwritten_without_force(tmp_path):
+    path = _write(tmp_path, LLAMA)
+    out = tmp_path / "out.yaml"
+    out.write_text("keep me\n", encoding="utf-8")
+    result = run(["import", str(path), "-o", str(out), "--root", str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.stderr.endswith(f"Error: {out} exists; pass --force to overwrite it\n")
+    assert out.read_text(encoding="utf-8") == "keep me\n"
+    result = run(["import", str(path), "-o", str(out), "--force", "--root", str(tmp_path)])
+    assert (result.exit_code, result.stderr) == (0, "wrote out.yaml\n")
+    assert out.read_text(encoding="utf-8").startswith("# imported by modelspec import from config.json;")
+
+
+def test_unknown_model_type_exits_1_naming_the_known_types(tmp_path):
+    path = _write(tmp_path, with_(LLAMA, model_type="bert"))
+    result = run(["import", str(path), "--root", str(tmp_path)])
+    assert result.exit_code == 1
+    assert result.stderr.startswith('config.json:2:3: error [import.unknown-model-type] no op profile prices '
+                                    'model_type "bert"; the known model types are deepseek_v3, gemma3, ')
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--arch", "nope"], "Invalid value for --arch: 'nope' names no op profile; the profiles are deepseek_v3, "
+                         "gemma3, gpt2, gpt_oss, llama, mistral, mixtral, qwen2, qwen2_5_vl, qwen3, qwen3_5, "
+                         "qwen3_5_moe, qwen3_moe, qwen3_next, t5, vision"),
+    (["--source", "two\nlines"], "Invalid value for '--source': a source is one non-empty line of text"),
+])
+def test_usage_errors_exit_2(tmp_path, args, message):
+    path = _write(tmp_path, LLAMA)
+    result = run(["import", str(path), "--root", str(tmp_path), *args])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == f"Error: {message}"
+
+
+@pytest.mark.parametrize("text, line", [
+    ('{"model_type": "llama",\n "hidden_size": 64,\n}', "config.json:3:1: error [import.json] not valid JSON: "
+                                                        "Expecting property name enclosed in double quotes"),
+    ('{"model_type": "llama",\n "rope": {"a": 1,\n  "a": 2}}', "config.json:3:3: error [import.json] rope.a is "
+                                                               "stated twice in one object (first on line 2); keep one"),
+    ('{"model_type": "llama",\n "x": [1, NaN]}', "config.json:2:2: error [import.json] x.1 is NaN; a config states "
+                                                 "finite numbers"),
+    ('{"a": 1e999}', "config.json:1:2: error [import.json] a is 1e999; a config states finite numbers"),
+    ('\ufeff[', "config.json:1:2: error [import.json] not valid JSON: Expecting value"),
+])
+def test_json_that_is_not_strict_is_refused_located(tmp_path, text, line):
+    path = tmp_path / "config.json"
+    path.write_text(text, encoding="utf-8")
+    result = run(["import", str(path), "--root", str(tmp_path)])
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", line + "\n")
+
+
+def test_bytes_that_are_not_utf8_are_refused(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_bytes(b'{"a": "\xff"}')
+    result = run(["import", str(path), "--root", str(tmp_path)])
+    assert (result.exit_code, result.stderr) == (1, "config.json:1:1: error [import.json] byte 7 is not UTF-8; save "
+                                                    "the config as UTF-8\n")
+
+
+def test_a_spec_that_fails_check_is_not_written(tmp_path):
+    path = _write(tmp_path, with_(LLAMA, intermediate_size=...))
+    out = tmp_path / "out.yaml"
+    result = run(["import", str(path), "-o", str(out), "--root", str(tmp_path)])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        "out.yaml:2:1: error [stack.dense-without-intermediate] the stack has layers of kind ['full_attention'] with "
+        "a dense feed-forward, but intermediate_size is not declared; declare the dense width\n"
+        "modelspec: the imported spec fails modelspec check; nothing was written\n")
+    assert not out.exists()
+
+
+def test_the_schema_line_points_at_the_repository_schema_from_the_output(tmp_path):
+    (tmp_path / "schemas").mkdir()
+    (tmp_path / "schemas" / "model-spec.schema.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "specs" / "a" / "b").mkdir(parents=True)
+    path = _write(tmp_path, LLAMA)
+    out = tmp_path / "specs" / "a" / "b" / "x.yaml"
+    result = run(["import", str(path), "-o", str(out), "--source", "here", "--source", "there", "--root",
+                  str(tmp_path)])
+    assert result.exit_code == 0
+    assert out.read_text(encoding="utf-8").splitlines()[:4] == [
+        "# yaml-language-server: $schema=../../../schemas/model-spec.schema.json",
+        "# source: here",
+        "# source: there",
+        "# imported by modelspec import from config.json; explain any hand edit in this header"]
+
+
+# ---- the cases ------------------------------------------------------------------------
+
+def _case(tmp_path: Path, name: str) -> Dict[str, Any]:
+    """Import a case through the command and return the spec it prints, loaded."""
+    from pipeline.yaml_source import load_bytes
+
+    result = run(["import", str(next(CASES.glob(f"{name}-*.config.json"))), "--root", str(tmp_path)])
+    assert (result.exit_code, result.stderr) == (0, "")
+    return load_bytes(result.stdout.encode("utf-8"), "out").data
+
+
+def test_c13_all_moe_config_invents_no_dense_layer_and_no_zero_width(tmp_path):
+    data = _case(tmp_path, "c13")
+    assert "intermediate_size" not in data and "layers" not in data
+    assert {key: data[key] for key in ("arch", "num_experts", "moe_intermediate_size", "num_shared_experts")} == {
+        "arch": "qwen3_moe", "num_experts": 128, "moe_intermediate_size": 768, "num_shared_experts": 0}
+    assert 0 not in [value for value in data.values() if isinstance(value, int) and not isinstance(value, bool)
+                     and value is not data["num_shared_experts"]]
+
+
+def test_c14_nested_text_config_is_read_at_the_top_level(tmp_path):
+    data = _case(tmp_path, "c14")
+    assert {key: data[key] for key in ("hidden_size", "num_hidden_layers", "mtp_depth", "torch_dtype", "arch")} == {
+        "hidden_size": 2048, "num_hidden_layers": 4, "mtp_depth": 1, "torch_dtype": "bfloat16", "arch": "qwen3_5_moe"}
+    assert data["vision"] == {"hidden_size": 1152, "num_hidden_layers": 27, "num_attention_heads": 16,
+                              "name": "vision", "intermediate_size": 4304, "out_hidden_size": 2048, "patch_size": 16,
+                              "spatial_merge_size": 2, "num_position_embeddings": 2304}
+
+
+def test_c15_dtype_is_torch_dtype(tmp_path):
+    assert _case(tmp_path, "c15")["torch_dtype"] == "bfloat16"
