@@ -117,6 +117,7 @@ _CODE_MODULES = (
     "pipeline.stack",
     "pipeline.roundtrip",
     "pipeline.runner",
+    "pipeline.regen",
 )
 
 
