@@ -1,0 +1,494 @@
+"""What changed since a git revision, which specs that touches, and the git work ``regen --commit`` and ``diff`` need.
+
+This is the only module that talks to git, through GitPython, imported when
+a function needs it (so ``modelspec check`` without ``--changed-since`` never
+loads it, and a machine without the ``git`` command fails only these
+functions, with a :class:`GitError`).
+
+``--changed-since REF`` compares the working tree (staged, unstaged and
+untracked files alike) with the merge base of REF and ``HEAD``, the commit a
+pull request branched from, so a gate checks what the branch changed and not
+what landed on REF since. From the changed files, :func:`select_specs` picks:
+
+- every spec file added, modified or renamed (a renamed spec is checked
+  under its new path); a deleted spec is reported as removed, never checked;
+- every spec whose op profile changed: a profile ``op_profiles/<arch>.yaml``
+  touches the specs of that arch (their ``arch``, or the profile their name
+  matches), the vision profile touches the specs with a tower, and a spec
+  whose arch cannot be told (unreadable, or no profile or several match its
+  name) is taken whenever any profile changed, since a changed match pattern
+  may be what decides it;
+- every spec when a schema (``schemas/``) or the package's own rules
+  (``pipeline/``) changed.
+
+Refusals, each a :class:`GitError` whose message says what to do: a revision
+that looks like an option (``--output=x``; git would read it as one), an
+unknown revision, a root outside any git work tree, and a shallow clone whose
+history stops before the merge base (``git fetch --unshallow``;
+``fetch-depth: 0`` in GitHub Actions), rather than a silent full or empty run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from pipeline.op_profiles import VISION_ARCH, OpProfiles
+
+#: Folders (relative to the spec repository's root) whose change affects every spec: the rules themselves.
+RULE_FOLDERS = ("schemas/", "pipeline/")
+
+#: The suffixes of spec files.
+SPEC_SUFFIXES = (".yaml", ".yml")
+
+#: How to get the history a shallow clone lacks, said in every message about one.
+UNSHALLOW_FIX = ("fetch the history: git fetch --unshallow (in GitHub Actions, actions/checkout with "
+                 "fetch-depth: 0)")
+
+
+class GitError(Exception):
+    """A git question cannot be answered: a bad revision, no repository, a shallow history, a failed command.
+
+    Its message names the problem and the fix; the commands report it with exit code 2.
+    """
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file changed between the merge base and the working tree.
+
+    Attributes:
+        status: ``added``, ``modified``, ``renamed`` or ``deleted``.
+        path: The file's path relative to the spec repository's root (``/``-separated);
+            for a rename, the new path.
+        old_path: For a rename, the old path; else ``None``.
+    """
+
+    status: str
+    path: str
+    old_path: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Changes:
+    """Every file that differs between the merge base of a revision and ``HEAD``, and the working tree.
+
+    Attributes:
+        ref: The revision as the user named it.
+        base: The merge base's commit id (40 hex digits).
+        files: The changed files inside the spec repository, sorted by path.
+    """
+
+    ref: str
+    base: str
+    files: Tuple[FileChange, ...]
+
+
+def check_revision(rev: str) -> None:
+    """Refuse a revision git would misread: empty, or starting with ``-`` (``--output=x`` is an option to git).
+
+    Raises:
+        GitError: Naming the revision and what to write instead.
+    """
+    if not rev.strip():
+        raise GitError("the git revision is empty; name a branch, tag or commit, e.g. origin/main")
+    if rev.startswith("-"):
+        raise GitError(f"{rev!r} looks like an option, not a git revision, and is refused so git cannot read it as "
+                       "one; name a branch, tag or commit, e.g. origin/main")
+
+
+def _git() -> Any:
+    """Import GitPython.
+
+    Raises:
+        GitError: If GitPython cannot find the ``git`` command.
+    """
+    try:
+        import git  # pylint: disable=import-outside-toplevel
+    except ImportError as error:
+        raise GitError(f"git is not usable here ({error}); install the git command") from None
+    return git
+
+
+def _open(root: Path) -> Any:
+    """The git repository whose work tree holds *root*.
+
+    Raises:
+        GitError: If *root* is in no git work tree.
+    """
+    git = _git()
+    try:
+        repo = git.Repo(root, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise GitError(f"{root} is not in a git repository; comparing with a git revision needs one") from None
+    if repo.bare:
+        raise GitError(f"{root} is in a bare git repository, which has no work tree to compare")
+    return repo
+
+
+def _prefix(repo: Any, root: Path) -> str:
+    """*root* relative to the work tree's top, ``""`` or ending in ``/``."""
+    relative = root.resolve().relative_to(Path(repo.working_tree_dir).resolve()).as_posix()
+    return "" if relative == "." else relative + "/"
+
+
+def _is_shallow(repo: Any) -> bool:
+    """Whether the clone is shallow (its history is cut)."""
+    return repo.git.rev_parse("--is-shallow-repository").strip() == "true"
+
+
+def _commit_id(repo: Any, rev: str) -> Optional[str]:
+    """The commit id *rev* names, or ``None`` if it names none."""
+    git = _git()
+    try:
+        return repo.git.rev_parse("--verify", "--quiet", f"{rev}^{{commit}}").strip() or None
+    except git.GitCommandError:
+        return None
+
+
+def resolve_revision(repo: Any, rev: str) -> str:
+    """The commit id of *rev*.
+
+    Raises:
+        GitError: If *rev* is option-like or names no commit here (with the
+            shallow-clone fix when the clone is shallow).
+    """
+    check_revision(rev)
+    found = _commit_id(repo, rev)
+    if found is None:
+        shallow = (f"; this clone is shallow, so it may lack {rev!r}: {UNSHALLOW_FIX}"
+                   if _is_shallow(repo) else "")
+        raise GitError(f"{rev!r} names no commit in this repository; name a branch, tag or commit that exists here "
+                       f"(git branch -a lists them), and in CI fetch it first, e.g. git fetch origin main{shallow}")
+    return found
+
+
+def merge_base(repo: Any, ref: str) -> str:
+    """The merge base of *ref* and ``HEAD``.
+
+    Raises:
+        GitError: If *ref* is refused or unknown, ``HEAD`` has no commit, or
+            there is no merge base (a shallow clone's cut history, or unrelated histories).
+    """
+    git = _git()
+    ref_id = resolve_revision(repo, ref)
+    head_id = _commit_id(repo, "HEAD")
+    if head_id is None:
+        raise GitError("HEAD has no commit yet; commit first, then compare with a revision")
+    try:
+        return repo.git.merge_base(ref_id, head_id).strip()
+    except git.GitCommandError:
+        if _is_shallow(repo):
+            raise GitError(f"{ref!r} and HEAD have no merge base in this shallow clone: its history stops before "
+                           f"they meet; {UNSHALLOW_FIX}, then run again") from None
+        raise GitError(f"{ref!r} and HEAD share no history (they have no merge base); compare with a revision "
+                       "this branch grew from, e.g. origin/main") from None
+
+
+_STATUS = {"A": "added", "M": "modified", "T": "modified", "U": "modified", "R": "renamed", "C": "added",
+           "D": "deleted"}
+
+
+def _parse_name_status(raw: str) -> List[Tuple[str, str, Optional[str]]]:
+    """Parse ``git diff --name-status -z`` into ``(status, path, old path)`` (paths from the work tree's top)."""
+    tokens = raw.split("\0")
+    found = []
+    index = 0
+    while index < len(tokens) and tokens[index]:
+        letter = tokens[index][0]
+        if letter in "RC":
+            found.append((_STATUS[letter], tokens[index + 2], tokens[index + 1] if letter == "R" else None))
+            index += 3
+        else:
+            found.append((_STATUS.get(letter, "modified"), tokens[index + 1], None))
+            index += 2
+    return found
+
+
+def changes_since(root: Path, ref: str) -> Changes:
+    """Return what changed in the spec repository at *root* since the merge base of *ref* and ``HEAD``.
+
+    The working tree is compared (tracked files staged or not, and untracked
+    files that ``.gitignore`` does not exclude); renames are found by git's
+    similarity rule (``--find-renames``, 50 %). An untracked copy of a deleted
+    file is an addition and a deletion, not a rename, since git only pairs
+    renames among the files it tracks.
+
+    Raises:
+        GitError: See :func:`merge_base`, and :func:`_open`.
+    """
+    check_revision(ref)
+    repo = _open(root)
+    base = merge_base(repo, ref)
+    prefix = _prefix(repo, root)
+    raw = repo.git.diff("--name-status", "-z", "--find-renames", "--no-ext-diff", base, "--",
+                        strip_newline_in_stdout=False)
+    found = _parse_name_status(raw)
+    untracked = repo.git.ls_files("--others", "--exclude-standard", "-z", strip_newline_in_stdout=False)
+    found.extend(("added", path, None) for path in untracked.split("\0") if path)
+
+    def inside(path: Optional[str]) -> Optional[str]:
+        return path[len(prefix):] if path is not None and path.startswith(prefix) else None
+
+    files = []
+    for status, path, old_path in found:
+        new, old = inside(path), inside(old_path)
+        if status == "renamed" and new is None:
+            status, new, old = "deleted", old, None
+        elif status == "renamed" and old is None:
+            status = "added"
+        if new is not None:
+            files.append(FileChange(status, new, old))
+    return Changes(ref, base, tuple(sorted(files, key=lambda change: change.path)))
+
+
+@dataclass(frozen=True)
+class SpecFacts:
+    """What decides whether a changed op profile touches a spec.
+
+    Attributes:
+        arch: The spec's ``arch``, or the one its name's match picks; ``None``
+            when it cannot be told.
+        tower: Whether it has a vision tower.
+    """
+
+    arch: Optional[str]
+    tower: bool
+
+
+def spec_facts(path: Path, profiles: OpProfiles) -> SpecFacts:
+    """Read *path*'s arch and whether it has a tower, as :class:`SpecFacts`; a file that does not load has neither."""
+    from pipeline.model import ModelSpecError  # pylint: disable=import-outside-toplevel
+    from pipeline.yaml_source import load_path  # pylint: disable=import-outside-toplevel
+
+    data = load_path(path).data
+    if not isinstance(data, dict):
+        return SpecFacts(None, False)
+    tower = data.get("vision") is not None
+    if isinstance(data.get("arch"), str):
+        return SpecFacts(data["arch"], tower)
+    name = data.get("name")
+    try:
+        return SpecFacts(profiles.infer_arch(name), tower) if isinstance(name, str) else SpecFacts(None, tower)
+    except ModelSpecError:
+        return SpecFacts(None, tower)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The specs a change touches.
+
+    Attributes:
+        ref: The revision compared with.
+        base: The merge base's commit id.
+        specs: The spec paths to check, sorted (root-relative).
+        reasons: Why each of :attr:`specs` is checked, e.g. ``"modified"`` or
+            ``"op profile deepseek_v3 changed"``.
+        removed: Spec paths deleted since the merge base, sorted.
+        candidates: How many spec files there were to choose from.
+    """
+
+    ref: str
+    base: str
+    specs: Tuple[str, ...]
+    reasons: Mapping[str, str] = field(default_factory=dict)
+    removed: Tuple[str, ...] = ()
+    candidates: int = 0
+
+    def summary(self) -> List[str]:
+        """Lines for a person: what is checked and why, then each removed spec."""
+        counts: Dict[str, int] = {}
+        for path in self.specs:
+            reason = self.reasons[path].split(" from ")[0]
+            counts[reason] = counts.get(reason, 0) + 1
+        why = "; ".join(f"{count} {reason}" for reason, count in sorted(counts.items()))
+        head = (f"changed since {self.ref} (merge base {self.base[:12]}): {len(self.specs)} of "
+                f"{self.candidates} spec{'s' if self.candidates != 1 else ''}")
+        lines = [head + (f" ({why})" if why else "")]
+        lines.extend(f"removed since {self.ref}: {path} (not checked)" for path in self.removed)
+        return lines
+
+
+def _is_spec_path(path: str, scope: Sequence[str]) -> bool:
+    """Whether *path* is a spec file's path inside one of the *scope* prefixes."""
+    return path.endswith(SPEC_SUFFIXES) and any(path.startswith(prefix) for prefix in scope)
+
+
+def _profile_arch(path: str, profiles_prefix: Optional[str]) -> Optional[str]:
+    """The arch of the op profile file *path*, or ``None`` if it is not one."""
+    if profiles_prefix is None or not path.startswith(profiles_prefix):
+        return None
+    rest = PurePosixPath(path[len(profiles_prefix):])
+    return rest.stem if len(rest.parts) == 1 and rest.suffix == ".yaml" else None
+
+
+def select_specs(changes: Changes, candidates: Sequence[str], facts: Callable[[str], SpecFacts],
+                 profiles_prefix: Optional[str], scope: Sequence[str] = ("specs/",)) -> Selection:
+    """Pick the specs among *candidates* that *changes* touches (the rules of the module docstring).
+
+    Args:
+        changes: What changed (:func:`changes_since`).
+        candidates: The spec files there are now, root-relative.
+        facts: Each candidate's :class:`SpecFacts`, asked only when a profile changed.
+        profiles_prefix: The op profiles' folder relative to the root (``"op_profiles/"``),
+            or ``None`` when the repository uses the bundled profiles.
+        scope: The prefixes under which a deleted file is a removed spec.
+
+    Returns:
+        The :class:`Selection`.
+    """
+    present = set(candidates)
+    reasons: Dict[str, str] = {}
+    removed = []
+    archs: Dict[str, str] = {}
+    everything = None
+    for change in changes.files:
+        for path in filter(None, (change.path, change.old_path)):
+            if everything is None and path.startswith(RULE_FOLDERS):
+                everything = f"{path} changed"
+            arch = _profile_arch(path, profiles_prefix)
+            if arch is not None:
+                archs.setdefault(arch, f"op profile {arch} changed" if arch != VISION_ARCH
+                                 else "vision profile changed")
+        if change.path in present and change.status != "deleted":
+            reasons[change.path] = (f"renamed from {change.old_path}" if change.status == "renamed"
+                                    else change.status)
+        elif change.status == "deleted" and _is_spec_path(change.path, scope) and change.path not in present:
+            removed.append(change.path)
+    for path in candidates:
+        if path in reasons:
+            continue
+        if everything:
+            reasons[path] = everything
+        elif archs:
+            spec = facts(path)
+            if spec.arch is None:
+                reasons[path] = "op profiles changed and its arch cannot be told"
+            elif spec.arch in archs:
+                reasons[path] = archs[spec.arch]
+            elif spec.tower and VISION_ARCH in archs:
+                reasons[path] = archs[VISION_ARCH]
+    return Selection(changes.ref, changes.base, tuple(sorted(reasons)), dict(sorted(reasons.items())),
+                     tuple(sorted(removed)), len(candidates))
+
+
+def files_at(root: Path, rev: str, folders: Sequence[str]) -> Dict[str, bytes]:
+    """Read the regular files under *folders* (root-relative) as commit *rev* has them.
+
+    Returns:
+        ``{root-relative path: content}``, sorted; a folder the commit lacks
+        contributes nothing. Symbolic links and submodules are skipped.
+
+    Raises:
+        GitError: If *rev* is refused or unknown, or *root* is in no repository.
+    """
+    repo = _open(root)
+    commit = repo.commit(resolve_revision(repo, rev))
+    prefix = _prefix(repo, root)
+    found: Dict[str, bytes] = {}
+    for folder in folders:
+        try:
+            tree = commit.tree / (prefix + folder.strip("/"))
+        except KeyError:
+            continue
+        if tree.type != "tree":
+            continue
+        for item in tree.traverse():
+            if item.type == "blob" and item.mode in (0o100644, 0o100755):
+                found[item.path[len(prefix):]] = item.data_stream.read()
+    return dict(sorted(found.items()))
+
+
+def export_revision(root: Path, rev: str, folders: Sequence[str], dest: Path) -> int:
+    """Write the files under *folders* (root-relative) as commit *rev* has them into the folder *dest*.
+
+    Returns:
+        How many files were written. A path git could not hold (absolute, or
+        with a ``..`` part) is skipped, so nothing lands outside *dest*.
+
+    Raises:
+        GitError: See :func:`files_at`.
+    """
+    written = 0
+    for path, data in files_at(root, rev, folders).items():
+        parts = PurePosixPath(path).parts
+        if not parts or PurePosixPath(path).is_absolute() or ".." in parts:
+            continue
+        target = dest.joinpath(*parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        written += 1
+    return written
+
+
+def _status_paths(raw: str) -> List[str]:
+    """The paths of ``git status --porcelain=v1 -z`` output (a rename gives its new and old path)."""
+    tokens = raw.split("\0")
+    paths = []
+    index = 0
+    while index < len(tokens) and tokens[index]:
+        entry = tokens[index]
+        paths.append(entry[3:])
+        if entry[0] in "RC":
+            paths.append(tokens[index + 1])
+            index += 1
+        index += 1
+    return paths
+
+
+def modified_outside(root: Path, folder: str) -> List[str]:
+    """The tracked files, staged or not, modified outside *folder* (root-relative), from the work tree's top.
+
+    Untracked files are not counted: a commit of *folder* leaves them out anyway.
+
+    Raises:
+        GitError: If *root* is in no repository.
+    """
+    repo = _open(root)
+    inside = _prefix(repo, root) + folder.strip("/") + "/"
+    raw = repo.git.status("--porcelain=v1", "-z", "--untracked-files=no", strip_newline_in_stdout=False)
+    return sorted({path for path in _status_paths(raw) if not path.startswith(inside)})
+
+
+def stage(root: Path, paths: Sequence[str]) -> List[Tuple[str, str]]:
+    """Stage *paths* (root-relative: written files and removed ones) and return what is staged.
+
+    A removed path git never tracked is skipped.
+
+    Returns:
+        ``(status letter, root-relative path)`` for every staged change (``A``, ``M``, ``D``), sorted by path.
+
+    Raises:
+        GitError: If *root* is in no repository, or git refuses.
+    """
+    git = _git()
+    repo = _open(root)
+    prefix = _prefix(repo, root)
+    tracked = set(filter(None, repo.git.ls_files("-z", "--", *[prefix + p for p in paths],
+                                                 strip_newline_in_stdout=False).split("\0")))
+    wanted = [prefix + path for path in paths if (root / path).exists() or prefix + path in tracked]
+    try:
+        if wanted:
+            repo.git.add("--all", "--", *wanted)
+        raw = repo.git.diff("--cached", "--name-status", "-z", "--no-renames", strip_newline_in_stdout=False)
+    except git.GitCommandError as error:
+        raise GitError(f"git could not stage the artifacts: {error.stderr.strip()}") from None
+    tokens = raw.split("\0")
+    return sorted(((tokens[index][0], tokens[index + 1][len(prefix):]) for index in range(0, len(tokens) - 1, 2)
+                   if tokens[index]), key=lambda pair: pair[1])
+
+
+def commit(root: Path, message: str) -> str:
+    """Commit what is staged with *message*; return the new commit's id.
+
+    Raises:
+        GitError: If git refuses (e.g. no committer identity is configured).
+    """
+    git = _git()
+    repo = _open(root)
+    try:
+        repo.git.commit("--quiet", "-m", message)
+    except git.GitCommandError as error:
+        raise GitError(f"git commit failed: {error.stderr.strip()}") from None
+    return repo.head.commit.hexsha
