@@ -1,0 +1,77 @@
+"""``--changed-since REF`` for ``check`` and ``regen``, and how a git failure ends a command.
+
+The option narrows a command's spec files to those a change touches
+(:func:`pipeline.git_changes.select_specs`) and says on stderr what it chose
+and which specs were removed, so stdout keeps only the report (JSON, SARIF
+and the like stay parseable). A git failure (an unknown or option-like
+revision, a shallow clone without the merge base, no repository) ends the
+command with its message and exit code 2, the code of a usage or repository
+error, never a silent full or empty run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Iterator, List, Sequence
+
+import click
+
+from pipeline.op_profiles import OpProfiles
+from pipeline.repo import SpecRepo
+
+changed_since_option = click.option(
+    "--changed-since", metavar="REF", default=None,
+    help="Only the specs changed since the merge base of REF and HEAD (working tree included), plus those a "
+         "changed op profile, schema or rule touches; deleted specs are reported as removed. "
+         "E.g. --changed-since origin/main.")
+
+
+class GitFailure(click.ClickException):
+    """A git question the command needed answered failed; exit code 2."""
+
+    exit_code = 2
+
+
+@contextlib.contextmanager
+def git_errors() -> Iterator[None]:
+    """Turn a :class:`~pipeline.git_changes.GitError` into ``Error: <message>`` on stderr and exit code 2."""
+    from pipeline.git_changes import GitError  # pylint: disable=import-outside-toplevel
+
+    try:
+        yield
+    except GitError as error:
+        raise GitFailure(str(error)) from None
+
+
+def _scope(repo: SpecRepo, paths: Sequence[Path]) -> List[str]:
+    """The root-relative prefixes under which a deleted spec counts as removed: each folder named, or each file."""
+    return [repo.display(path).rstrip("/") + ("/" if path.is_dir() or not path.exists() else "") for path in paths]
+
+
+def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpProfiles,
+                  paths: Sequence[Path]) -> List[Path]:
+    """Return the files among *files* that the change since *ref* touches, saying on stderr what was chosen.
+
+    Args:
+        repo: The spec repository.
+        ref: The revision to compare with.
+        files: The spec files the command would check otherwise.
+        profiles: The op profiles (to tell each spec's arch when a profile changed).
+        paths: The folders or files the user named (default: ``specs/``), scoping the removed specs.
+
+    Raises:
+        GitFailure: If the change cannot be computed (exit code 2).
+    """
+    # pylint: disable=import-outside-toplevel
+    from pipeline.git_changes import changes_since, select_specs, spec_facts
+
+    by_display = {repo.display(path): path for path in files}
+    own_profiles = repo.profiles.resolve().is_relative_to(repo.root.resolve())
+    with git_errors():
+        changes = changes_since(repo.root, ref)
+    selection = select_specs(changes, sorted(by_display), lambda display: spec_facts(by_display[display], profiles),
+                             repo.display(repo.profiles) + "/" if own_profiles else None, _scope(repo, paths))
+    for line in selection.summary():
+        click.echo(line, err=True)
+    return [by_display[display] for display in selection.specs]

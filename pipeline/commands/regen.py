@@ -1,0 +1,213 @@
+"""``modelspec regen``: keep ``resolved/`` in step with the catalogue, for maintainers and the nightly job.
+
+Writes one artifact per spec that passes ``check`` (:mod:`pipeline.regen`
+decides what to write, keep and remove; :mod:`pipeline.artifacts` is the
+format), reports each file written or removed and each spec left without a
+new artifact, and exits 0 (every spec has its artifact), 1 (a spec failed,
+or ``--check`` found drift) or 2 (a broken repository, another run holding
+the lock past ``--wait``, a git failure, or ``--commit`` refused).
+``--commit`` commits only what regen keeps in ``resolved/``, with a message
+that lists what changed and how the stacks moved.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import click
+
+from pipeline.commands.git_options import GitFailure, changed_since_option, git_errors
+from pipeline.commands.options import repository_errors, root_option
+
+
+class RegenFailure(click.ClickException):
+    """``resolved/`` could not be written (locked past ``--wait``, a symbolic link, not writable); exit code 2."""
+
+    exit_code = 2
+
+
+@click.command(name="regen", context_settings={"help_option_names": ["-h", "--help"]})
+@root_option
+@click.option("--check", "check_only", is_flag=True,
+              help="Write nothing; exit 1 naming every artifact that is missing, stale or orphaned.")
+@click.option("--commit", is_flag=True,
+              help="Then commit resolved/ alone (refused when files outside it are modified); no commit when "
+                   "nothing changed.")
+@changed_since_option
+@click.option("--wait", type=click.FloatRange(min=0), default=60.0, show_default=True, metavar="SECONDS",
+              help="How long to wait for another regen run to finish before giving up.")
+def command(root: Optional[Path], check_only: bool, commit: bool, changed_since: Optional[str],
+            wait: float) -> None:
+    """Regenerate the resolved-stack artifacts in resolved/ (or --check them).
+
+    One resolved/<name>.json per spec that passes check (its resolved layer
+    stack, op counts, tower and derived widths, and a digest of its inputs),
+    and resolved/index.json listing them. Byte-identical between runs on the
+    same inputs; each file replaced atomically; only files regen wrote are
+    removed, when their spec is gone. A spec that fails check keeps its old
+    artifact and is reported.
+
+    \b
+    Examples:
+      modelspec regen
+      modelspec regen --check                       # CI: exit 1 on drift
+      modelspec regen --changed-since origin/main
+      modelspec regen --commit                      # the nightly job
+
+    Exit codes: 0 done (or up to date), 1 a spec has no new artifact or
+    --check found drift, 2 a broken repository, lock or git failure.
+    """
+    # pylint: disable=import-outside-toplevel
+    from pipeline.op_profiles import load_op_profiles
+    from pipeline.regen import resolve_specs
+    from pipeline.repo import find_repo
+    from pipeline.runner import find_spec_files
+
+    if check_only and commit:
+        raise click.UsageError("--check writes nothing, so it cannot --commit; use one of them")
+    repo = find_repo(root)
+    if not repo.specs.is_dir():
+        raise click.UsageError(f"{repo.specs} is not a folder; regen resolves the specs under specs/ "
+                               "(give the repository with --root)")
+    with repository_errors():
+        profiles = load_op_profiles(repo.profiles)
+    every = find_spec_files([repo.specs])
+    files = every
+    if changed_since is not None:
+        from pipeline.commands.git_options import changed_files
+
+        files = changed_files(repo, changed_since, every, profiles, [repo.specs])
+    if commit:
+        _refuse_other_changes(repo)
+    resolutions = resolve_specs(repo, files, profiles)
+    spec_paths = [repo.display(path) for path in every]
+    if check_only:
+        raise SystemExit(_check(repo, resolutions, spec_paths))
+    target, applied = _write(repo, resolutions, spec_paths, wait)
+    if commit:
+        _commit(repo, target, applied)
+    raise SystemExit(1 if target.problems else 0)
+
+
+def _shown(repo, file: str) -> str:
+    """An artifact file as reports show it, e.g. ``resolved/deepseek-v3.json``."""
+    return f"{repo.display(repo.resolved)}/{file}"
+
+
+def _echo_problems(problems) -> None:
+    """Print each problem as ``path:line:col: error [code] message``."""
+    from pipeline.reporters.summary import problem_line  # pylint: disable=import-outside-toplevel
+
+    for problem in problems:
+        click.echo(problem_line(problem))
+
+
+def _check(repo, resolutions, spec_paths: List[str]) -> int:
+    """``--check``: report the drift; return the exit code."""
+    # pylint: disable=import-outside-toplevel
+    from pipeline.regen import drift, plan, read_resolved
+    from pipeline.reporters.summary import plural
+
+    existing = read_resolved(repo.resolved)
+    target = plan(resolutions, spec_paths, existing)
+    found = drift(target, existing, repo.display(repo.resolved))
+    _echo_problems(found)
+    folder = repo.display(repo.resolved)
+    if not found:
+        click.echo(f"{folder}/ is up to date ({plural(len(target.files) - 1, 'artifact')} and the index)")
+        return 0
+    counts: Dict[str, int] = {}
+    for problem in found:
+        counts[problem.code] = counts.get(problem.code, 0) + 1
+    told = ", ".join(f"{count} {code.split('.', 1)[1]}" for code, count in sorted(counts.items()))
+    click.echo(f"{folder}/ is out of date ({told}); run modelspec regen")
+    return 1
+
+
+def _write(repo, resolutions, spec_paths: List[str], wait: float):
+    """Plan and apply under the lock, printing each change as it happens; return the plan and what was done."""
+    # pylint: disable=import-outside-toplevel
+    from pipeline.regen import RegenError, apply_plan, locked, plan, read_resolved, remove_leftovers
+    from pipeline.reporters.summary import plural
+
+    def tell(action: str, file: str) -> None:
+        why = f" (its spec {target.orphans[file]} is gone)" if action == "removed" else ""
+        click.echo(f"{action} {_shown(repo, file)}{why}")
+
+    try:
+        with locked(repo.resolved, wait):
+            remove_leftovers(repo.resolved)
+            existing = read_resolved(repo.resolved)
+            target = plan(resolutions, spec_paths, existing)
+            applied = apply_plan(target, repo.resolved, existing, tell)
+    except RegenError as error:
+        raise RegenFailure(str(error)) from None
+    _echo_problems(target.problems)
+    folder = repo.display(repo.resolved)
+    without = f"; {plural(len(target.problems), 'problem')}: the specs named keep their old artifacts" \
+        if target.problems else ""
+    if applied.changed:
+        click.echo(f"regen: {plural(len(applied.written), 'file')} written, {len(applied.removed)} removed, "
+                   f"{applied.unchanged} unchanged in {folder}/{without}")
+    else:
+        click.echo(f"regen: {folder}/ is up to date ({plural(len(target.files) - 1, 'artifact')}){without}")
+    return target, applied
+
+
+def _refuse_other_changes(repo) -> None:
+    """``--commit`` runs only when nothing outside ``resolved/`` is modified, so its commit holds only ``resolved/``.
+
+    Raises:
+        GitFailure: Listing the modified files.
+    """
+    from pipeline.git_changes import modified_outside  # pylint: disable=import-outside-toplevel
+
+    with git_errors():
+        others = modified_outside(repo.root, repo.display(repo.resolved))
+    if others:
+        raise GitFailure(f"--commit commits resolved/ alone, but other files are modified: {', '.join(others)}; "
+                         "commit or stash them first")
+
+
+def _commit(repo, target, applied) -> None:
+    """Stage what regen keeps and removed in ``resolved/``, and commit it with a message saying what changed."""
+    # pylint: disable=import-outside-toplevel
+    import json
+
+    from pipeline.artifacts import is_generated
+    from pipeline.catalogue_diff import Catalogue, diff_catalogues, render_text
+    from pipeline.git_changes import commit, files_at, stage
+
+    folder = repo.display(repo.resolved)
+    with git_errors():
+        at_head = files_at(repo.root, "HEAD", [folder])
+        documents = {path: json.loads(data) for path, data in at_head.items() if path.endswith(".json")}
+        generated = {path: doc for path, doc in documents.items() if is_generated(doc) and "name" in doc}
+        gone = [path for path in generated if not (repo.root / path).exists()]
+        paths = sorted({f"{folder}/{file}" for file in target.files}
+                       | {f"{folder}/{file}" for file, _ in applied.removed} | set(gone))
+        staged = stage(repo.root, paths)
+        if not staged:
+            click.echo("regen --commit: nothing to commit, resolved/ matches HEAD")
+            return
+        before = Catalogue("HEAD", {doc["name"]: doc for doc in generated.values()})
+        moves = render_text(diff_catalogues(before, Catalogue("regen", target.documents))).splitlines()[1:]
+        message = _message(staged, moves)
+        sha = commit(repo.root, message)
+    click.echo(f"committed {sha[:12]}: {message.splitlines()[0]}")
+
+
+_VERBS = {"A": "added", "M": "updated", "D": "removed"}
+
+
+def _message(staged, moves: List[str]) -> str:
+    """The commit message: a subject counting the artifacts added, updated and removed, each file, then the moves."""
+    counts: Dict[str, int] = {}
+    for status, path in staged:
+        if not path.endswith("/index.json"):
+            counts[_VERBS.get(status, "updated")] = counts.get(_VERBS.get(status, "updated"), 0) + 1
+    told = ", ".join(f"{counts[verb]} {verb}" for verb in ("added", "updated", "removed") if verb in counts)
+    subject = f"resolved: regenerate artifacts ({told or 'index only'})"
+    files = [f"{_VERBS.get(status, 'updated')} {path}" for status, path in staged]
+    return "\n".join([subject, "", *files, *([""] + moves if moves else [])]) + "\n"
