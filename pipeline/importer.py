@@ -46,6 +46,8 @@ from pipeline.op_profiles import OpProfile, OpProfiles
 from pipeline.stack import derive_layers
 
 CODES: Dict[str, str] = {
+    "import.json": "The config file is not strict JSON: not UTF-8, a syntax error, a key stated twice in one "
+                   "object, NaN or an infinity (refused by the command's reader, before any mapping).",
     "import.not-a-mapping": "The config, its text_config or its vision_config is not a JSON object.",
     "import.no-model-type": "The config states no model_type, so no op profile can be picked.",
     "import.unknown-model-type": "No op profile (or no importer rule) prices the config's model_type.",
@@ -128,7 +130,8 @@ KEYS: Tuple[KeyRule, ...] = (
     _row("intermediate_size", "intermediate_size"),
     _row("max_position_embeddings", "max_position_embeddings"),
     _row("num_experts", "num_experts"),
-    _row("n_routed_experts", "num_experts", source="DeepSeek configuration_deepseek.py DeepseekV3Config.n_routed_experts"),
+    _row("n_routed_experts", "num_experts",
+         source="DeepSeek configuration_deepseek.py DeepseekV3Config.n_routed_experts"),
     _row("num_local_experts", "num_experts", source=_HF + "mixtral, gpt_oss: attribute_map num_experts -> "
                                                           "num_local_experts"),
     _row("num_experts_per_tok", "num_experts_per_tok"),
@@ -645,7 +648,7 @@ def _encoder_decoder(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
 
 
 def _read_by_rule(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
-    """A key a layer or tower rule reads; the rule itself takes it."""
+    """A key read elsewhere: by a layer or tower rule, or by the import itself (model_type, the name, the nesting)."""
 
 
 _Transform = Callable[[KeyRule, _Stated, _Context], None]
@@ -1084,15 +1087,11 @@ class ImportedSpec:
         spec: The spec, validated by the model IR.
         data: ``spec.to_dict()``: the mapping a spec file states, in schema order.
         unknown: The config keys neither mapped nor ignored (only with ``allow_unknown``).
-        origins: Each spec field (``vision.`` ones prefixed) and where its value came from.
-        paths: Each spec field and the config key it came from (``()`` for the modelling code).
     """
 
     spec: ModelSpec
     data: Mapping[str, Any]
     unknown: Tuple[KeyPath, ...]
-    origins: Mapping[str, str]
-    paths: Mapping[str, KeyPath]
 
 
 def _merge(config: Mapping[str, Any], issues: List[ImportIssue]) -> Tuple[Dict[str, _Stated], List[str]]:
@@ -1166,19 +1165,18 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
         fallback_name: The spec's name when neither *name* nor the config's
             ``_name_or_path`` gives one (the command passes the file's stem).
         name: The spec's name, overriding ``_name_or_path``.
-        arch: The op profile to use instead of the one ``model_type`` picks;
-            it must exist (``stack.unknown-arch`` otherwise).
+        arch: The op profile to use instead of the one ``model_type`` picks.
         allow_unknown: Return unknown keys in :attr:`ImportedSpec.unknown`
             instead of refusing them.
 
     Returns:
-        The spec, its mapping and where each field came from.
+        The spec, its mapping and the unknown keys.
 
     Raises:
         ConfigImportError: With every issue found: unknown keys (unless
             *allow_unknown*), keys at both levels, conflicts, an unknown
-            model type, a structure no profile prices, or the model IR's
-            refusals of the mapped spec (each at the key it came from).
+            model type or *arch*, a structure no profile prices, or the model
+            IR's refusals of the mapped spec (each at the key it came from).
     """
     if not isinstance(config, Mapping):
         raise ConfigImportError([ImportIssue((), "import.not-a-mapping",
@@ -1199,8 +1197,7 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
     if ctx.issues:
         raise ConfigImportError(ctx.issues)
     spec = _spec(ctx)
-    return ImportedSpec(spec, spec.to_dict(), tuple(unknown), MappingProxyType(dict(ctx.fields.origins)),
-                        MappingProxyType(dict(ctx.fields.paths)))
+    return ImportedSpec(spec, spec.to_dict(), tuple(unknown))
 
 
 def _apply_keys(ctx: _Context) -> List[KeyPath]:

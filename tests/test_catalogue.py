@@ -260,7 +260,8 @@ def test_show_a_name_two_specs_state_exits_1(tmp_path):
 
 
 def test_show_a_spec_that_fails_its_check_shows_its_problems(tmp_path):
-    root = _repo(tmp_path, {"a/bad.yaml": GOOD.format("bad").replace("num_attention_heads: 4", "num_attention_heads: 3")})
+    bad = GOOD.format("bad").replace("num_attention_heads: 4", "num_attention_heads: 3")
+    root = _repo(tmp_path, {"a/bad.yaml": bad})
     result = run(["show", "bad", "--root", str(root)])
     assert (result.exit_code, result.stdout) == (1, "")
     assert result.stderr.splitlines()[-1] == "modelspec: specs/a/bad.yaml fails its check; fix it to show its stack"

@@ -403,7 +403,8 @@ def test_a_key_at_both_levels_with_different_values_names_both():
      [(("text_config", "model_type"), "import.both-levels",
        'text_config\'s model_type "llama" is not a text model of "qwen3_5"')]),
     ([1], [((), "import.not-a-mapping", "a config is a JSON object, got [1]")]),
-    (with_(LLAMA, text_config=[1]), [(("text_config",), "import.not-a-mapping", "text_config must be an object, got [1]")]),
+    (with_(LLAMA, text_config=[1]),
+     [(("text_config",), "import.not-a-mapping", "text_config must be an object, got [1]")]),
     (with_(LLAMA, vision_config={"depth": 1}),
      [(("vision_config",), "import.unsupported",
        "model_type 'llama' has no vision tower rule, so its vision_config cannot be priced; import the language "
@@ -525,8 +526,8 @@ def test_usage_errors_exit_2(tmp_path, args, message):
 @pytest.mark.parametrize("text, line", [
     ('{"model_type": "llama",\n "hidden_size": 64,\n}', "config.json:3:1: error [import.json] not valid JSON: "
                                                         "Expecting property name enclosed in double quotes"),
-    ('{"model_type": "llama",\n "rope": {"a": 1,\n  "a": 2}}', "config.json:3:3: error [import.json] rope.a is "
-                                                               "stated twice in one object (first on line 2); keep one"),
+    ('{"model_type": "llama",\n "rope": {"a": 1,\n  "a": 2}}',
+     "config.json:3:3: error [import.json] rope.a is stated twice in one object (first on line 2); keep one"),
     ('{"model_type": "llama",\n "x": [1, NaN]}', "config.json:2:2: error [import.json] x.1 is NaN; a config states "
                                                  "finite numbers"),
     ('{"a": 1e999}', "config.json:1:2: error [import.json] a is 1e999; a config states finite numbers"),
