@@ -16,6 +16,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import click
 
+from pipeline.commands.git_options import changed_since_option
 from pipeline.commands.options import repository_errors, root_option
 
 _FORMATS = ("text", "json", "junit", "sarif", "github", "markdown")
@@ -51,8 +52,9 @@ def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[
               help="Worker processes for large runs (used from a few hundred files up).")
 @click.option("--color/--no-color", default=None,
               help="Colour the text report. Default: when stdout is a terminal and NO_COLOR is unset.")
+@changed_since_option
 def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: List[Tuple[str, Path]],
-            strict: bool, quiet: bool, jobs: int, color: Optional[bool]) -> None:
+            strict: bool, quiet: bool, jobs: int, color: Optional[bool], changed_since: Optional[str]) -> None:
     """Check spec files: every problem of every file, located, in one run.
 
     \b
@@ -71,6 +73,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
       modelspec check
       modelspec check specs/deepseek --strict
       modelspec check --format github --output sarif=modelspec.sarif --output junit=modelspec.xml
+      modelspec check --changed-since origin/main --format github
 
     Exit codes: 0 clean, 1 errors (or warnings with --strict), 2 usage error,
     a broken op profile, or an internal error.
@@ -87,6 +90,10 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
         files = find_spec_files(list(paths) or [repo.specs])
     except FileNotFoundError as error:
         raise click.UsageError(str(error)) from None
+    if changed_since is not None:
+        from pipeline.commands.git_options import changed_files
+
+        files = changed_files(repo, changed_since, files, profiles, list(paths) or [repo.specs])
     pairs = [(path, repo.display(path)) for path in files]
     checked = _run(pairs, profiles, jobs)
     result = run_result(checked, strict)
