@@ -31,8 +31,9 @@ keys are named with where a run's precision belongs.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
 from pipeline.problems import FieldPath, dotted
 
@@ -167,27 +168,32 @@ def _integer(value: Any, path: FieldPath) -> Optional[int]:
             not) or a string; ``spec.not-finite`` for NaN or an infinity;
             ``spec.too-large`` beyond :data:`INT_LIMIT` either side of 0.
     """
-    name = dotted(path)
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > INT_LIMIT:
-        raise refuse(path, "spec.too-large", f"{name} is an integer of {value.bit_length()} bits; "
-                                             "no count or width is beyond 2**63 - 1")
-    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+    if value is None or (type(value) is int and abs(value) <= INT_LIMIT):
         return value
+    raise _not_an_integer(value, path)
+
+
+def _not_an_integer(value: Any, path: FieldPath) -> ModelSpecError:
+    """The refusal of a value that is not an integer within :data:`INT_LIMIT`, saying what to write."""
+    name = dotted(path)
     if isinstance(value, bool):
-        raise refuse(path, "spec.not-integer",
-                     f"{name} must be a whole number, got {str(value).lower()}; a count is not true or false")
+        return refuse(path, "spec.not-integer",
+                      f"{name} must be a whole number, got {str(value).lower()}; a count is not true or false")
+    if isinstance(value, int):
+        return refuse(path, "spec.too-large", f"{name} is an integer of {value.bit_length()} bits; "
+                                              "no count or width is beyond 2**63 - 1")
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise refuse(path, "spec.not-finite", f"{name} must be a finite whole number, got {value!r}")
+            return refuse(path, "spec.not-finite", f"{name} must be a finite whole number, got {value!r}")
         if value.is_integer():
-            raise refuse(path, "spec.not-integer",
-                         f"{name} must be an integer, got the float {value!r}; write {int(value)}")
-        raise refuse(path, "spec.not-integer", f"{name} must be a whole number, got {value!r}")
+            return refuse(path, "spec.not-integer",
+                          f"{name} must be an integer, got the float {value!r}; write {int(value)}")
+        return refuse(path, "spec.not-integer", f"{name} must be a whole number, got {value!r}")
     whole = _whole_number_text(value)
     if whole is not None:
-        raise refuse(path, "spec.not-integer",
-                     f"{name} must be an integer, got the string {value!r}; write {whole} without quotes")
-    raise refuse(path, "spec.not-integer", f"{name} must be an integer, got {_show(value)}")
+        return refuse(path, "spec.not-integer",
+                      f"{name} must be an integer, got the string {value!r}; write {whole} without quotes")
+    return refuse(path, "spec.not-integer", f"{name} must be an integer, got {_show(value)}")
 
 
 def _whole_number_text(value: Any) -> Optional[int]:

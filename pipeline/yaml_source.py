@@ -32,6 +32,7 @@ which become 1-based :class:`~pipeline.problems.Location` s here.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -192,8 +193,11 @@ _READERS: dict[str, Callable[[str], _Reading]] = {
 }
 
 
+@functools.lru_cache(maxsize=8192)
 def _read_plain(text: str) -> _Reading:
     """Resolve one plain scalar by the YAML 1.2 core schema, refusing 1.1 surprises.
+
+    Pure, and cached: the same keys and values recur across a catalogue's files.
 
     Returns:
         ``(value, refusal)``: the value (the text itself when refused or when
@@ -611,6 +615,7 @@ _INT_LIMIT = 10 ** (MAX_NUMBER_CHARS - 1)
 _WIDTH = 1 << 30
 
 
+@functools.lru_cache(maxsize=8192)
 def _plain_tag(text: str, yaml11_tag: str) -> str:
     """The tag a plain *text* must carry to be written unquoted.
 
