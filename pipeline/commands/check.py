@@ -48,13 +48,15 @@ def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[
                    "--output junit=out.xml).")
 @click.option("--strict", is_flag=True, help="Warnings fail the run too.")
 @click.option("-q", "--quiet", is_flag=True, help="Text report: only what fails the run; nothing on success.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Worker processes for large runs (used from a few hundred files up).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes. Default: every core, for runs large enough to pay for starting them "
+                   "(a few hundred files); small runs stay in one process.")
 @click.option("--color/--no-color", default=None,
               help="Colour the text report. Default: when stdout is a terminal and NO_COLOR is unset.")
 @changed_since_option
 def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: List[Tuple[str, Path]],
-            strict: bool, quiet: bool, jobs: int, color: Optional[bool], changed_since: Optional[str]) -> None:
+            strict: bool, quiet: bool, jobs: Optional[int], color: Optional[bool],
+            changed_since: Optional[str]) -> None:
     """Check spec files: every problem of every file, located, in one run.
 
     \b
@@ -108,7 +110,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     raise SystemExit(2 if internal else result.exit_code)
 
 
-def _run(pairs, profiles, jobs: int):
+def _run(pairs, profiles, jobs: Optional[int]):
     """Check the files, with a progress bar on an interactive stderr for a long run."""
     from pipeline.runner import check_paths
 
