@@ -2,9 +2,10 @@
 
 The schemas and op profiles are edited at the repository's top level
 (``schemas/``, ``op_profiles/``), and a built wheel maps them into the package
-(``pipeline/schemas``, ``pipeline/op_profiles``; see ``pyproject.toml``). So the
-installed command finds them beside this module, and a source checkout or an
-editable install finds them one level up. Found by path rather than through
+(``pipeline/data/schemas``, ``pipeline/data/op_profiles``; see
+``pyproject.toml``). So the installed command finds them under ``data/``
+beside this module, and a source checkout or an editable install finds them
+one level up. Found by path rather than through
 ``importlib.resources``, because the folders are data, not importable packages.
 """
 
@@ -21,7 +22,7 @@ def data_dir(name: str) -> Path:
     Raises:
         FileNotFoundError: If neither the installed nor the checkout location exists.
     """
-    for candidate in (_PACKAGE / name, _PACKAGE.parent / name):
+    for candidate in (_PACKAGE / "data" / name, _PACKAGE.parent / name):
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError(f"modelspec is installed without its {name}/ folder; reinstall it")
