@@ -39,6 +39,7 @@ CODES: Dict[str, str] = {
                        "a flavour that is not one of the allowed ones), or states a count that is not a whole "
                        "number below 2**63 (4.0, which the schema takes for an integer).",
     "profile.arch-stem": "An op profile's arch is not its file's stem.",
+    "profile.none": "The op profiles folder holds no profile at all.",
     "profile.default-kind": "An op profile's default is not one of its layer_kinds.",
     "profile.model-type-twice": "Two op profiles claim the same Hugging Face model_type.",
     "stack.no-arch": "A spec states no arch and no op profile's match pattern picks one from its name.",
@@ -216,6 +217,10 @@ def _load_folder(root: Path) -> OpProfiles:
                 found = [_located(doc, issue.path, "profile.invalid", issue.message) for issue in error.issues]
         problems.extend(found)
     problems.extend(_model_type_clashes(profiles, docs))
+    if not problems and not profiles:
+        problems.append(Problem(str(root), 1, 1, "load", "profile.none", Severity.ERROR,
+                                f"{root} holds no op profile (*.yaml); add the families' profiles, or remove "
+                                "the folder to use the ones bundled with modelspec"))
     if problems:
         raise OpProfileError(problems)
     return OpProfiles(root, dict(sorted(profiles.items())))

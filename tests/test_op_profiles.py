@@ -236,8 +236,12 @@ def test_a_good_profile_loads_as_written(tmp_path: Path) -> None:
     assert profiles.get("kin").default is None
 
 
-def test_an_empty_folder_holds_no_profiles(tmp_path: Path) -> None:
-    assert load_op_profiles(tmp_path).profiles == {}
+def test_an_empty_folder_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(OpProfileError) as caught:
+        load_op_profiles(tmp_path)
+    assert [(p.code, p.message) for p in caught.value.problems] == [(
+        "profile.none", f"{tmp_path.resolve()} holds no op profile (*.yaml); add the families' profiles, or remove "
+                        "the folder to use the ones bundled with modelspec")]
 
 
 # ---- the cache ---------------------------------------------------------------------------------
@@ -381,5 +385,5 @@ def test_matches_compares_the_name_lower_cased() -> None:
 
 def test_codes() -> None:
     assert sorted(CODES) == ["profile.arch-stem", "profile.default-kind", "profile.invalid",
-                             "profile.model-type-twice", "stack.ambiguous-arch", "stack.no-arch", "stack.ops-kind",
+                             "profile.model-type-twice", "profile.none", "stack.ambiguous-arch", "stack.no-arch", "stack.ops-kind",
                              "stack.unknown-arch"]
