@@ -978,7 +978,8 @@ class ModelSpec:
 
     def _check_heads(self, issues: _Issues) -> None:
         """Record head counts that do not divide: query heads by key/value heads, the width by the heads."""
-        if self.head_dim is None and self.num_attention_heads > 0 and self.hidden_size % self.num_attention_heads:
+        if (self.head_dim is None and self.hidden_size > 0 and self.num_attention_heads > 0
+                and self.hidden_size % self.num_attention_heads):
             issues.add(("num_attention_heads",), "spec.head-dim-divide",
                        f"hidden_size ({self.hidden_size}) is not a multiple of num_attention_heads "
                        f"({self.num_attention_heads}), so no head width derives from them; declare head_dim")

@@ -117,6 +117,8 @@ _CODE_MODULES = (
     "pipeline.stack",
     "pipeline.roundtrip",
     "pipeline.runner",
+    "pipeline.importer",
+    "pipeline.fmt",
     "pipeline.regen",
 )
 

@@ -23,12 +23,15 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from pipeline.model import ModelSpec, ModelSpecError, SpecIssue
 from pipeline.op_profiles import OpProfiles, load_op_profiles
 from pipeline.problems import PASSES, FieldPath, FileResult, Outcome, Problem, RunResult, Severity
 from pipeline.stack import LayerStack, spec_arch, spec_layer_stack, tower_layer_stack
+
+if TYPE_CHECKING:
+    from pipeline.yaml_source import SourceDoc
 
 CODES: Dict[str, str] = {
     "check.internal": "A pass crashed on this file; this is a modelspec bug, please report it with the file.",
@@ -55,46 +58,54 @@ class CheckedSpec:
     tower: Optional[LayerStack] = None
 
 
+#: Codes about a key itself (it should not be there), reported at the key rather than at its value.
+KEY_CODES = frozenset({"schema.unknown-key", "spec.unknown-key", "spec.op-unknown"})
+
+Finding = Tuple[FieldPath, str, Severity, str]
+
+
 class _Passes:
     """The state of one file's run: problems so far and each pass's outcome."""
 
-    def __init__(self, doc) -> None:
+    def __init__(self, doc: "SourceDoc") -> None:
         self.doc = doc
-        self.problems: List[Problem] = []
+        self.problems: List[Problem] = list(doc.problems)
         self.outcomes: Dict[str, Outcome] = {}
 
-    def record(self, pass_name: str, found: Iterable[Tuple[FieldPath, str, Severity, str]]) -> bool:
-        """Add a pass's findings, left out where an earlier pass reported the same field; True if it passed."""
+    def locate(self, pass_name: str, finding: Finding) -> Problem:
+        """A finding as a problem, at its key (:data:`KEY_CODES`) or its value."""
+        path, code, severity, message = finding
+        where = (self.doc.key_location(path) if code in KEY_CODES else None) or self.doc.locate(path)
+        return Problem(self.doc.file, where.line, where.column, pass_name, code, severity, message, path)
+
+    def record(self, pass_name: str, found: Iterable[Finding]) -> bool:
+        """Add a pass's findings, left out where an earlier pass reported the same field; True if it passed.
+
+        The pass's outcome is ``failed`` when it found an error, even one an
+        earlier pass had already reported.
+        """
         reported = [p.path for p in self.problems if p.path]
         failed = False
-        for path, code, severity, message in found:
+        for finding in found:
+            path, _, severity, _ = finding
             failed = failed or severity is Severity.ERROR
-            if any(path[:len(done)] == done for done in reported):
-                continue
-            where = self.doc.locate(path)
-            self.problems.append(Problem(self.doc.file, where.line, where.column, pass_name, code, severity,
-                                         message, path))
+            if not any(path[:len(done)] == done for done in reported):
+                self.problems.append(self.locate(pass_name, finding))
         self.outcomes[pass_name] = Outcome.FAILED if failed else Outcome.PASSED
         return not failed
 
-    def skip_rest(self) -> None:
-        """Mark every pass that has not run as skipped."""
-        for name in PASSES:
-            self.outcomes.setdefault(name, Outcome.SKIPPED)
-
     def result(self) -> FileResult:
-        """The file's result, problems sorted."""
-        self.skip_rest()
-        return FileResult(self.doc.file, tuple((name, self.outcomes[name]) for name in PASSES),
-                          tuple(sorted(self.problems)))
+        """The file's result, passes that did not run marked skipped, problems sorted."""
+        outcomes = tuple((name, self.outcomes.get(name, Outcome.SKIPPED)) for name in PASSES)
+        return FileResult(self.doc.file, outcomes, tuple(sorted(self.problems)))
 
 
-def _as_findings(issues: Sequence[SpecIssue], severity: Severity):
+def _as_findings(issues: Sequence[SpecIssue], severity: Severity) -> List[Finding]:
     """Spec issues as findings of *severity*."""
     return [(issue.path, issue.code, severity, issue.message) for issue in issues]
 
 
-def check_document(doc, profiles: OpProfiles) -> CheckedSpec:
+def check_document(doc: "SourceDoc", profiles: OpProfiles) -> CheckedSpec:
     """Run the five passes on a loaded document.
 
     Args:
@@ -108,7 +119,6 @@ def check_document(doc, profiles: OpProfiles) -> CheckedSpec:
     from pipeline.schema_pass import schema_problems  # pylint: disable=import-outside-toplevel
 
     run = _Passes(doc)
-    run.problems.extend(doc.problems)
     run.outcomes["load"] = Outcome.FAILED if any(p.severity is Severity.ERROR for p in doc.problems) \
         else Outcome.PASSED
     if doc.fatal or doc.data is None:
