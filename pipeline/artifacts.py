@@ -89,7 +89,11 @@ class ArtifactInputs:
     vision_profile: Optional[bytes] = None
 
     def digest(self) -> str:
-        """Return ``"sha256:<64 hex digits>"`` over the format version and every input, each framed by label and length."""
+        """Return ``"sha256:<64 hex digits>"`` over the format version and every input.
+
+        Each input is framed by its label and length (``b"spec 412\\n"``, then
+        the 412 bytes), so no two different sets of inputs hash the same bytes.
+        """
         parts: List[Tuple[str, bytes]] = [("format", str(FORMAT_VERSION).encode()),
                                           ("path", self.path.encode("utf-8")),
                                           ("spec", self.spec), ("profile", self.profile)]

@@ -128,7 +128,8 @@ def _stack_moves(before: Mapping[str, Any], after: Mapping[str, Any], prefix: st
     return moves
 
 
-def _linear_moves(before: Optional[Mapping[str, Any]], after: Optional[Mapping[str, Any]]) -> List[Tuple[str, Any, Any]]:
+def _linear_moves(before: Optional[Mapping[str, Any]],
+                  after: Optional[Mapping[str, Any]]) -> List[Tuple[str, Any, Any]]:
     """Moves of the linear-attention dimensions."""
     if before is None or after is None:
         return [] if before == after else [("linear_attention", "added" if before is None else "removed", None)]

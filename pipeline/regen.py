@@ -88,26 +88,30 @@ class Resolution:
         path: The spec's path as reports and artifacts show it.
         checked: The five passes' result.
         document: The artifact document, when the spec passed and its stack resolved.
-        name_at: ``(line, column)`` of the spec's ``name``, for a problem about it.
+        source: The spec file, read again only to locate its ``name`` for a problem about it.
     """
 
     path: str
     checked: CheckedSpec
     document: Optional[Dict] = None
-    name_at: Tuple[int, int] = (1, 1)
+    source: Optional[Path] = None
 
     @property
     def errors(self) -> Tuple[Problem, ...]:
         """The check's problems of severity error."""
         return tuple(p for p in self.checked.result.problems if p.severity is Severity.ERROR)
 
+    def name_at(self) -> Tuple[int, int]:
+        """``(line, column)`` where the spec states its ``name``; ``(1, 1)`` when it does not or cannot be read."""
+        from pipeline.yaml_source import load_path  # pylint: disable=import-outside-toplevel
 
-def _name_location(path: Path, display: str) -> Tuple[int, int]:
-    """Where *path* states ``name``, ``(1, 1)`` when it does not."""
-    from pipeline.yaml_source import load_path  # pylint: disable=import-outside-toplevel
-
-    where = load_path(path, display).locate(("name",))
-    return where.line, where.column
+        if self.source is None:
+            return 1, 1
+        try:
+            where = load_path(self.source, self.path).locate(("name",))
+        except OSError:
+            return 1, 1
+        return where.line, where.column
 
 
 def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles, jobs: int = 1) -> List[Resolution]:
@@ -145,8 +149,7 @@ def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles, j
             continue
         inputs = ArtifactInputs(display, by_display[display].read_bytes(), read_profile(item.stack.arch),
                                 read_profile(VISION_ARCH) if item.tower is not None else None)
-        name_at = _name_location(by_display[display], display) if name_problem(item.spec.name) else (1, 1)
-        resolutions.append(Resolution(display, item, build_artifact(item, inputs), name_at))
+        resolutions.append(Resolution(display, item, build_artifact(item, inputs), by_display[display]))
     return resolutions
 
 
@@ -234,7 +237,7 @@ class _Planner:
                 continue
             problem = name_problem(item.document["name"])
             if problem:
-                self.problems.append(_problem(item.path, item.name_at, "regen.unsafe-name", problem))
+                self.problems.append(_problem(item.path, item.name_at(), "regen.unsafe-name", problem))
             else:
                 self.candidates[item.path] = item
 
@@ -253,7 +256,7 @@ class _Planner:
             for path in paths:
                 item = self.candidates[path]
                 others = ", ".join(other for other in paths if other != path)
-                self.problems.append(_problem(path, item.name_at, "regen.duplicate-name",
+                self.problems.append(_problem(path, item.name_at(), "regen.duplicate-name",
                                               f"name {item.document['name']!r} is also the name of {others}; one "
                                               "artifact file cannot serve two specs, so neither is written: give "
                                               "each model its own name"))
@@ -286,7 +289,7 @@ class _Planner:
                                                   "that file out of resolved/ or rename the model"))
                 elif file.casefold() in kept:
                     owner = kept[file.casefold()].spec_path
-                    self.problems.append(_problem(path, item.name_at, "regen.duplicate-name",
+                    self.problems.append(_problem(path, item.name_at(), "regen.duplicate-name",
                                                   f"name {item.document['name']!r} is the name of {owner}'s artifact "
                                                   f"resolved/{kept[file.casefold()].file}; give each model its own "
                                                   "name"))

@@ -1,0 +1,254 @@
+"""The resolved-stack artifact: exact documents of real models, the schema, the digest's inputs, safe names."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Dict, Iterator, Tuple
+
+import jsonschema
+import pytest
+
+from pipeline import artifacts
+from pipeline.artifacts import (ArtifactInputs, IndexEntry, artifact_file, build_artifact, build_index,
+                                is_generated, name_problem, render)
+from pipeline.op_profiles import load_op_profiles
+from pipeline.runner import CheckedSpec, check_file
+from spec_repos import FIXTURE
+
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "resolved-stack.schema.json"
+SCHEMA = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+PROFILES = FIXTURE / "op_profiles"
+
+OPS_MLA_DENSE = {"attMM": 5, "attBMM": 2, "ffMM": 3, "softmax": 1, "dropout": 1, "normOp": 4, "gather": 4,
+                 "headCast": 1, "ffAct": 1, "linrec": 0}
+OPS_MLA_MOE = {**OPS_MLA_DENSE, "ffMM": 7, "softmax": 2, "ffAct": 2}
+OPS_LLAMA = {"attMM": 4, "attBMM": 2, "ffMM": 3, "softmax": 1, "dropout": 1, "normOp": 2, "gather": 4,
+             "headCast": 1, "ffAct": 1, "linrec": 0}
+OPS_ENCODER = {**OPS_LLAMA, "ffMM": 2}
+
+
+def checked(relative: str) -> CheckedSpec:
+    """The fixture spec *relative* checked against the fixture's profiles."""
+    return check_file(FIXTURE / relative, relative, load_op_profiles(PROFILES))
+
+
+def inputs_of(relative: str) -> ArtifactInputs:
+    """The artifact inputs of the fixture spec *relative*, as regen reads them."""
+    item = checked(relative)
+    profile = (PROFILES / f"{item.stack.arch}.yaml").read_bytes()
+    vision = (PROFILES / "vision.yaml").read_bytes() if item.tower else None
+    return ArtifactInputs(relative, (FIXTURE / relative).read_bytes(), profile, vision)
+
+
+def artifact(relative: str) -> Dict[str, Any]:
+    """The artifact document of the fixture spec *relative*."""
+    return build_artifact(checked(relative), inputs_of(relative))
+
+
+def test_llama_artifact_is_exact() -> None:
+    relative = "specs/llama/llama-3.1-8b.yaml"
+    assert artifact(relative) == {
+        "format_version": 1,
+        "generator": "modelspec regen",
+        "name": "llama-3.1-8b",
+        "path": relative,
+        "arch": "llama",
+        "digest": inputs_of(relative).digest(),
+        "groups": [{"kind": "full_attention", "count": 32, "mtp": False, "attention": "full", "ffn": "dense"}],
+        "kinds": {"full_attention": {"attention": "full", "ffn": "dense", "ops": OPS_LLAMA}},
+        "layers": {"body": 32, "mtp": 0},
+        "linear_attention": None,
+        "widths": {"effective_head_dim": 128, "attention_width": 4096, "routed_expert_width": 14336,
+                   "shared_expert_width": 0},
+        "vision": None,
+    }
+
+
+def test_deepseek_artifact_has_dense_moe_and_mtp_groups() -> None:
+    document = artifact("specs/deepseek/deepseek-v3.yaml")
+    assert document["groups"] == [
+        {"kind": "dense", "count": 3, "mtp": False, "attention": "mla", "ffn": "dense"},
+        {"kind": "moe", "count": 58, "mtp": False, "attention": "mla", "ffn": "moe"},
+        {"kind": "moe", "count": 1, "mtp": True, "attention": "mla", "ffn": "moe"},
+    ]
+    assert document["kinds"] == {"dense": {"attention": "mla", "ffn": "dense", "ops": OPS_MLA_DENSE},
+                                 "moe": {"attention": "mla", "ffn": "moe", "ops": OPS_MLA_MOE}}
+    assert document["layers"] == {"body": 61, "mtp": 1}
+    assert document["widths"] == {"effective_head_dim": 56, "attention_width": 7168, "routed_expert_width": 2048,
+                                  "shared_expert_width": 2048}
+    assert (document["arch"], document["linear_attention"], document["vision"]) == ("deepseek_v3", None, None)
+
+
+def test_qwen_artifact_has_linear_dims_and_tower() -> None:
+    document = artifact("specs/qwen/qwen3.5-35b-a3b.yaml")
+    assert [(group["kind"], group["count"], group["mtp"]) for group in document["groups"]] == \
+        [("linear_attention", 3, False), ("full_attention", 1, False)] * 10 + [("full_attention", 1, True)]
+    assert document["layers"] == {"body": 40, "mtp": 1}
+    assert document["linear_attention"] == {"num_key_heads": 16, "key_head_dim": 128, "num_value_heads": 32,
+                                            "value_head_dim": 128, "conv_kernel_dim": 4}
+    assert document["widths"] == {"effective_head_dim": 256, "attention_width": 4096, "routed_expert_width": 512,
+                                  "shared_expert_width": 512}
+    assert document["vision"] == {
+        "arch": "vision",
+        "groups": [{"kind": "encoder", "count": 27, "mtp": False, "attention": "full", "ffn": "dense"}],
+        "kinds": {"encoder": {"attention": "full", "ffn": "dense", "ops": OPS_ENCODER}},
+        "layers": {"body": 27, "mtp": 0},
+    }
+
+
+@pytest.mark.parametrize("relative", [
+    "specs/deepseek/deepseek-v3.yaml", "specs/llama/llama-3.1-8b.yaml", "specs/qwen/qwen3.5-35b-a3b.yaml"])
+def test_artifact_matches_schema(relative: str) -> None:
+    jsonschema.Draft202012Validator(SCHEMA).validate(json.loads(render(artifact(relative))))
+
+
+def test_index_matches_schema() -> None:
+    index = build_index([IndexEntry("b", "b.json", "specs/b.yaml", "sha256:" + "1" * 64, current=False),
+                         IndexEntry("a", "a.json", "specs/a.yaml", "sha256:" + "0" * 64)])
+    validator = jsonschema.Draft202012Validator({"$ref": "urn:modelspec:schemas:resolved-stack#/$defs/index"},
+                                                registry=_registry())
+    validator.validate(index)
+    assert [entry["file"] for entry in index["artifacts"]] == ["a.json", "b.json"]
+    assert index["artifacts"][1] == {"name": "b", "file": "b.json", "path": "specs/b.yaml",
+                                     "digest": "sha256:" + "1" * 64, "current": False}
+
+
+def _registry():
+    """A registry holding the resolved-stack schema by its ``$id``."""
+    from referencing import Registry, Resource
+
+    return Registry().with_resource(SCHEMA["$id"], Resource.from_contents(SCHEMA))
+
+
+def _properties(node: Any, where: str) -> Iterator[Tuple[str, Dict[str, Any]]]:
+    """Every ``properties`` entry of the schema, with its place."""
+    if isinstance(node, dict):
+        for name, sub in node.get("properties", {}).items():
+            yield f"{where}/properties/{name}", sub
+        for key, sub in node.items():
+            yield from _properties(sub, f"{where}/{key}")
+    elif isinstance(node, list):
+        for index, sub in enumerate(node):
+            yield from _properties(sub, f"{where}/{index}")
+
+
+def test_every_schema_property_is_described() -> None:
+    def described(sub: Dict[str, Any]) -> bool:
+        if "description" in sub:
+            return True
+        ref = sub.get("$ref", "")
+        return ref.startswith("#/$defs/") and "description" in SCHEMA["$defs"][ref.split("/")[-1]]
+
+    assert SCHEMA["$id"] == "urn:modelspec:schemas:resolved-stack"
+    assert [where for where, sub in _properties(SCHEMA, "#") if not described(sub)] == []
+
+
+def test_schema_refuses_an_unknown_key_and_a_bad_digest() -> None:
+    document = artifact("specs/llama/llama-3.1-8b.yaml")
+    errors = sorted(error.message for error in jsonschema.Draft202012Validator(SCHEMA).iter_errors(
+        {**document, "extra": 1, "digest": "md5:00"}))
+    assert errors == ["'md5:00' does not match '^sha256:[0-9a-f]{64}$'",
+                      "Additional properties are not allowed ('extra' was unexpected)"]
+
+
+def _framed(*parts: Tuple[str, bytes]) -> str:
+    """The digest computed independently of the module: SHA-256 over ``label length\\n bytes`` for each part."""
+    hasher = hashlib.sha256()
+    for label, data in parts:
+        hasher.update(f"{label} {len(data)}\n".encode() + data)
+    return "sha256:" + hasher.hexdigest()
+
+
+def test_digest_is_framed_sha256_of_exactly_the_inputs() -> None:
+    assert ArtifactInputs("specs/a.yaml", b"spec", b"profile").digest() == _framed(
+        ("format", b"1"), ("path", b"specs/a.yaml"), ("spec", b"spec"), ("profile", b"profile"))
+    assert ArtifactInputs("specs/a.yaml", b"spec", b"profile", b"tower").digest() == _framed(
+        ("format", b"1"), ("path", b"specs/a.yaml"), ("spec", b"spec"), ("profile", b"profile"),
+        ("vision-profile", b"tower"))
+
+
+BASE = ArtifactInputs("specs/a.yaml", b"name: a\n", b"arch: x\n", b"arch: vision\n")
+
+
+@pytest.mark.parametrize("changed", [
+    ArtifactInputs("specs/b.yaml", BASE.spec, BASE.profile, BASE.vision_profile),
+    ArtifactInputs(BASE.path, b"name: a\n# a comment\n", BASE.profile, BASE.vision_profile),
+    ArtifactInputs(BASE.path, BASE.spec, b"arch: y\n", BASE.vision_profile),
+    ArtifactInputs(BASE.path, BASE.spec, BASE.profile, b"arch: vision \n"),
+    ArtifactInputs(BASE.path, BASE.spec, BASE.profile, None),
+    # Moving a byte from one input to the next must not give the same digest.
+    ArtifactInputs(BASE.path, b"name: a", b"\narch: x\n", BASE.vision_profile),
+], ids=["path", "spec", "profile", "vision-profile", "no-tower", "boundary"])
+def test_any_changed_input_changes_the_digest(changed: ArtifactInputs) -> None:
+    assert changed.digest() != BASE.digest()
+
+
+def test_the_format_version_is_an_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = BASE.digest()
+    monkeypatch.setattr(artifacts, "FORMAT_VERSION", 2)
+    assert BASE.digest() != before
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("deepseek-v3", None),
+    ("qwen3.5-35b-a3b", None),
+    ("Llama_3.1-8B", None),
+    ("x" * 250, None),
+    ("../../x", "name '../../x' cannot name the artifact file resolved/<name>.json: a name is letters, digits, '.', "
+                "'_' and '-', not starting with a dot; rename the model, e.g. deepseek-v3"),
+    ("a/b", "name 'a/b' cannot name the artifact file resolved/<name>.json: a name is letters, digits, '.', "
+            "'_' and '-', not starting with a dot; rename the model, e.g. deepseek-v3"),
+    (".hidden", "name '.hidden' cannot name the artifact file resolved/<name>.json: a name is letters, digits, "
+                "'.', '_' and '-', not starting with a dot; rename the model, e.g. deepseek-v3"),
+    ("..", "name '..' cannot name the artifact file resolved/<name>.json: a name is letters, digits, '.', '_' and "
+           "'-', not starting with a dot; rename the model, e.g. deepseek-v3"),
+    ("a b", "name 'a b' cannot name the artifact file resolved/<name>.json: a name is letters, digits, '.', '_' and "
+            "'-', not starting with a dot; rename the model, e.g. deepseek-v3"),
+    ("qwen\\x", "name 'qwen\\\\x' cannot name the artifact file resolved/<name>.json: a name is letters, digits, "
+                "'.', '_' and '-', not starting with a dot; rename the model, e.g. deepseek-v3"),
+    ("模型", "name '模型' cannot name the artifact file resolved/<name>.json: a name is letters, digits, '.', '_' "
+           "and '-', not starting with a dot; rename the model, e.g. deepseek-v3"),
+    ("x" * 251, "name is 251 characters long; resolved/<name>.json must stay a file name of at most 255 bytes, "
+                "so shorten it to at most 250"),
+    ("index", "name 'index' would write resolved/index.json, the artifacts' index; rename the model"),
+])
+def test_name_problem(name: str, expected: str) -> None:
+    assert name_problem(name) == expected
+
+
+def test_artifact_file_refuses_an_unsafe_name() -> None:
+    assert artifact_file("deepseek-v3") == "deepseek-v3.json"
+    with pytest.raises(ValueError, match=r"^name '\.\./x' cannot name the artifact file"):
+        artifact_file("../x")
+
+
+def test_render_is_sorted_indented_ascii_with_a_final_newline() -> None:
+    assert render({"b": [2, 1], "a": {"d": None, "c": "é"}}) == (
+        '{\n  "a": {\n    "c": "\\u00e9",\n    "d": null\n  },\n  "b": [\n    2,\n    1\n  ]\n}\n')
+
+
+def test_build_artifact_refuses_a_spec_without_a_stack() -> None:
+    item = checked("specs/llama/llama-3.1-8b.yaml")
+    with pytest.raises(ValueError, match=r"^specs/x.yaml: no resolved stack to build an artifact from$"):
+        build_artifact(CheckedSpec(item.result, item.spec), ArtifactInputs("specs/x.yaml", b"", b""))
+
+
+def test_build_artifact_refuses_a_tower_without_the_vision_profile() -> None:
+    relative = "specs/qwen/qwen3.5-35b-a3b.yaml"
+    inputs = inputs_of(relative)
+    with pytest.raises(ValueError, match="a tower's artifact needs the vision profile's bytes, and only a tower's"):
+        build_artifact(checked(relative), ArtifactInputs(relative, inputs.spec, inputs.profile))
+
+
+@pytest.mark.parametrize("value, expected", [
+    ({"generator": "modelspec regen"}, True),
+    ({"generator": "someone"}, False),
+    ({}, False),
+    (["modelspec regen"], False),
+    ("modelspec regen", False),
+    (None, False),
+])
+def test_is_generated(value: Any, expected: bool) -> None:
+    assert is_generated(value) is expected
