@@ -217,12 +217,13 @@ def render_text(diff: CatalogueDiff) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _code(text: str) -> str:
-    """*text* as a Markdown code span, whatever backticks it holds, safe in a table cell."""
+def _code(text: str, in_table: bool = True) -> str:
+    """*text* as a Markdown code span, whatever backticks it holds; in a table cell its pipes are escaped."""
     runs = re.findall(r"`+", text)
     fence = "`" * (max(map(len, runs), default=0) + 1)
     padded = f" {text} " if runs else text
-    return f"{fence}{padded}{fence}".replace("|", "\\|")
+    span = f"{fence}{padded}{fence}"
+    return span.replace("|", "\\|") if in_table else span
 
 
 def _cell(text: str) -> str:
@@ -232,7 +233,7 @@ def _cell(text: str) -> str:
 
 def render_markdown(diff: CatalogueDiff) -> str:
     """The comparison as GitHub-flavoured Markdown for a pull-request comment, ending in a newline."""
-    lines = [f"### Resolved stacks: {_code(diff.base)} → {_cell(diff.head)}", ""]
+    lines = [f"### Resolved stacks: {_code(diff.base, False)} → {_code(diff.head, False)}", ""]
     if diff.empty:
         lines.append(f"No model's resolved stack changed ({diff.unchanged} unchanged).")
     else:
@@ -243,7 +244,7 @@ def render_markdown(diff: CatalogueDiff) -> str:
                      for change in diff.changed)
     if diff.failing:
         lines.append("")
-        lines.extend(f"- :warning: {_code(path)} does not resolve at {_cell(label)}: {_cell(why)}"
+        lines.extend(f"- :warning: {_code(path, False)} does not resolve at {_code(label, False)}: {_cell(why)}"
                      for label, path, why in diff.failing)
     return "\n".join(lines) + "\n"
 

@@ -73,9 +73,9 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new), encoding="utf-8")
 
 
-def run(root: Path, *args: str) -> Result:
-    """Run ``modelspec args --root root`` in-process (git under :data:`GIT_ENV`) and return the result."""
-    return CliRunner().invoke(main, [*args, "--root", str(root)], env=GIT_ENV, catch_exceptions=False)
+def run(root: Path, command: str, *args: str) -> Result:
+    """Run ``modelspec command --root root args`` in-process (git under :data:`GIT_ENV`) and return the result."""
+    return CliRunner().invoke(main, [command, "--root", str(root), *args], env=GIT_ENV, catch_exceptions=False)
 
 
 def modelspec_argv(*args: str) -> List[str]:

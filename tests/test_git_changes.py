@@ -1,0 +1,367 @@
+"""``--changed-since REF``: which specs a change touches, in real throwaway git repositories, and every refusal."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Dict, Sequence
+
+import pytest
+
+from pipeline.git_changes import Changes, FileChange, SpecFacts, changes_since, select_specs
+from spec_repos import commit_all, edit, git, git_repo, make_repo, run
+
+DEEPSEEK = "specs/deepseek/deepseek-v3.yaml"
+LLAMA = "specs/llama/llama-3.1-8b.yaml"
+QWEN = "specs/qwen/qwen3.5-35b-a3b.yaml"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """The fixture catalogue committed on ``main``, with a ``schemas/`` and a ``pipeline/`` file of its own."""
+    root = make_repo(tmp_path / "repo")
+    (root / "schemas").mkdir()
+    (root / "schemas" / "model-spec.schema.json").write_text("{}\n", encoding="utf-8")
+    (root / "pipeline").mkdir()
+    (root / "pipeline" / "rules.py").write_text("RULES = 1\n", encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    commit_all(root, "catalogue")
+    return root
+
+
+def base_of(root: Path, ref: str = "main") -> str:
+    """The first 12 digits of the merge base of *ref* and HEAD."""
+    return git(root, "merge-base", ref, "HEAD").strip()[:12]
+
+
+def checked_files(stdout: str) -> Sequence[str]:
+    """The files a ``check --format json`` report lists."""
+    return [item["file"] for item in json.loads(stdout)["files"]]
+
+
+def check_changed(root: Path, ref: str = "main", *paths: str):
+    """``modelspec check [paths] --changed-since REF --format json``."""
+    return run(root, "check", *[str(root / path) for path in paths], "--changed-since", ref, "--format", "json")
+
+
+def test_a_modified_spec_is_checked_alone(repo: Path) -> None:
+    edit(repo / DEEPSEEK, "mtp_depth: 1", "mtp_depth: 2")
+    result = check_changed(repo)
+    assert (result.exit_code, checked_files(result.stdout)) == (0, [DEEPSEEK])
+    assert result.stderr == f"changed since main (merge base {base_of(repo)}): 1 of 3 specs (1 modified)\n"
+
+
+def test_a_staged_change_and_an_untracked_spec_are_checked(repo: Path) -> None:
+    edit(repo / LLAMA, "vocab_size: 128256", "vocab_size: 128000")
+    git(repo, "add", LLAMA)
+    (repo / "specs" / "llama" / "new.yaml").write_text(
+        (repo / LLAMA).read_text(encoding="utf-8").replace("llama-3.1-8b", "llama-3.1-8b-new"), encoding="utf-8")
+    result = check_changed(repo)
+    assert checked_files(result.stdout) == [LLAMA, "specs/llama/new.yaml"]
+    assert result.stderr == f"changed since main (merge base {base_of(repo)}): 2 of 4 specs (1 added; 1 modified)\n"
+
+
+def test_a_renamed_spec_is_checked_under_its_new_path(repo: Path) -> None:
+    (repo / "specs" / "meta").mkdir()
+    git(repo, "mv", LLAMA, "specs/meta/llama-3.1-8b.yaml")
+    result = check_changed(repo)
+    assert (result.exit_code, checked_files(result.stdout)) == (0, ["specs/meta/llama-3.1-8b.yaml"])
+    assert result.stderr == f"changed since main (merge base {base_of(repo)}): 1 of 3 specs (1 renamed)\n"
+    changes = changes_since(repo, "main")
+    assert changes.files == (FileChange("renamed", "specs/meta/llama-3.1-8b.yaml", LLAMA),)
+
+
+def test_a_file_moved_without_git_is_a_removal_and_an_addition(repo: Path) -> None:
+    (repo / "specs" / "meta").mkdir()
+    (repo / LLAMA).rename(repo / "specs" / "meta" / "llama-3.1-8b.yaml")
+    result = check_changed(repo)
+    assert checked_files(result.stdout) == ["specs/meta/llama-3.1-8b.yaml"]
+    assert result.stderr == (f"changed since main (merge base {base_of(repo)}): 1 of 3 specs (1 added)\n"
+                             f"removed since main: {LLAMA} (not checked)\n")
+
+
+def test_a_deleted_spec_is_reported_not_checked(repo: Path) -> None:
+    (repo / QWEN).unlink()
+    result = check_changed(repo)
+    assert (result.exit_code, checked_files(result.stdout)) == (0, [])
+    assert result.stderr == (f"changed since main (merge base {base_of(repo)}): 0 of 2 specs\n"
+                             f"removed since main: {QWEN} (not checked)\n")
+
+
+@pytest.mark.parametrize("profile, expected, reason", [
+    ("deepseek_v3", [DEEPSEEK], "op profile deepseek_v3 changed"),
+    ("llama", [LLAMA], "op profile llama changed"),            # the arch inferred from the name
+    ("qwen3_5_moe", [QWEN], "op profile qwen3_5_moe changed"),
+    ("vision", [QWEN], "vision profile changed"),               # the one spec with a tower
+])
+def test_a_profile_change_fans_out_to_exactly_the_specs_of_that_arch(repo: Path, profile: str,
+                                                                       expected: Sequence[str], reason: str) -> None:
+    with (repo / "op_profiles" / f"{profile}.yaml").open("a", encoding="utf-8") as handle:
+        handle.write("# a comment changes the profile's bytes\n")
+    result = check_changed(repo)
+    assert (result.exit_code, checked_files(result.stdout)) == (0, expected)
+    assert result.stderr == f"changed since main (merge base {base_of(repo)}): 1 of 3 specs (1 {reason})\n"
+
+
+def test_a_profile_change_also_takes_a_spec_whose_arch_cannot_be_told(repo: Path) -> None:
+    (repo / "specs" / "broken.yaml").write_text("name: [unclosed\n", encoding="utf-8")
+    commit_all(repo, "a broken spec")
+    with (repo / "op_profiles" / "llama.yaml").open("a", encoding="utf-8") as handle:
+        handle.write("# changed\n")
+    result = check_changed(repo)
+    assert checked_files(result.stdout) == ["specs/broken.yaml", LLAMA]
+    assert result.stderr == (f"changed since main (merge base {base_of(repo)}): 2 of 4 specs "
+                             "(1 op profile llama changed; 1 op profiles changed and its arch cannot be told)\n")
+
+
+@pytest.mark.parametrize("changed", ["schemas/model-spec.schema.json", "pipeline/rules.py"])
+def test_a_schema_or_rule_change_fans_out_to_all(repo: Path, changed: str) -> None:
+    with (repo / changed).open("a", encoding="utf-8") as handle:
+        handle.write("\n")
+    result = check_changed(repo)
+    assert checked_files(result.stdout) == [DEEPSEEK, LLAMA, QWEN]
+    assert result.stderr == f"changed since main (merge base {base_of(repo)}): 3 of 3 specs (3 {changed} changed)\n"
+
+
+def test_an_unrelated_file_touches_no_spec(repo: Path) -> None:
+    (repo / "README.md").write_text("notes\n", encoding="utf-8")
+    with (repo / "op_profiles" / "README.md").open("a", encoding="utf-8") as handle:
+        handle.write("notes\n")
+    result = check_changed(repo)
+    assert (result.exit_code, checked_files(result.stdout)) == (0, [])
+
+
+def test_only_the_branch_changes_count_not_what_landed_on_the_ref(repo: Path) -> None:
+    git(repo, "checkout", "-q", "-b", "feature")
+    edit(repo / DEEPSEEK, "mtp_depth: 1", "mtp_depth: 2")
+    commit_all(repo, "feature: deepseek")
+    git(repo, "checkout", "-q", "main")
+    edit(repo / LLAMA, "vocab_size: 128256", "vocab_size: 128000")
+    commit_all(repo, "main: llama")
+    git(repo, "checkout", "-q", "feature")
+    result = check_changed(repo)
+    assert checked_files(result.stdout) == [DEEPSEEK]
+
+
+def test_paths_narrow_the_selection(repo: Path) -> None:
+    edit(repo / DEEPSEEK, "mtp_depth: 1", "mtp_depth: 2")
+    edit(repo / LLAMA, "vocab_size: 128256", "vocab_size: 128000")
+    (repo / QWEN).unlink()
+    result = check_changed(repo, "main", "specs/deepseek")
+    assert checked_files(result.stdout) == [DEEPSEEK]
+    assert result.stderr == f"changed since main (merge base {base_of(repo)}): 1 of 1 spec (1 modified)\n"
+
+
+def test_a_spec_repository_inside_a_larger_git_repository(tmp_path: Path) -> None:
+    top = tmp_path / "top"
+    root = make_repo(top / "catalogue")
+    (top / "elsewhere.yaml").write_text("x: 1\n", encoding="utf-8")
+    git(top, "init", "-q", "-b", "main")
+    commit_all(top, "monorepo")
+    edit(root / LLAMA, "vocab_size: 128256", "vocab_size: 128000")
+    (top / "elsewhere.yaml").write_text("x: 2\n", encoding="utf-8")
+    result = check_changed(root)
+    assert checked_files(result.stdout) == [LLAMA]
+    assert changes_since(root, "main").files == (FileChange("modified", LLAMA),)
+
+
+# ---- refusals: each a clear error with the fix, exit code 2, never a silent run ------------------------------------
+
+
+def test_an_unknown_ref_is_refused(repo: Path) -> None:
+    result = check_changed(repo, "origin/nope")
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", (
+        "Error: 'origin/nope' names no commit in this repository; name a branch, tag or commit that exists here "
+        "(git branch -a lists them), and in CI fetch it first, e.g. git fetch origin main\n"))
+
+
+@pytest.mark.parametrize("ref", ["--output=x", "-x", "--", "-"])
+def test_an_option_like_ref_is_refused_before_git_sees_it(repo: Path, ref: str) -> None:
+    before = sorted(path.name for path in repo.iterdir())
+    result = run(repo, "check", f"--changed-since={ref}")
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", (
+        f"Error: {ref!r} looks like an option, not a git revision, and is refused so git cannot read it as one; "
+        "name a branch, tag or commit, e.g. origin/main\n"))
+    assert sorted(path.name for path in repo.iterdir()) == before
+
+
+def test_an_empty_ref_is_refused(repo: Path) -> None:
+    result = run(repo, "check", "--changed-since=")
+    assert (result.exit_code, result.stderr) == (
+        2, "Error: the git revision is empty; name a branch, tag or commit, e.g. origin/main\n")
+
+
+def _shallow_clone(tmp_path: Path) -> Path:
+    """A depth-1 clone of a repository whose ``main`` and ``feature`` diverged after their first commit."""
+    source = git_repo(tmp_path / "source")
+    git(source, "checkout", "-q", "-b", "feature")
+    edit(source / DEEPSEEK, "mtp_depth: 1", "mtp_depth: 2")
+    commit_all(source, "feature")
+    git(source, "checkout", "-q", "main")
+    edit(source / LLAMA, "vocab_size: 128256", "vocab_size: 128000")
+    commit_all(source, "main moved on")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth", "1", "--no-single-branch", "--branch", "feature",
+        (source / ".git").as_uri(), str(clone))
+    return clone
+
+
+def test_a_shallow_clone_without_the_merge_base_is_refused_with_the_fix(tmp_path: Path) -> None:
+    clone = _shallow_clone(tmp_path)
+    result = check_changed(clone, "origin/main")
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", (
+        "Error: 'origin/main' and HEAD have no merge base in this shallow clone: its history stops before they meet; "
+        "fetch the history: git fetch --unshallow (in GitHub Actions, actions/checkout with fetch-depth: 0), "
+        "then run again\n"))
+
+
+def test_a_shallow_clone_lacking_the_ref_says_so(tmp_path: Path) -> None:
+    clone = _shallow_clone(tmp_path)
+    result = check_changed(clone, "origin/release")
+    assert (result.exit_code, result.stderr) == (2, (
+        "Error: 'origin/release' names no commit in this repository; name a branch, tag or commit that exists here "
+        "(git branch -a lists them), and in CI fetch it first, e.g. git fetch origin main; this clone is shallow, "
+        "so it may lack 'origin/release': fetch the history: git fetch --unshallow (in GitHub Actions, "
+        "actions/checkout with fetch-depth: 0)\n"))
+
+
+def test_a_deep_enough_clone_works(tmp_path: Path) -> None:
+    clone = _shallow_clone(tmp_path)
+    git(clone, "fetch", "-q", "--unshallow")
+    result = check_changed(clone, "origin/main")
+    assert (result.exit_code, checked_files(result.stdout)) == (0, [DEEPSEEK])
+
+
+def test_unrelated_histories_are_refused(repo: Path) -> None:
+    git(repo, "checkout", "-q", "--orphan", "other")
+    commit_all(repo, "unrelated")
+    result = check_changed(repo)
+    assert (result.exit_code, result.stderr) == (2, (
+        "Error: 'main' and HEAD share no history (they have no merge base); compare with a revision this branch "
+        "grew from, e.g. origin/main\n"))
+
+
+def test_a_head_without_a_commit_is_refused(repo: Path) -> None:
+    git(repo, "checkout", "-q", "--orphan", "empty")
+    result = check_changed(repo)
+    assert (result.exit_code, result.stderr) == (
+        2, "Error: HEAD has no commit yet; commit first, then compare with a revision\n")
+
+
+def test_a_folder_outside_git_is_refused(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "plain")
+    result = check_changed(root)
+    assert (result.exit_code, result.stderr) == (
+        2, f"Error: {root} is not in a git repository; comparing with a git revision needs one\n")
+
+
+def test_git_is_imported_only_for_changed_since(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from click.testing import CliRunner; from pipeline.cli import main; "
+            f"CliRunner().invoke(main, ['check', '--root', {str(make_repo(tmp_path / 'r'))!r}]); "
+            "print('git' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "False\n"
+
+
+# ---- select_specs alone --------------------------------------------------------------------------------------------
+
+FACTS: Dict[str, SpecFacts] = {
+    "specs/a.yaml": SpecFacts("llama", False),
+    "specs/b.yaml": SpecFacts("deepseek_v3", False),
+    "specs/c.yaml": SpecFacts("qwen3_5_moe", True),
+    "specs/d.yaml": SpecFacts(None, False),
+}
+
+
+@pytest.mark.parametrize("files, expected, removed", [
+    ((FileChange("modified", "specs/a.yaml"),), {"specs/a.yaml": "modified"}, ()),
+    ((FileChange("added", "specs/a.yaml"),), {"specs/a.yaml": "added"}, ()),
+    ((FileChange("renamed", "specs/a.yaml", "specs/old/a.yaml"),), {"specs/a.yaml": "renamed from specs/old/a.yaml"},
+     ()),
+    ((FileChange("deleted", "specs/gone.yaml"),), {}, ("specs/gone.yaml",)),
+    ((FileChange("deleted", "docs/gone.yaml"),), {}, ()),
+    ((FileChange("deleted", "specs/notes.txt"),), {}, ()),
+    ((FileChange("modified", "op_profiles/deepseek_v3.yaml"),),
+     {"specs/b.yaml": "op profile deepseek_v3 changed", "specs/d.yaml": "op profiles changed and its arch cannot be told"},
+     ()),
+    ((FileChange("deleted", "op_profiles/llama.yaml"),),
+     {"specs/a.yaml": "op profile llama changed", "specs/d.yaml": "op profiles changed and its arch cannot be told"},
+     ()),
+    ((FileChange("renamed", "op_profiles/llama2.yaml", "op_profiles/llama.yaml"),),
+     {"specs/a.yaml": "op profile llama changed", "specs/d.yaml": "op profiles changed and its arch cannot be told"},
+     ()),
+    ((FileChange("modified", "op_profiles/vision.yaml"),),
+     {"specs/c.yaml": "vision profile changed", "specs/d.yaml": "op profiles changed and its arch cannot be told"},
+     ()),
+    ((FileChange("modified", "op_profiles/README.md"),), {}, ()),
+    ((FileChange("modified", "op_profiles/old/llama.yaml"),), {}, ()),
+    ((FileChange("modified", "schemas/op-profile.schema.json"), FileChange("modified", "specs/a.yaml")),
+     {"specs/a.yaml": "modified", "specs/b.yaml": "schemas/op-profile.schema.json changed",
+      "specs/c.yaml": "schemas/op-profile.schema.json changed", "specs/d.yaml": "schemas/op-profile.schema.json changed"},
+     ()),
+    ((FileChange("added", "pipeline/new_rule.py"),),
+     {path: "pipeline/new_rule.py changed" for path in FACTS}, ()),
+])
+def test_select_specs(files, expected: Dict[str, str], removed) -> None:
+    asked = []
+
+    def facts(path: str) -> SpecFacts:
+        asked.append(path)
+        return FACTS[path]
+
+    selection = select_specs(Changes("main", "0" * 40, files), sorted(FACTS), facts, "op_profiles/")
+    assert (dict(selection.reasons), selection.specs, selection.removed) == (expected, tuple(sorted(expected)),
+                                                                            removed)
+
+
+def test_select_specs_reads_no_spec_when_no_profile_changed() -> None:
+    def facts(path: str) -> SpecFacts:
+        raise AssertionError(f"read {path}")
+
+    selection = select_specs(Changes("main", "0" * 40, (FileChange("modified", "specs/a.yaml"),)), sorted(FACTS),
+                             facts, "op_profiles/")
+    assert selection.specs == ("specs/a.yaml",)
+
+
+def test_bundled_profiles_are_not_a_repository_change() -> None:
+    selection = select_specs(Changes("main", "0" * 40, (FileChange("modified", "op_profiles/llama.yaml"),)),
+                             sorted(FACTS), FACTS.__getitem__, None)
+    assert selection.specs == ()
+
+
+@pytest.mark.parametrize("selection_args, expected", [
+    ((("specs/a.yaml",), {"specs/a.yaml": "modified"}, (), 1),
+     ["changed since main (merge base 0123456789ab): 1 of 1 spec (1 modified)"]),
+    (((), {}, ("specs/x.yaml", "specs/y.yaml"), 2),
+     ["changed since main (merge base 0123456789ab): 0 of 2 specs", "removed since main: specs/x.yaml (not checked)",
+      "removed since main: specs/y.yaml (not checked)"]),
+    ((("specs/a.yaml", "specs/b.yaml"), {"specs/a.yaml": "renamed from specs/z.yaml", "specs/b.yaml": "added"}, (), 5),
+     ["changed since main (merge base 0123456789ab): 2 of 5 specs (1 added; 1 renamed)"]),
+])
+def test_selection_summary(selection_args, expected: Sequence[str]) -> None:
+    from pipeline.git_changes import Selection
+
+    specs, reasons, removed, candidates = selection_args
+    selection = Selection("main", "0123456789abcdef" + "0" * 24, specs, reasons, removed, candidates)
+    assert selection.summary() == expected
+
+
+def test_changes_since_names_each_status(repo: Path) -> None:
+    edit(repo / DEEPSEEK, "mtp_depth: 1", "mtp_depth: 2")
+    (repo / QWEN).unlink()
+    (repo / "specs" / "new.yaml").write_text("name: new\n", encoding="utf-8")
+    git(repo, "mv", LLAMA, "specs/llama/renamed.yaml")
+    shutil.copy(repo / "op_profiles" / "llama.yaml", repo / "op_profiles" / "copy.yaml")
+    changes = changes_since(repo, "main")
+    assert changes.base == git(repo, "rev-parse", "main").strip()
+    assert changes.files == (
+        FileChange("added", "op_profiles/copy.yaml"),
+        FileChange("modified", DEEPSEEK),
+        FileChange("renamed", "specs/llama/renamed.yaml", LLAMA),
+        FileChange("added", "specs/new.yaml"),
+        FileChange("deleted", QWEN),
+    )
