@@ -252,3 +252,8 @@ def test_build_artifact_refuses_a_tower_without_the_vision_profile() -> None:
 ])
 def test_is_generated(value: Any, expected: bool) -> None:
     assert is_generated(value) is expected
+
+
+def test_the_op_counts_are_the_model_specs_own_record() -> None:
+    spec_schema = json.loads((SCHEMA_PATH.parent / "model-spec.schema.json").read_text(encoding="utf-8"))
+    assert SCHEMA["$defs"]["ops"] == spec_schema["$defs"]["opCounts"]
