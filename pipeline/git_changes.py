@@ -121,7 +121,8 @@ def _open(root: Path) -> Any:
     try:
         repo = git.Repo(root, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise GitError(f"{root} is not in a git repository; comparing with a git revision needs one") from None
+        raise GitError(f"{root} is not in a git repository; --changed-since, diff and regen --commit need "
+                       "one") from None
     if repo.bare:
         raise GitError(f"{root} is in a bare git repository, which has no work tree to compare")
     return repo

@@ -253,7 +253,7 @@ def test_a_folder_outside_git_is_refused(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "plain")
     result = check_changed(root)
     assert (result.exit_code, result.stderr) == (
-        2, f"Error: {root} is not in a git repository; comparing with a git revision needs one\n")
+        2, f"Error: {root} is not in a git repository; --changed-since, diff and regen --commit need one\n")
 
 
 def test_git_is_imported_only_for_changed_since(tmp_path: Path) -> None:
@@ -275,6 +275,7 @@ FACTS: Dict[str, SpecFacts] = {
     "specs/c.yaml": SpecFacts("qwen3_5_moe", True),
     "specs/d.yaml": SpecFacts(None, False),
 }
+UNTOLD = "op profiles changed and its arch cannot be told"
 
 
 @pytest.mark.parametrize("files, expected, removed", [
@@ -286,22 +287,22 @@ FACTS: Dict[str, SpecFacts] = {
     ((FileChange("deleted", "docs/gone.yaml"),), {}, ()),
     ((FileChange("deleted", "specs/notes.txt"),), {}, ()),
     ((FileChange("modified", "op_profiles/deepseek_v3.yaml"),),
-     {"specs/b.yaml": "op profile deepseek_v3 changed", "specs/d.yaml": "op profiles changed and its arch cannot be told"},
+     {"specs/b.yaml": "op profile deepseek_v3 changed", "specs/d.yaml": UNTOLD},
      ()),
     ((FileChange("deleted", "op_profiles/llama.yaml"),),
-     {"specs/a.yaml": "op profile llama changed", "specs/d.yaml": "op profiles changed and its arch cannot be told"},
+     {"specs/a.yaml": "op profile llama changed", "specs/d.yaml": UNTOLD},
      ()),
     ((FileChange("renamed", "op_profiles/llama2.yaml", "op_profiles/llama.yaml"),),
-     {"specs/a.yaml": "op profile llama changed", "specs/d.yaml": "op profiles changed and its arch cannot be told"},
+     {"specs/a.yaml": "op profile llama changed", "specs/d.yaml": UNTOLD},
      ()),
     ((FileChange("modified", "op_profiles/vision.yaml"),),
-     {"specs/c.yaml": "vision profile changed", "specs/d.yaml": "op profiles changed and its arch cannot be told"},
+     {"specs/c.yaml": "vision profile changed", "specs/d.yaml": UNTOLD},
      ()),
     ((FileChange("modified", "op_profiles/README.md"),), {}, ()),
     ((FileChange("modified", "op_profiles/old/llama.yaml"),), {}, ()),
     ((FileChange("modified", "schemas/op-profile.schema.json"), FileChange("modified", "specs/a.yaml")),
-     {"specs/a.yaml": "modified", "specs/b.yaml": "schemas/op-profile.schema.json changed",
-      "specs/c.yaml": "schemas/op-profile.schema.json changed", "specs/d.yaml": "schemas/op-profile.schema.json changed"},
+     {"specs/a.yaml": "modified", **{path: "schemas/op-profile.schema.json changed"
+                                     for path in ("specs/b.yaml", "specs/c.yaml", "specs/d.yaml")}},
      ()),
     ((FileChange("added", "pipeline/new_rule.py"),),
      {path: "pipeline/new_rule.py changed" for path in FACTS}, ()),

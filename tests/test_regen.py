@@ -247,6 +247,19 @@ def test_a_second_run_waits_for_the_lock_then_fails_clearly(repo: Path) -> None:
     assert run(repo, "regen", "--wait", "0").exit_code == 0
 
 
+def test_a_second_run_waits_while_the_lock_is_held(repo: Path) -> None:
+    edit(repo / DEEPSEEK, "mtp_depth: 1", "mtp_depth: 2")
+    before = tree(repo / "resolved")
+    lock = filelock.FileLock(str(repo / "resolved" / ".regen.lock"))
+    with lock:
+        process = subprocess.Popen(modelspec_argv("regen", "--root", str(repo), "--wait", "60"),
+                                   stdout=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        assert (process.poll(), tree(repo / "resolved")) == (None, before)
+    stdout, _ = process.communicate(timeout=60)
+    assert (process.returncode, stdout.splitlines()[0]) == (0, "wrote resolved/deepseek-v3.json")
+
+
 def test_a_symlinked_resolved_folder_is_refused(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo")
     (tmp_path / "elsewhere").mkdir()
@@ -256,6 +269,20 @@ def test_a_symlinked_resolved_folder_is_refused(tmp_path: Path) -> None:
         f"Error: {root / 'resolved'} is a symbolic link; regen writes only into a real folder, so replace the link "
         "with a folder\n"))
     assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_a_repository_without_specs_is_a_usage_error(tmp_path: Path) -> None:
+    result = run(tmp_path, "regen")
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'specs'} is not a folder; regen resolves the specs under specs/" in result.stderr
+
+
+def test_commit_outside_git_is_refused(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "plain")
+    result = run(root, "regen", "--commit")
+    assert (result.exit_code, result.stderr) == (
+        2, f"Error: {root} is not in a git repository; --changed-since, diff and regen --commit need one\n")
+    assert not (root / "resolved").exists()
 
 
 def test_check_and_commit_are_exclusive(repo: Path) -> None:
