@@ -220,13 +220,12 @@ def changes_since(root: Path, ref: str) -> Changes:
         GitError: See :func:`merge_base`, and :func:`_open`.
     """
     check_revision(ref)
-    repo = _open(root)
-    base = merge_base(repo, ref)
-    prefix = _prefix(repo, root)
-    raw = repo.git.diff("--name-status", "-z", "--find-renames", "--no-ext-diff", base, "--",
-                        strip_newline_in_stdout=False)
-    found = _parse_name_status(raw)
-    untracked = repo.git.ls_files("--others", "--exclude-standard", "-z", strip_newline_in_stdout=False)
+    with _open(root) as repo:
+        base = merge_base(repo, ref)
+        prefix = _prefix(repo, root)
+        found = _parse_name_status(repo.git.diff("--name-status", "-z", "--find-renames", "--no-ext-diff", base,
+                                                 "--", strip_newline_in_stdout=False))
+        untracked = repo.git.ls_files("--others", "--exclude-standard", "-z", strip_newline_in_stdout=False)
     found.extend(("added", path, None) for path in untracked.split("\0") if path)
 
     def inside(path: Optional[str]) -> Optional[str]:
@@ -384,21 +383,21 @@ def files_at(root: Path, rev: str, folders: Sequence[str]) -> Dict[str, bytes]:
     Raises:
         GitError: If *rev* is refused or unknown, or *root* is in no repository.
     """
-    repo = _open(root)
-    commit = repo.commit(resolve_revision(repo, rev))
-    prefix = _prefix(repo, root)
-    found: Dict[str, bytes] = {}
-    for folder in folders:
-        try:
-            tree = commit.tree / (prefix + folder.strip("/"))
-        except KeyError:
-            continue
-        if tree.type != "tree":
-            continue
-        for item in tree.traverse():
-            if item.type == "blob" and item.mode in (0o100644, 0o100755):
-                found[item.path[len(prefix):]] = item.data_stream.read()
-    return dict(sorted(found.items()))
+    with _open(root) as repo:
+        snapshot = repo.commit(resolve_revision(repo, rev))
+        prefix = _prefix(repo, root)
+        found: Dict[str, bytes] = {}
+        for folder in folders:
+            try:
+                tree = snapshot.tree / (prefix + folder.strip("/"))
+            except KeyError:
+                continue
+            if tree.type != "tree":
+                continue
+            for item in tree.traverse():
+                if item.type == "blob" and item.mode in (0o100644, 0o100755):
+                    found[item.path[len(prefix):]] = item.data_stream.read()
+        return dict(sorted(found.items()))
 
 
 def export_revision(root: Path, rev: str, folders: Sequence[str], dest: Path) -> int:
@@ -446,10 +445,10 @@ def modified_outside(root: Path, folder: str) -> List[str]:
     Raises:
         GitError: If *root* is in no repository.
     """
-    repo = _open(root)
-    inside = _prefix(repo, root) + folder.strip("/") + "/"
-    raw = repo.git.status("--porcelain=v1", "-z", "--untracked-files=no", strip_newline_in_stdout=False)
-    return sorted({path for path in _status_paths(raw) if not path.startswith(inside)})
+    with _open(root) as repo:
+        inside = _prefix(repo, root) + folder.strip("/") + "/"
+        raw = repo.git.status("--porcelain=v1", "-z", "--untracked-files=no", strip_newline_in_stdout=False)
+        return sorted({path for path in _status_paths(raw) if not path.startswith(inside)})
 
 
 def stage(root: Path, paths: Sequence[str]) -> List[Tuple[str, str]]:
@@ -464,20 +463,20 @@ def stage(root: Path, paths: Sequence[str]) -> List[Tuple[str, str]]:
         GitError: If *root* is in no repository, or git refuses.
     """
     git = _git()
-    repo = _open(root)
-    prefix = _prefix(repo, root)
-    tracked = set(filter(None, repo.git.ls_files("-z", "--", *[prefix + p for p in paths],
-                                                 strip_newline_in_stdout=False).split("\0")))
-    wanted = [prefix + path for path in paths if (root / path).exists() or prefix + path in tracked]
-    try:
-        if wanted:
-            repo.git.add("--all", "--", *wanted)
-        raw = repo.git.diff("--cached", "--name-status", "-z", "--no-renames", strip_newline_in_stdout=False)
-    except git.GitCommandError as error:
-        raise GitError(f"git could not stage the artifacts: {error.stderr.strip()}") from None
-    tokens = raw.split("\0")
-    return sorted(((tokens[index][0], tokens[index + 1][len(prefix):]) for index in range(0, len(tokens) - 1, 2)
-                   if tokens[index]), key=lambda pair: pair[1])
+    with _open(root) as repo:
+        prefix = _prefix(repo, root)
+        tracked = set(filter(None, repo.git.ls_files("-z", "--", *[prefix + p for p in paths],
+                                                     strip_newline_in_stdout=False).split("\0")))
+        wanted = [prefix + path for path in paths if (root / path).exists() or prefix + path in tracked]
+        try:
+            if wanted:
+                repo.git.add("--all", "--", *wanted)
+            raw = repo.git.diff("--cached", "--name-status", "-z", "--no-renames", strip_newline_in_stdout=False)
+        except git.GitCommandError as error:
+            raise GitError(f"git could not stage the artifacts: {error.stderr.strip()}") from None
+        tokens = raw.split("\0")
+        return sorted(((tokens[index][0], tokens[index + 1][len(prefix):]) for index in range(0, len(tokens) - 1, 2)
+                       if tokens[index]), key=lambda pair: pair[1])
 
 
 def commit(root: Path, message: str) -> str:
@@ -487,9 +486,9 @@ def commit(root: Path, message: str) -> str:
         GitError: If git refuses (e.g. no committer identity is configured).
     """
     git = _git()
-    repo = _open(root)
-    try:
-        repo.git.commit("--quiet", "-m", message)
-    except git.GitCommandError as error:
-        raise GitError(f"git commit failed: {error.stderr.strip()}") from None
-    return repo.head.commit.hexsha
+    with _open(root) as repo:
+        try:
+            repo.git.commit("--quiet", "-m", message)
+        except git.GitCommandError as error:
+            raise GitError(f"git commit failed: {error.stderr.strip()}") from None
+        return repo.head.commit.hexsha
