@@ -28,10 +28,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from pipeline.artifacts import WIDTHS
 from pipeline.repo import SpecRepo
-
-#: The derived widths compared, in the order they are told.
-_WIDTHS = ("effective_head_dim", "attention_width", "routed_expert_width", "shared_expert_width")
 
 #: The linear-attention dimensions compared, in the order they are told.
 _LINEAR = ("num_key_heads", "key_head_dim", "num_value_heads", "value_head_dim", "conv_kernel_dim")
@@ -152,7 +150,7 @@ def model_moves(before: Mapping[str, Any], after: Mapping[str, Any]) -> Tuple[Tu
         moves.append(("arch", before["arch"], after["arch"]))
     moves.extend(_stack_moves(before, after, ""))
     moves.extend(_linear_moves(before["linear_attention"], after["linear_attention"]))
-    moves.extend((width, before["widths"][width], after["widths"][width]) for width in _WIDTHS
+    moves.extend((width, before["widths"][width], after["widths"][width]) for width in WIDTHS
                  if before["widths"][width] != after["widths"][width])
     moves.extend(_tower_moves(before["vision"], after["vision"]))
     if before["path"] != after["path"]:

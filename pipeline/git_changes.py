@@ -35,12 +35,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.op_profiles import VISION_ARCH, OpProfiles
+from pipeline.runner import SPEC_SUFFIXES
 
 #: Folders (relative to the spec repository's root) whose change affects every spec: the rules themselves.
 RULE_FOLDERS = ("schemas/", "pipeline/")
-
-#: The suffixes of spec files.
-SPEC_SUFFIXES = (".yaml", ".yml")
 
 #: How to get the history a shallow clone lacks, said in every message about one.
 UNSHALLOW_FIX = ("fetch the history: git fetch --unshallow (in GitHub Actions, actions/checkout with "
