@@ -671,6 +671,11 @@ TRANSFORMS: Mapping[str, _Transform] = MappingProxyType({
 
 # ---- layer rules: each body layer's attention and feed-forward -----------------
 
+#: The most layers (body or tower) a layer rule walks one by one. The rules
+#: build a list per layer; real models have a few hundred at most, so a larger
+#: count is a wrong config, refused before it costs memory.
+MAX_LAYERS = 100_000
+
 # The attention flavours of an op profile kind that a layer type names.
 _FLAVOURS = {"full_attention": ("full", "mla"), "sliding_attention": ("sliding",), "linear_attention": ("linear",)}
 
@@ -943,6 +948,11 @@ def _stack(ctx: _Context) -> None:
     count = ctx.fields.values.get("num_hidden_layers")
     if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
         return  # the model IR refuses it by name
+    if count > MAX_LAYERS:
+        ctx.refuse(ctx.fields.paths.get("num_hidden_layers", ()), "import.value",
+                   f"{ctx.fields.origins['num_hidden_layers']} is {count}, more layers than the importer walks "
+                   f"({MAX_LAYERS}); check the config")
+        return
     derived, window = ATTENTION_RULES[record.attention](ctx, count)
     stated = ctx.keys.get("layer_types")
     types = _stated_types(ctx, stated, derived, count)
@@ -1018,6 +1028,11 @@ def _tower_window_blocks(ctx: _Context, tower: Mapping[str, _Stated], fields: _F
                    "a Qwen2.5-VL tower needs fullatt_block_indexes, the blocks of full attention; state it")
         return
     if isinstance(depth, bool) or not isinstance(depth, int) or depth <= 0:
+        return  # the model IR refuses it by name
+    if depth > MAX_LAYERS:
+        ctx.refuse(fields.paths["num_hidden_layers"], "import.value",
+                   f"{fields.origins['num_hidden_layers']} is {depth}, more layers than the importer walks "
+                   f"({MAX_LAYERS}); check the config")
         return
     indexes = ctx.indexes("fullatt_block_indexes", full.path, full.value, depth)
     if indexes is None:

@@ -19,6 +19,8 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pipeline.cli import main
 from pipeline.importer import (
@@ -607,3 +609,38 @@ def test_c14_nested_text_config_is_read_at_the_top_level(tmp_path):
 
 def test_c15_dtype_is_torch_dtype(tmp_path):
     assert _case(tmp_path, "c15")["torch_dtype"] == "bfloat16"
+
+
+# ---- any config at all -------------------------------------------------------------------
+
+def test_a_layer_count_no_model_has_is_refused_before_it_costs_memory():
+    assert refusals(with_(QWEN3_NEXT, num_hidden_layers=10 ** 30)) == [
+        (("num_hidden_layers",), "import.value",
+         "num_hidden_layers is 1000000000000000000000000000000, more layers than the importer walks (100000); check "
+         "the config")]
+    assert refusals(with_(QWEN2_5_VL, vision_config=with_(TOWER, depth=100_001))) == [
+        (("vision_config", "depth"), "import.value",
+         "vision_config.depth is 100001, more layers than the importer walks (100000); check the config")]
+
+
+_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 2 ** 70), st.floats(allow_nan=False),
+                    st.text(max_size=4), st.lists(st.integers(-1, 8), max_size=4),
+                    st.sampled_from([[F], [S, F], [L, F], {}, {"a": 1}]))
+_BASES = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(CONFIGS.glob("*.json"))]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(_BASES), st.data())
+def test_any_config_is_imported_or_refused_never_crashed(base, data):
+    config = copy.deepcopy(base)
+    for _ in range(data.draw(st.integers(1, 4))):
+        target = config
+        nested = [key for key in ("text_config", "vision_config") if isinstance(config.get(key), dict)]
+        if nested and data.draw(st.booleans()):
+            target = config[data.draw(st.sampled_from(nested))]
+        target[data.draw(st.sampled_from(sorted(target) + ["wibble"]))] = data.draw(_VALUES)
+    try:
+        import_config(config, load_op_profiles(), fallback_name="x", allow_unknown=data.draw(st.booleans()))
+    except ConfigImportError as error:
+        assert error.issues and all(issue.code in CODES or issue.code.startswith(("spec.", "stack."))
+                                    for issue in error.issues)
