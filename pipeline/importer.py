@@ -424,10 +424,15 @@ MODEL_TYPES: Tuple[ModelType, ...] = (
     ModelType(("qwen3_next",), "interval", "sparse_step", None,
               _facts(qk_norm=True, attn_output_gate=True, norm_bias=False, mlp_bias=False, num_shared_experts=1,
                      shared_expert_gate=True),
-              _facts(attention_bias=False, tie_word_embeddings=False),
+              # One MTP layer when the config does not say: transformers does not load it, but the checkpoint
+              # ships mtp.layers.0 and vLLM's Qwen3NextMultiTokenPredictor builds
+              # getattr(config, "num_nextn_predict_layers", 1) of them.
+              _facts(attention_bias=False, tie_word_embeddings=False, num_nextn_predict_layers=1),
               _HF + "qwen3_next/modeling_qwen3_next.py (Qwen3NextAttention: q_proj of 2 * heads * head_dim, the "
                     "output gate; q_norm, k_norm; Qwen3NextSparseMoeBlock: one shared_expert of "
-                    "shared_expert_intermediate_size and its shared_expert_gate), huggingface/transformers@01cdc608"),
+                    "shared_expert_intermediate_size and its shared_expert_gate), huggingface/transformers@01cdc608; "
+                    "vllm model_executor/models/qwen3_next_mtp.py (Qwen3NextMultiTokenPredictor: "
+                    "num_nextn_predict_layers MTP layers, default 1)"),
     ModelType(("qwen3_5", "qwen3_5_text"), "interval", "dense", "encoder",
               _facts(qk_norm=True, attn_output_gate=True, norm_bias=False, mlp_bias=False),
               _facts(attention_bias=False, tie_word_embeddings=False),

@@ -102,8 +102,10 @@ def test_qwen3_5_35b_a3b():
 
 def test_qwen3_next_layer_types_come_from_full_attention_interval_4():
     view = show("qwen3-next-80b-a3b")
-    assert runs(view) == [("linear_attention", 3, False), ("full_attention", 1, False)] * 12
-    assert view["layers"] == {"body": 48, "mtp": 0}
+    # and its one MTP layer, which the config does not state (vLLM's default; the checkpoint ships it)
+    assert runs(view) == [("linear_attention", 3, False), ("full_attention", 1, False)] * 12 + [
+        ("full_attention", 1, True)]
+    assert view["layers"] == {"body": 48, "mtp": 1}
     spec = (ROOT / "specs" / "qwen" / "qwen3-next-80b-a3b.yaml").read_text(encoding="utf-8")
     assert "layer_types:\n" + "- linear_attention\n- linear_attention\n- linear_attention\n- full_attention\n" * 12 \
         in spec
@@ -213,7 +215,7 @@ qwen2.5-7b-instruct     qwen2            28  -                       -  -
 qwen2.5-vl-7b-instruct  qwen2_5_vl       28  -                       -  32 layers
 qwen3-30b-a3b           qwen3_moe        48  128 top-8               -  -
 qwen3-8b                qwen3            36  -                       -  -
-qwen3-next-80b-a3b      qwen3_next       48  512 top-10 +1 shared    -  -
+qwen3-next-80b-a3b      qwen3_next       48  512 top-10 +1 shared    1  -
 qwen3.5-27b             qwen3_5          64  -                       1  27 layers
 qwen3.5-35b-a3b         qwen3_5_moe      40  256 top-8 +1 shared     1  27 layers
 t5-base                 t5               24  -                       -  -
