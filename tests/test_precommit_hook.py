@@ -151,6 +151,6 @@ def test_try_repo(tmp_path: Path, scenario: str) -> None:
         [sys.executable, "-m", "pre_commit", "try-repo", str(REPO), "--ref", head, "--all-files", "--color", "never"],
         cwd=specs_repo, env=env, capture_output=True, text=True, check=False, timeout=600)
     output = result.stdout + result.stderr
-    assert "modelspec check." in output, output
+    assert "modelspec check." in result.stdout, output
     assert (result.returncode, _hook_results(result.stdout)) == (status, results)
     assert {name: (specs_repo / name).read_text(encoding="utf-8") for name in after} == after
