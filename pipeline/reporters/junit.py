@@ -92,6 +92,7 @@ def _pass_case(file: str, pass_name: str, outcome: Outcome | None, problems: lis
 def _failure_message(failing: list[Problem]) -> str:
     """The failure's one-line message: how many problems fail the pass, and where the first is."""
     if not failing:
-        return "pass failed"
+        # The runner tells each fault once, by the first pass that saw it.
+        return "failed on fields an earlier pass already reported"
     first = failing[0]
     return f"{plural(len(failing), 'failing problem')}, the first [{first.code}] at line {first.line}"
