@@ -1164,7 +1164,7 @@ def _pick(types: Sequence[Any], profiles: OpProfiles, arch: Optional[str],
         except ModelSpecError as error:
             issues.append(ImportIssue((), "import.unknown-model-type", str(error)))
             return None
-    return records[0], next(profile for profile in profiles.profiles.values() if types[0] in profile.model_types)
+    return records[0], profiles.for_model_type(types[0])
 
 
 def _name(keys: Mapping[str, _Stated], fallback: str) -> str:

@@ -784,7 +784,6 @@ _FLAGS = ("attn_output_gate", "tie_word_embeddings", "qk_norm", "qkv_bias", "o_b
 _NUMBERS = ("ffn_dim_multiplier",)
 # The counts for which 0 is a real value: no shared expert, no leading dense layer, no MTP layer.
 _ZERO_ALLOWED = ("num_shared_experts", "first_k_dense_replace", "mtp_depth")
-_TEXTS = ("name", "arch", "torch_dtype")
 # The spec fields of a gated-DeltaNet (linear attention) layer, stated all or none.
 LINEAR_FIELDS = ("linear_num_key_heads", "linear_key_head_dim", "linear_num_value_heads",
                  "linear_value_head_dim", "linear_conv_kernel_dim")
