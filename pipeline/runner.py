@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequ
 
 from pipeline.model import ModelSpec, ModelSpecError, SpecIssue
 from pipeline.op_profiles import OpProfiles, load_op_profiles
-from pipeline.problems import PASSES, FieldPath, FileResult, Outcome, Problem, RunResult, Severity
+from pipeline.problems import FILE_START, PASSES, FieldPath, FileResult, Location, Outcome, Problem, RunResult, Severity
 from pipeline.stack import LayerStack, spec_arch, spec_layer_stack, tower_layer_stack
 
 if TYPE_CHECKING:
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 CODES: Dict[str, str] = {
     "check.internal": "A pass crashed on this file; this is a modelspec bug, please report it with the file.",
+    "spec.duplicate-name": "Two specs of one run state the same name (compared case-folded); names must be "
+                           "unique, since each names its resolved artifact.",
 }
 
 #: The file name patterns of spec files when a folder is given.
@@ -50,12 +52,14 @@ class CheckedSpec:
         spec: The parsed spec, when ``semantic`` passed.
         stack: Its resolved layer stack, when ``stack`` passed.
         tower: Its vision tower's stack, when it has a tower and ``stack`` passed.
+        name_at: Where the file states ``name`` (the top of the file when it does not).
     """
 
     result: FileResult
     spec: Optional[ModelSpec] = None
     stack: Optional[LayerStack] = None
     tower: Optional[LayerStack] = None
+    name_at: Location = FILE_START
 
 
 #: Codes about a key itself (it should not be there), reported at the key rather than at its value.
@@ -84,12 +88,12 @@ class _Passes:
         The pass's outcome is ``failed`` when it found an error, even one an
         earlier pass had already reported.
         """
-        reported = [p.path for p in self.problems if p.path]
+        reported = {p.path for p in self.problems if p.path}
         failed = False
         for finding in found:
             path, _, severity, _ = finding
             failed = failed or severity is Severity.ERROR
-            if not any(path[:len(done)] == done for done in reported):
+            if not any(path[:length] in reported for length in range(1, len(path) + 1)):
                 self.problems.append(self.locate(pass_name, finding))
         self.outcomes[pass_name] = Outcome.FAILED if failed else Outcome.PASSED
         return not failed
@@ -136,7 +140,7 @@ def check_document(doc: "SourceDoc", profiles: OpProfiles) -> CheckedSpec:
         # A spec is valid without an arch; only its stack cannot be checked.
         run.record("stack", _as_findings(error.issues, Severity.WARNING))
         run.record("roundtrip", roundtrip_findings(doc.data, spec))
-        return CheckedSpec(run.result(), spec)
+        return CheckedSpec(run.result(), spec, name_at=_name_at(doc))
     try:
         stack = spec_layer_stack(spec, profiles)
         tower = tower_layer_stack(spec.vision, profiles) if spec.vision else None
@@ -146,7 +150,12 @@ def check_document(doc: "SourceDoc", profiles: OpProfiles) -> CheckedSpec:
     else:
         run.record("stack", _as_findings(stack.warnings, Severity.WARNING))
     run.record("roundtrip", roundtrip_findings(doc.data, spec))
-    return CheckedSpec(run.result(), spec, stack, tower)
+    return CheckedSpec(run.result(), spec, stack, tower, _name_at(doc))
+
+
+def _name_at(doc: "SourceDoc") -> Location:
+    """Where *doc* states its name."""
+    return doc.value_location(("name",)) or FILE_START
 
 
 def check_file(path: Path, display: str, profiles: OpProfiles) -> CheckedSpec:
@@ -168,22 +177,30 @@ def check_file(path: Path, display: str, profiles: OpProfiles) -> CheckedSpec:
 
 
 def find_spec_files(paths: Sequence[Path]) -> List[Path]:
-    """Expand folders into the spec files under them (``*.yaml``, ``*.yml``), sorted, without duplicates.
+    """Expand folders into the spec files under them (``*.yaml``, ``*.yml``, any case), sorted, each file once.
 
-    A path that is a file is kept whatever its suffix: the user named it.
+    A path that is a file is kept whatever its suffix: the user named it. A file
+    reached twice (through a symlink) is kept once, under the first path found.
 
     Raises:
-        FileNotFoundError: If a path does not exist.
+        FileNotFoundError: If a path does not exist (a dangling symlink included).
+        ValueError: If a named path is neither a folder nor a regular file (a
+            FIFO would block the read forever).
     """
     found = []
     for path in paths:
         if path.is_dir():
-            found.extend(p for p in sorted(path.rglob("*")) if p.suffix in SPEC_SUFFIXES and p.is_file())
-        elif path.exists():
+            found.extend(p for p in sorted(path.rglob("*")) if p.suffix.lower() in SPEC_SUFFIXES and p.is_file())
+        elif path.is_file():
             found.append(path)
+        elif path.exists():
+            raise ValueError(f"{path}: not a regular file or a folder; name spec files or the folders holding them")
         else:
             raise FileNotFoundError(f"{path}: no such file or folder")
-    return sorted(dict.fromkeys(found))
+    unique: Dict[Path, Path] = {}
+    for path in found:
+        unique.setdefault(path.resolve(), path)
+    return sorted(unique.values())
 
 
 def _check_chunk(items: Sequence[Tuple[str, str]], profiles_root: str) -> List[CheckedSpec]:
@@ -239,5 +256,27 @@ def check_paths(files: Sequence[Tuple[Path, str]], profiles: OpProfiles, jobs: O
 
 
 def run_result(checked: Sequence[CheckedSpec], strict: bool) -> RunResult:
-    """The run's result from each file's check."""
-    return RunResult(tuple(item.result for item in checked), strict)
+    """The run's result from each file's check, with the problems only the whole run can see.
+
+    Two specs of one name (compared case-folded, as a case-insensitive file
+    system would) would write one ``resolved/<name>.json``: each is refused,
+    naming the other, under its ``semantic`` pass.
+    """
+    by_name: Dict[str, List[CheckedSpec]] = {}
+    for item in checked:
+        if item.spec is not None:
+            by_name.setdefault(item.spec.name.casefold(), []).append(item)
+    clashes = {id(item): group for group in by_name.values() if len(group) > 1 for item in group}
+    return RunResult(tuple(_with_clash(item, clashes[id(item)]) if id(item) in clashes else item.result
+                           for item in checked), strict)
+
+
+def _with_clash(item: CheckedSpec, group: Sequence[CheckedSpec]) -> FileResult:
+    """*item*'s result with a ``spec.duplicate-name`` error naming the other files of its name."""
+    others = [other.result.file for other in group if other is not item]
+    problem = Problem(item.result.file, item.name_at.line, item.name_at.column, "semantic", "spec.duplicate-name",
+                      Severity.ERROR, f"name {item.spec.name!r} is also the name of {', '.join(others)}; "
+                                      "each spec needs its own name (it names its resolved artifact)", ("name",))
+    outcomes = tuple((name, Outcome.FAILED if name == "semantic" else outcome)
+                     for name, outcome in item.result.outcomes)
+    return FileResult(item.result.file, outcomes, tuple(sorted(item.result.problems + (problem,))))
