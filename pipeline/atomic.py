@@ -43,3 +43,25 @@ def write_atomic(path: Path, text: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def write_output(path: Path, text: str) -> None:
+    """Write a report to *path* the way a shell redirection would, but never half-written.
+
+    A regular file (or a new one) is replaced atomically (:func:`write_atomic`);
+    a symlink is followed, so the link stays and its target gets the text; a
+    device or a FIFO (``/dev/stdout``, a named pipe) is written in place,
+    since renaming over it would replace the device with a regular file.
+
+    Raises:
+        OSError: If the folder is missing, not writable, or *path* is a folder.
+    """
+    if path.is_symlink():
+        path = path.resolve()
+    if path.exists() and not path.is_file():
+        if path.is_dir():
+            raise IsADirectoryError(21, "is a folder", str(path))
+        with open(path, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        return
+    write_atomic(path, text)

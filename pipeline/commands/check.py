@@ -35,6 +35,11 @@ def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[
         if fmt not in _FORMATS:
             raise click.BadParameter(f"{fmt!r} is not a format; the formats are {', '.join(_FORMATS)}", ctx, param)
         outputs.append((fmt, Path(path)))
+    targets = [os.path.realpath(path) for _, path in outputs]
+    repeated = sorted({str(path) for (_, path), target in zip(outputs, targets) if targets.count(target) > 1})
+    if repeated:
+        raise click.BadParameter(f"{', '.join(repeated)} is named by more than one --output; give each report "
+                                 "its own file", ctx, param)
     return outputs
 
 
@@ -78,7 +83,8 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
       modelspec check --changed-since origin/main --format github
 
     Exit codes: 0 clean, 1 errors (or warnings with --strict), 2 usage error,
-    a broken op profile, or an internal error.
+    a broken op profile, a report that could not be written, or an internal
+    error.
     """
     from pipeline.op_profiles import load_op_profiles
     from pipeline.problems import all_codes
@@ -90,8 +96,11 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
         profiles = load_op_profiles(repo.profiles)
     try:
         files = find_spec_files(list(paths) or [repo.specs])
-    except FileNotFoundError as error:
+    except (FileNotFoundError, ValueError) as error:
         raise click.UsageError(str(error)) from None
+    if not files:
+        searched = ", ".join(str(path) for path in paths) or str(repo.specs)
+        raise click.UsageError(f"no spec files (*.yaml, *.yml) in {searched}")
     if changed_since is not None:
         from pipeline.commands.git_options import changed_files
 
@@ -100,14 +109,23 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     checked = _run(pairs, profiles, jobs)
     result = run_result(checked, strict)
     codes = all_codes()
-    for out_fmt, out_path in outputs:
-        _write(out_path, _render(out_fmt, result, codes, color=False, quiet=False))
     use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     report = _render(fmt, result, codes, color=use_color, quiet=quiet)
-    if report:
-        click.echo(report, nl=False)
-    internal = any(p.code == "check.internal" for p in result.problems)
-    raise SystemExit(2 if internal else result.exit_code)
+    written = _print(report) and all(
+        _write(out_path, _render(out_fmt, result, codes, color=False, quiet=False)) for out_fmt, out_path in outputs)
+    raise SystemExit(result.exit_code if written else 2)
+
+
+def _print(report: str) -> bool:
+    """Print the stdout report; ``False`` (after saying why on stderr) when stdout cannot take it."""
+    try:
+        if report:
+            click.echo(report, nl=False)
+        sys.stdout.flush()
+    except OSError as error:
+        click.echo(f"modelspec: cannot write the report to stdout: {error.strerror or error}", err=True)
+        return False
+    return True
 
 
 def _run(pairs, profiles, jobs: Optional[int]):
@@ -132,11 +150,13 @@ def _render(fmt: str, result, codes: Dict[str, str], color: bool, quiet: bool) -
     return reporter.render(result, codes)
 
 
-def _write(path: Path, text: str) -> None:
-    """Write a report file whole: a temporary file beside it, then a rename."""
-    from pipeline.atomic import write_atomic
+def _write(path: Path, text: str) -> bool:
+    """Write one ``--output`` report; ``False`` (after saying why on stderr) when it cannot be written."""
+    from pipeline.atomic import write_output
 
     try:
-        write_atomic(path, text)
+        write_output(path, text)
     except OSError as error:
-        raise click.FileError(str(path), hint=error.strerror) from None
+        click.echo(f"modelspec: cannot write the report to {path}: {error.strerror or error}", err=True)
+        return False
+    return True
