@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Optional
 
 from pipeline.op_profiles import bundled_profiles_dir
+from pipeline.problems import printable
 
 
 @dataclass(frozen=True)
@@ -45,11 +46,13 @@ class SpecRepo:
         return own if own.is_dir() else bundled_profiles_dir()
 
     def display(self, path: Path) -> str:
-        """*path* as reports show it: relative to the root when inside it, with forward slashes."""
+        """*path* as reports show it: relative to the root when inside it, forward slashes, printable
+        (an undecodable byte of a file name shown as ``\\xff``)."""
         try:
-            return path.resolve().relative_to(self.root.resolve()).as_posix()
+            shown = path.resolve().relative_to(self.root.resolve()).as_posix()
         except ValueError:
-            return path.as_posix()
+            shown = path.as_posix()
+        return printable(shown)
 
 
 def find_repo(root: Optional[Path] = None, start: Optional[Path] = None) -> SpecRepo:
