@@ -58,6 +58,8 @@ _KEYWORD_CODES = {
     "minItems": "schema.length", "maxItems": "schema.length",
     "minProperties": "schema.length", "maxProperties": "schema.length",
     "pattern": "schema.pattern",
+    "dependentRequired": "schema.required",
+    "not": "schema.enum",
 }
 
 _TYPE_WORDS = {
@@ -135,6 +137,15 @@ def _problems_of(error: "ValidationError", doc: "SourceDoc", schema_name: str, p
         return [_problem(doc, path + (key,), code, _unknown_key(path, key, known, schema_name), pass_name,
                          at_key=True)
                 for key in _extra_keys(error)]
+    if error.validator == "required":
+        return [_problem(doc, path + (key,), code, f"{dotted(path + (key,))} is required and not stated", pass_name)
+                for key in error.validator_value if key not in error.instance]
+    if error.validator == "dependentRequired":
+        return [_problem(doc, path + (key,), code,
+                         f"{dotted(path + (key,))} is stated without {', '.join(missing)}; state both or neither",
+                         pass_name, at_key=True)
+                for key, needs in error.validator_value.items() if key in error.instance
+                for missing in [[need for need in needs if need not in error.instance]] if missing]
     return [_problem(doc, path, code, _MESSAGES.get(str(error.validator), _raw)(error, path), pass_name)]
 
 
@@ -214,11 +225,20 @@ def _enum_message(error: "ValidationError", path: FieldPath) -> str:
     return f"{_name(path)} must be one of {allowed}, got {_show(error.instance)}"
 
 
-def _required_message(error: "ValidationError", path: FieldPath) -> str:
-    """``vocab_size is required``, naming the parent for a nested key."""
-    missing = [key for key in error.validator_value if key not in error.instance]
-    where = f" in {dotted(path)}" if path else ""
-    return f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} required{where} and not stated"
+def _pattern_message(error: "ValidationError", path: FieldPath) -> str:
+    """``arch must be lower-case letters, digits and _, got 'Llama'``, in words where the pattern has some."""
+    words = _PATTERN_WORDS.get(error.validator_value, f"match the pattern {error.validator_value}")
+    return f"{_name(path)} must be {words}, got {_show(error.instance)}"
+
+
+# The schemas' patterns, in words.
+_PATTERN_WORDS = {
+    "^[a-z0-9_]+$": "lower-case letters, digits and _ (an op profile's file name)",
+    "^[A-Za-z0-9_-][A-Za-z0-9._-]*$": "letters, digits, '.', '_' and '-', not starting with '.' (it names the "
+                                      "spec's artifact file)",
+    "^[^A-Z]+$": "lower case",
+    "^[^\\n]+$": "one line",
+}
 
 
 def _length_message(error: "ValidationError", path: FieldPath) -> str:
@@ -238,6 +258,7 @@ _MESSAGES: Dict[str, Callable[["ValidationError", FieldPath], str]] = {
     "minimum": _range_message, "maximum": _range_message,
     "exclusiveMinimum": _range_message, "exclusiveMaximum": _range_message,
     "enum": _enum_message, "const": _enum_message,
-    "required": _required_message,
+    "pattern": _pattern_message,
+    "not": lambda error, path: f"{_name(path)} must not be {_show(error.instance)}, which is reserved",
     "minLength": _length_message, "minItems": _length_message, "minProperties": _length_message,
 }

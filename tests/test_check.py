@@ -135,8 +135,55 @@ def test_case(repo: Path, name: str) -> None:
 def test_all_cases_in_one_run_report_every_file(repo: Path) -> None:
     code, document = report(repo, CASES)
     assert code == 1
-    assert {Path(f["file"]).name: found(f) for f in document["files"]} == {
+    reported = {Path(f["file"]).name: found(f) for f in document["files"]}
+    # Read together, the cases that parse clash on their names: each says which others share it.
+    clashes = {name: [p for p in problems if p[2] == "spec.duplicate-name"] for name, problems in reported.items()}
+    assert {name: [p for p in problems if p[2] != "spec.duplicate-name"] for name, problems in reported.items()} == {
         name: problems for name, (_, problems) in EXPECTED.items()}
+    assert sorted(name for name, found_here in clashes.items() if found_here) == [
+        "c03-duplicate-key.yaml", "c11-explicit-nulls.yaml"]
+    assert clashes["c03-duplicate-key.yaml"] == [(
+        1, 7, "spec.duplicate-name", "error",
+        f"name 'tiny-dense' is also the name of {CASES / 'c11-explicit-nulls.yaml'}; each spec needs its own name (it "
+        "names its resolved artifact)")]
+
+
+def test_two_specs_of_one_name_are_both_refused(repo: Path) -> None:
+    for name in ("a.yaml", "B.yaml"):
+        (repo / "specs" / name).write_text(LLAMA.replace("llama-x", "Llama-X" if name == "B.yaml" else "llama-x"),
+                                           encoding="utf-8")
+    code, document = report(repo)
+    assert (code, [found(f) for f in document["files"]]) == (1, [
+        [(1, 7, "spec.duplicate-name", "error", "name 'Llama-X' is also the name of specs/a.yaml; each spec needs "
+                                                "its own name (it names its resolved artifact)")],
+        [(1, 7, "spec.duplicate-name", "error", "name 'llama-x' is also the name of specs/B.yaml; each spec needs "
+                                                "its own name (it names its resolved artifact)")]])
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda root: (root / "specs" / "fifo").__fspath__() and os.mkfifo(root / "specs" / "fifo"),
+     "specs/fifo: not a regular file or a folder; name spec files or the folders holding them"),
+    (lambda root: (root / "specs" / "dangling.yaml").symlink_to(root / "nowhere.yaml"),
+     "specs/dangling.yaml: no such file or folder"),
+])
+def test_a_named_path_that_is_no_spec_file_is_a_usage_error(repo: Path, make: Any, message: str) -> None:
+    make(repo)
+    target = repo / "specs" / message.split(":")[0].split("/")[1]
+    result = CliRunner().invoke(main, ["check", "--root", str(repo), str(target)])
+    assert (result.exit_code, message.split(": ", 1)[1] in result.output) == (2, True)
+
+
+def test_a_folder_without_specs_is_a_usage_error(repo: Path) -> None:
+    result = CliRunner().invoke(main, ["check", "--root", str(repo)])
+    assert result.exit_code == 2
+    assert f"no spec files (*.yaml, *.yml) in {repo / 'specs'}" in result.output
+
+
+def test_a_spec_reached_twice_through_a_symlink_is_checked_once(repo: Path) -> None:
+    (repo / "specs" / "a.yaml").write_text(LLAMA, encoding="utf-8")
+    (repo / "specs" / "link.yml").symlink_to(repo / "specs" / "a.yaml")
+    _, document = report(repo)
+    assert [f["file"] for f in document["files"]] == ["specs/a.yaml"]
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "junit", "sarif", "github", "markdown"])

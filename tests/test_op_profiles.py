@@ -112,10 +112,10 @@ BROKEN = [
         ("fam.yaml", 6, 10, "schema", "profile.default-kind", "default 'moe' is not one of the layer_kinds ['dense']")],
                  id="default-not-a-kind"),
     pytest.param(edited("      linrec: 0\n", ""), [
-        ("fam.yaml", 12, 7, "schema", "profile.invalid", "linrec is required in layer_kinds.dense.ops and not stated")],
+        ("fam.yaml", 12, 7, "schema", "profile.invalid", "layer_kinds.dense.ops.linrec is required and not stated")],
                  id="kind-missing-an-op"),
     pytest.param(edited("    attention: full\n", ""), [
-        ("fam.yaml", 9, 5, "schema", "profile.invalid", "attention is required in layer_kinds.dense and not stated")],
+        ("fam.yaml", 9, 5, "schema", "profile.invalid", "layer_kinds.dense.attention is required and not stated")],
                  id="kind-missing-attention"),
     pytest.param(edited("source: tests\n", ""), [
         ("fam.yaml", 1, 1, "schema", "profile.invalid", "source is required and not stated")], id="missing-source"),
