@@ -62,7 +62,8 @@ CODES: dict[str, str] = {
     "yaml.unreadable": "the file could not be read (missing, a folder, or not permitted)",
     "yaml.too-large": f"the file is larger than {MAX_BYTES} bytes (1 MiB); a spec is a few kilobytes",
     "yaml.encoding": "the file is not UTF-8",
-    "yaml.control-character": "a control character (or a byte order mark past the start) in the file",
+    "yaml.control-character": "a control character, a byte order mark past the start, or a YAML 1.1 line break "
+                              "(U+0085, U+2028, U+2029) in the file",
     "yaml.syntax": "a YAML syntax error",
     "yaml.empty": "the file holds no document, or a null one; a spec is a mapping",
     "yaml.not-a-mapping": "the top level is not a mapping of fields",
@@ -94,11 +95,16 @@ _BOM = b"\xef\xbb\xbf"
 # which libyaml and PyYAML's reader enforce too), less U+FEFF: a byte order
 # mark past the file's start is invisible, and libyaml and PyYAML disagree on
 # it (libyaml skips it at a document's start, PyYAML reads it as text).
-_NOT_ALLOWED = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd"
+# U+0085, U+2028 and U+2029 are allowed by YAML but refused here too: YAML 1.1
+# (libyaml) breaks lines at them, YAML 1.2 and editors do not, so every line
+# number after one would be off and a comment holding one would spill code.
+_NOT_ALLOWED = re.compile("[^\x09\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd"
                           "\U00010000-\U0010ffff]")
+_YAML11_LINE_BREAKS = "\x85\u2028\u2029"
 
-# What libyaml counts as a line break when it numbers lines (YAML 1.1 breaks).
-_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+# Where a line breaks, for the positions this module computes itself (libyaml
+# agrees, since the YAML 1.1-only breaks never reach it).
+_LINE_BREAK = re.compile("\r\n|[\r\n]")
 
 # One plain scalar, classified by the first group that matches all of it. The
 # groups up to ``non_finite`` are the YAML 1.2 core schema (YAML 1.2.2 section
@@ -571,6 +577,10 @@ def load_bytes(raw: bytes, file: str) -> SourceDoc:
         return _refused(file, "yaml.encoding", _position(head, len(head)),
                         f"byte 0x{raw[error.start]:02x} is not UTF-8; save the file as UTF-8")
     bad = _NOT_ALLOWED.search(text)
+    if bad is not None and bad.group() in _YAML11_LINE_BREAKS:
+        return _refused(file, "yaml.control-character", _position(text, bad.start()),
+                        f"the character U+{ord(bad.group()):04X} is a line break in YAML 1.1 but not in YAML 1.2 "
+                        "or an editor; write a plain newline, or an escape inside double quotes (\\N, \\L, \\P)")
     if bad is not None:
         return _refused(file, "yaml.control-character", _position(text, bad.start()),
                         f"the character U+{ord(bad.group()):04X} is not allowed in a spec file; delete it, "

@@ -887,3 +887,22 @@ def test_dump_then_load_gives_the_same_data(data: dict) -> None:
     doc = load_bytes(dump(data).encode(), "spec.yaml")
     assert doc.problems == ()
     assert typed(doc.data) == typed(data)
+
+
+@pytest.mark.parametrize("char", ["\x85", "\u2028", "\u2029"])
+@pytest.mark.parametrize("where", ["a: 1\n# note{c}more\nb: 2\n", "a: 1\nb: x{c}y\n"])
+def test_a_yaml_1_1_line_break_is_refused_where_it_stands(char: str, where: str) -> None:
+    # libyaml breaks lines at it and editors do not: every later line number would be off by one
+    doc = load_bytes(where.format(c=char).encode("utf-8"), "f.yaml")
+    column = where.format(c=char).split("\n")[1].index(char) + 1
+    assert (doc.data, [(p.line, p.column, p.code, p.message) for p in doc.problems]) == (None, [(
+        2, column, "yaml.control-character",
+        f"the character U+{ord(char):04X} is a line break in YAML 1.1 but not in YAML 1.2 or an editor; write a "
+        "plain newline, or an escape inside double quotes (\\N, \\L, \\P)")])
+
+
+@pytest.mark.parametrize("escape", ["\\N", "\\L", "\\P"])
+def test_the_same_break_escaped_in_double_quotes_is_text(escape: str) -> None:
+    doc = load_bytes(f'a: "x{escape}y"\n'.encode(), "f.yaml")
+    assert (doc.problems, doc.data) == ((), {"a": "x" + {"\\N": "\x85", "\\L": "\u2028", "\\P": "\u2029"}[escape]
+                                              + "y"})
