@@ -343,10 +343,10 @@ def test_sarif_schema_refuses_a_wrong_level():
 
 
 @pytest.mark.parametrize(("run", "invocation"), [
-    (RUN, {"executionSuccessful": False, "exitCode": 1, "exitCodeDescription": "problems fail the run"}),
+    (RUN, {"executionSuccessful": True, "exitCode": 1, "exitCodeDescription": "problems fail the run"}),
     (WARNINGS_ONLY_RUN, {"executionSuccessful": True, "exitCode": 0, "exitCodeDescription": "no problem fails the run"}),
     (dataclasses.replace(WARNINGS_ONLY_RUN, strict=True),
-     {"executionSuccessful": False, "exitCode": 1, "exitCodeDescription": "problems fail the run"}),
+     {"executionSuccessful": True, "exitCode": 1, "exitCodeDescription": "problems fail the run"}),
     (CLEAN_RUN, {"executionSuccessful": True, "exitCode": 0, "exitCodeDescription": "no problem fails the run"}),
 ])
 def test_sarif_invocation_states_the_verdict(run, invocation):

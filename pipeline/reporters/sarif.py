@@ -8,8 +8,11 @@ code points, as the YAML reader counts them). A problem's field path is given
 twice: as a logical location (``fullyQualifiedName`` is the JSON Pointer) for
 viewers that show one, and as ``properties.pointer`` for scripts. The verdict
 is in ``invocations[0]``: ``exitCode`` is the run's, and ``executionSuccessful``
-is false exactly when that exit code denotes failure (SARIF 2.1.0 Appendix I
-reads a false value as "terminated with an exit code that denotes failure").
+says whether modelspec itself ran to completion: it is false only when it
+crashed on a file (exit code 2). Problems found are results, not a failed
+execution (SARIF 2.1.0, section 3.20.14: a tool that found problems still
+executed successfully), and code-scanning services treat a false value as a
+broken tool.
 
 Written as plain dicts and ``json.dumps`` rather than with Microsoft's
 ``sarif-om``: its last release is from 2019, its attrs classes use Python
@@ -34,6 +37,11 @@ SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/s
 
 #: The base every relative artifact URI is resolved against; GitHub code scanning maps it to the checkout.
 SOURCE_ROOT = "%SRCROOT%"
+
+
+# What each exit code of check means, as SARIF's exitCodeDescription.
+_EXIT_CODE_WORDS = {0: "no problem fails the run", 1: "problems fail the run",
+                    2: "modelspec crashed on a file (check.internal)"}
 
 
 @dataclass(frozen=True)
@@ -69,9 +77,9 @@ def sarif_log(result: RunResult, codes: Mapping[str, str]) -> dict[str, Any]:
                 "rules": [_rule(code, result, codes) for code in rule_ids],
             }},
             "invocations": [{
-                "executionSuccessful": exit_code == 0,
+                "executionSuccessful": exit_code != 2,
                 "exitCode": exit_code,
-                "exitCodeDescription": "problems fail the run" if exit_code else "no problem fails the run",
+                "exitCodeDescription": _EXIT_CODE_WORDS[exit_code],
             }],
             "columnKind": "unicodeCodePoints",
             "results": [_result(problem, rule_index[problem.code], result) for problem in result.problems],
