@@ -63,7 +63,7 @@ class CheckedSpec:
 
 
 #: Codes about a key itself (it should not be there), reported at the key rather than at its value.
-KEY_CODES = frozenset({"schema.unknown-key", "spec.unknown-key", "spec.op-unknown"})
+KEY_CODES = frozenset({"schema.unknown-key", "spec.unknown-key", "spec.op-unknown", "spec.activations-kind"})
 
 Finding = Tuple[FieldPath, str, Severity, str]
 

@@ -19,11 +19,12 @@ that fail. Both implement draft 2020-12, so they agree on what is valid.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List
 
-from pipeline.model import unknown_key_message
+from pipeline.model import RUN_PRECISION_KEYS, unknown_key_message
 from pipeline.problems import FieldPath, Problem, Severity, dotted
 from pipeline.resources import schema_path
 
@@ -163,11 +164,20 @@ def _extra_keys(error: "ValidationError") -> List[Any]:
 
 
 def _unknown_key(path: FieldPath, key: Any, known: List[str], schema_name: str) -> str:
-    """The message for a key the schema does not define; the model spec's top level says where a run's keys go."""
-    if not path and schema_name == MODEL_SPEC_SCHEMA:
+    """The message for a key the schema does not define.
+
+    A near miss of a known key (``num_key_value_head``) is asked about by
+    name; otherwise the model spec's top level says where a run's keys go, and
+    a nested mapping lists its keys.
+    """
+    top_of_spec = not path and schema_name == MODEL_SPEC_SCHEMA
+    close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.8)
+    if close and not (top_of_spec and key in RUN_PRECISION_KEYS):
+        where = "model spec key" if top_of_spec else f"key in {dotted(path) or 'the top level'}:"
+        return f"unknown {where} {key!r}; did you mean {close[0]!r}?"
+    if top_of_spec:
         return unknown_key_message(key)
-    where = dotted(path) or "the top level"
-    return f"unknown key {key!r} in {where}; the keys are {known}"
+    return f"unknown key {key!r} in {dotted(path) or 'the top level'}; the keys are {known}"
 
 
 def _name(path: FieldPath) -> str:

@@ -474,3 +474,36 @@ def test_the_installed_command_works_from_any_folder(tmp_path: Path) -> None:
     done = subprocess.run([command, "check"], cwd=tmp_path / "specs", capture_output=True, text=True,
                           env={**os.environ, "NO_COLOR": "1"}, check=False)
     assert (done.returncode, done.stdout) == (0, "1 file checked, no problems\n")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (LLAMA + "num_key_value_head: 2\n",
+     (9, 1, "schema.unknown-key", "unknown model spec key 'num_key_value_head'; did you mean 'num_key_value_heads'?")),
+    (LLAMA + "vision:\n  hidden_size: 8\n  num_hidden_layers: 1\n  num_attention_heads: 1\n  patch_sise: 14\n",
+     (13, 3, "schema.unknown-key", "unknown key in vision: 'patch_sise'; did you mean 'patch_size'?")),
+    (LLAMA + "layers:\n- kind: full_attention\n  cuont: 32\n",
+     (11, 3, "schema.unknown-key", "unknown key in layers[0]: 'cuont'; did you mean 'count'?")),
+])
+def test_a_near_miss_of_a_key_is_asked_about_by_name(text: str, expected: Tuple[int, int, str, str]) -> None:
+    assert expected in problems_of(text)
+
+
+def test_an_activations_record_of_a_kind_no_layer_has_is_reported_at_its_key() -> None:
+    record = "    saved: 1\n    saved_tp: 1\n    working: 1\n    working_tp: 1\n    seq_length: 4096\n"
+    text = LLAMA + "layers:\n- kind: full_attention\n  count: 32\nactivations:\n  ghost:\n" + record
+    assert problems_of(text) == [(13, 3, "spec.activations-kind",
+                                  "activations.ghost is a kind no group of layers has; state layers with that kind, "
+                                  "or leave the record out")]
+
+
+@pytest.mark.parametrize(("name", "code", "message"), [
+    ("../../x", "schema.pattern", "name must be letters, digits, '.', '_' and '-', not starting with '.' (it names "
+                                  "the spec's artifact file), got '../../x'"),
+    (".hidden", "schema.pattern", "name must be letters, digits, '.', '_' and '-', not starting with '.' (it names "
+                                  "the spec's artifact file), got '.hidden'"),
+    ("index", "schema.enum", "name must not be 'index', which is reserved"),
+    ("x" * 251, "schema.length", "name: '" + "x" * 251 + "' is too long"),
+])
+def test_a_name_that_is_no_plain_file_name_is_refused(name: str, code: str, message: str) -> None:
+    text = LLAMA.replace("name: llama-x", f"name: {json.dumps(name)}")
+    assert problems_of(text) == [(1, 7, code, message)]
