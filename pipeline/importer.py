@@ -16,13 +16,20 @@ mapping is written as tables a reviewer can read row by row:
   expert, GPT-2's biases), its config class's defaults for the keys a config
   may leave out, and the keys its config class does not read. ``model_type``
   picks the record; the op profile is the one whose ``model_types`` lists it.
+  ``arch`` names the profile only for a model type no profile lists (a
+  fine-tune's own name), read as that profile's family: a model type that
+  a profile prices keeps its own family's rules.
 
 Every key of a config, at the top level, in ``text_config`` (read as if it
 stood at the top level) and in ``vision_config``, is either read by a row or
-listed as ignored; any other key stops the import by name (or, with
-``allow_unknown``, is returned in :attr:`ImportedSpec.unknown`). Where two
-keys, or a key and the modelling code, give one field different values, the
-import stops naming both: refuse rather than default.
+listed as ignored; any other key (a ``text_config`` or ``vision_config``
+nested inside ``text_config`` among them: the nestings are read at the top
+level only) stops the import by name (or, with ``allow_unknown``, is
+returned in :attr:`ImportedSpec.unknown`). Where two keys, or a key and the
+modelling code, give one field different values, the import stops naming
+both: refuse rather than default. Every spec field remembers the config key
+it came from (:meth:`ImportedSpec.source`), so a refusal of the spec, here
+or by a later check, is shown at that key.
 
 The layer stack is derived per layer, as the modelling code builds its
 layers (``layer_types`` as stated; Qwen3-Next's from
@@ -46,11 +53,15 @@ from pipeline.op_profiles import OpProfile, OpProfiles
 from pipeline.stack import derive_layers
 
 CODES: Dict[str, str] = {
-    "import.json": "The config file is not strict JSON: not UTF-8, a syntax error, a key stated twice in one "
-                   "object, NaN or an infinity (refused by the command's reader, before any mapping).",
+    "import.json": "The config file cannot be read as strict JSON: larger than 1 MiB, not UTF-8, a syntax error, "
+                   "nesting deeper than 64 levels, a key stated twice in one object, NaN, an infinity or a number "
+                   "of more than 4000 characters (refused by the command's reader, before any mapping).",
     "import.not-a-mapping": "The config, its text_config or its vision_config is not a JSON object.",
     "import.no-model-type": "The config states no model_type, so no op profile can be picked.",
     "import.unknown-model-type": "No op profile (or no importer rule) prices the config's model_type.",
+    "import.arch": "--arch names another op profile than the one that prices the config's model_type (--arch is "
+                   "for a model type no profile lists), or a profile whose model types the importer has no rules "
+                   "for.",
     "import.unknown-key": "A config key the importer neither maps nor lists as not changing what a cost model "
                           "prices.",
     "import.both-levels": "A key stated at the top level and in text_config with different values.",
@@ -502,6 +513,16 @@ def _same(left: Any, right: Any) -> bool:
 def _show(value: Any) -> str:
     """A JSON value as a config spells it."""
     return json.dumps(value)
+
+
+# The JSON type of a value, as a message names it.
+_JSON_TYPES = ((bool, "a boolean"), (dict, "an object"), (list, "an array"), (str, "a string"), (int, "a number"),
+               (float, "a number"))
+
+
+def _json_type(value: Any) -> str:
+    """The JSON type of *value* (``"an array"``), for a message that must not repeat a value of any size."""
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), "null")
 
 
 def _dotted(path: KeyPath) -> str:
@@ -1063,7 +1084,8 @@ def _vision(ctx: _Context, stated: _Stated, unknown: List[KeyPath]) -> None:
     record = ctx.model_type
     config = stated.value
     if not isinstance(config, Mapping):
-        ctx.refuse(stated.path, "import.not-a-mapping", f"vision_config must be an object, got {_show(config)}")
+        ctx.refuse(stated.path, "import.not-a-mapping",
+                   f"vision_config must be an object, got {_json_type(config)}")
         return
     if record.tower is None:
         ctx.refuse(stated.path, "import.unsupported",
@@ -1097,6 +1119,8 @@ def _vision(ctx: _Context, stated: _Stated, unknown: List[KeyPath]) -> None:
 # ---- the import ----------------------------------------------------------------------
 
 _RULES: Mapping[str, KeyRule] = MappingProxyType({rule.key: rule for rule in KEYS})
+# The nestings, read at the top level only: a text_config inside text_config is a key no row reads.
+_TOP_LEVEL_ONLY = frozenset(rule.key for rule in KEYS if rule.transform == "nested")
 
 
 @dataclass(frozen=True)
@@ -1107,71 +1131,168 @@ class ImportedSpec:
         spec: The spec, validated by the model IR.
         data: ``spec.to_dict()``: the mapping a spec file states, in schema order.
         unknown: The config keys neither mapped nor ignored (only with ``allow_unknown``).
+        origins: Each spec field (``vision.`` fields dotted) to where its
+            value came from, as a message names it (``n_embd``, ``--name``).
+        paths: Each spec field to the config key it came from (``()`` for
+            one the modelling code fixes, a default or ``--name``).
     """
 
     spec: ModelSpec
     data: Mapping[str, Any]
     unknown: Tuple[KeyPath, ...]
+    origins: Mapping[str, str]
+    paths: Mapping[str, KeyPath]
+
+    def source(self, path: Sequence[Any]) -> Tuple[KeyPath, str]:
+        """Where the spec field at *path* (``("vision", "hidden_size")``) came from.
+
+        Returns:
+            ``(config key path, note)``: the key (``()`` when no config key
+            gave it) and, when the field came from a key of another name,
+            `` (from <origin>)`` to append to a message about the field.
+        """
+        return _source(self.origins, self.paths, path)
 
 
-def _merge(config: Mapping[str, Any], issues: List[ImportIssue]) -> Tuple[Dict[str, _Stated], List[str]]:
-    """The top-level and text_config keys as one mapping, and the model types stated (top level first)."""
+def _source(origins: Mapping[str, str], paths: Mapping[str, KeyPath], path: Sequence[Any]) -> Tuple[KeyPath, str]:
+    """The config key a spec field came from and the note naming it (see :meth:`ImportedSpec.source`)."""
+    field_name = ".".join(str(part) for part in path[:2] if isinstance(part, str))
+    top = str(path[0]) if path else ""
+    origin = origins.get(field_name) or origins.get(top)
+    key_path = paths.get(field_name) or paths.get(top) or ()
+    note = f" (from {origin})" if origin and origin != top and origin != field_name else ""
+    return key_path, note
+
+
+def _merge(config: Mapping[str, Any],
+           issues: List[ImportIssue]) -> Tuple[Dict[str, _Stated], List[_Stated], List[KeyPath]]:
+    """The top-level and text_config keys as one mapping, the model types stated (top level first), and the
+    nestings stated inside text_config (keys no row reads there)."""
     keys = {key: _Stated(value, (key,)) for key, value in config.items() if key != "text_config"}
-    types = [config["model_type"]] if "model_type" in config else []
+    types = [keys["model_type"]] if "model_type" in keys else []
     text = config.get("text_config")
     if text is None:
-        return keys, types
+        return keys, types, []
     if not isinstance(text, Mapping):
         issues.append(ImportIssue(("text_config",), "import.not-a-mapping",
-                                  f"text_config must be an object, got {_show(text)}"))
-        return keys, types
+                                  f"text_config must be an object, got {_json_type(text)}"))
+        return keys, types, []
+    misplaced: List[KeyPath] = []
     for key, value in text.items():
         if key == "model_type":
-            types.append(value)
+            types.append(_Stated(value, ("text_config", key)))
+            continue
+        if key in _TOP_LEVEL_ONLY:
+            misplaced.append(("text_config", key))
             continue
         if key in keys and not _same(keys[key].value, value):
             issues.append(ImportIssue(("text_config", key), "import.both-levels",
                                       f"{key} is {_show(keys[key].value)} at the top level but {_show(value)} in "
                                       f"text_config; state it once"))
         keys.setdefault(key, _Stated(value, ("text_config", key)))
-    return keys, types
+    return keys, types, misplaced
 
 
-def _pick(types: Sequence[Any], profiles: OpProfiles, arch: Optional[str],
+def _priced_by(name: Any, profiles: OpProfiles) -> Optional[OpProfile]:
+    """The op profile whose ``model_types`` lists *name*; ``None`` when none does (or *name* is not a string)."""
+    if not isinstance(name, str):
+        return None
+    try:
+        return profiles.for_model_type(name)
+    except ModelSpecError:
+        return None
+
+
+def _pick(types: Sequence[_Stated], profiles: OpProfiles, arch: Optional[str],
           issues: List[ImportIssue]) -> Optional[Tuple[ModelType, OpProfile]]:
-    """The model type's record and its profile (``arch`` when given)."""
+    """The model type's record and its op profile: the profile that prices the model type, or *arch*.
+
+    A text_config model type must be a text model of the top-level one (the
+    same record); under *arch*, one no profile prices is taken as arch's.
+    """
     if not types:
         issues.append(ImportIssue((), "import.no-model-type",
                                   "the config states no model_type, so no op profile can be picked; state the "
                                   "Hugging Face model_type"))
         return None
-    known = sorted(name for name in _BY_NAME
-                   if any(name in profile.model_types for profile in profiles.profiles.values()))
-    records = [model_type_record(name) if isinstance(name, str) else None for name in types]
-    if records[0] is None or (arch is None and types[0] not in known):
-        issues.append(ImportIssue(("model_type",), "import.unknown-model-type",
-                                  f"no op profile prices model_type {_show(types[0])}; the known model types are "
-                                  f"{', '.join(known)}"))
+    if arch is None:
+        picked = _pick_by_type(types[0], profiles, issues)
+    else:
+        picked = _pick_by_arch(types, profiles, arch, issues)
+    if picked is None:
         return None
-    if any(record is not records[0] for record in records[1:]):
-        issues.append(ImportIssue(("text_config", "model_type"), "import.both-levels",
-                                  f"text_config's model_type {_show(types[1])} is not a text model of "
-                                  f"{_show(types[0])}"))
-        return None
-    if arch is not None:
-        try:
-            return records[0], profiles.get(arch)
-        except ModelSpecError as error:
-            issues.append(ImportIssue((), "import.unknown-model-type", str(error)))
+    for stated in types[1:]:
+        record = model_type_record(stated.value) if isinstance(stated.value, str) else None
+        if record is not picked[0] and (arch is None or _priced_by(stated.value, profiles) is not None):
+            issues.append(ImportIssue(stated.path, "import.both-levels",
+                                      f"text_config's model_type {_show(stated.value)} is not a text model of "
+                                      f"{_show(types[0].value)}"))
             return None
-    return records[0], profiles.for_model_type(types[0])
+    return picked
 
 
-def _name(keys: Mapping[str, _Stated], fallback: str) -> str:
-    stated = keys.get("_name_or_path")
-    if stated is not None and isinstance(stated.value, str) and stated.value.strip("/"):
-        return stated.value.rstrip("/").rsplit("/", 1)[-1].lower()
-    return fallback
+def _pick_by_type(stated: _Stated, profiles: OpProfiles,
+                  issues: List[ImportIssue]) -> Optional[Tuple[ModelType, OpProfile]]:
+    """The record and profile of the model type *stated*; ``None`` after recording that none prices it."""
+    if not isinstance(stated.value, str):
+        issues.append(ImportIssue(stated.path, "import.value",
+                                  f"model_type must be a string naming the Hugging Face model type, got "
+                                  f"{_json_type(stated.value)}"))
+        return None
+    profile = _priced_by(stated.value, profiles)
+    record = model_type_record(stated.value) if profile is not None else None
+    if record is None:
+        known = sorted(name for name in _BY_NAME if _priced_by(name, profiles) is not None)
+        issues.append(ImportIssue(stated.path, "import.unknown-model-type",
+                                  f"no op profile prices model_type {_show(stated.value)}; the known model types are "
+                                  f"{', '.join(known)}; a model of a known family under a model_type of its own is "
+                                  "imported with --arch and that family's op profile"))
+        return None
+    return record, profile
+
+
+def _pick_by_arch(types: Sequence[_Stated], profiles: OpProfiles, arch: str,
+                  issues: List[ImportIssue]) -> Optional[Tuple[ModelType, OpProfile]]:
+    """The profile *arch* and its family's record, for a model type no other profile prices.
+
+    ``--arch`` reads a config whose model type no profile lists (a
+    fine-tune's own name) as arch's family; a model type another profile
+    prices is refused naming both, since arch's layer rules and fixed facts
+    would then override what the model's own modelling code does.
+    """
+    try:
+        profile = profiles.get(arch)
+    except ModelSpecError as error:
+        issues.append(ImportIssue((), "import.unknown-model-type", str(error)))
+        return None
+    for stated in types:
+        other = _priced_by(stated.value, profiles)
+        if other is not None and other.arch != arch:
+            issues.append(ImportIssue(stated.path, "import.arch",
+                                      f"model_type {_show(stated.value)} is priced by op profile {other.arch!r}, not "
+                                      f"by --arch {arch!r}; leave out --arch, which is for a model type no op "
+                                      "profile lists"))
+            return None
+    names = [stated.value for stated in types if _priced_by(stated.value, profiles) is not None]
+    record = next(filter(None, map(model_type_record, names + list(profile.model_types))), None)
+    if record is None:
+        issues.append(ImportIssue((), "import.arch",
+                                  f"op profile {arch!r} lists no model type the importer has rules for "
+                                  f"({', '.join(profile.model_types) or 'none'}), so a config cannot be read as its "
+                                  "family; pick a language model's op profile"))
+        return None
+    return record, profile
+
+
+def _put_name(ctx: _Context, name: Optional[str], fallback: str) -> None:
+    """Set ``name``: *name* (``--name``), else the last part of ``_name_or_path``, lower-cased, else *fallback*."""
+    stated = ctx.keys.get("_name_or_path")
+    if name is not None:
+        ctx.fields.put("name", name, "--name", ())
+    elif stated is not None and isinstance(stated.value, str) and stated.value.strip("/"):
+        ctx.fields.put("name", stated.value.rstrip("/").rsplit("/", 1)[-1].lower(), stated.origin, stated.path)
+    else:
+        ctx.fields.put("name", fallback, "the config file's name", ())
 
 
 def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name: Optional[str] = None,
@@ -1184,8 +1305,12 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
             ``model_types`` lists the config's ``model_type``.
         fallback_name: The spec's name when neither *name* nor the config's
             ``_name_or_path`` gives one (the command passes the file's stem).
-        name: The spec's name, overriding ``_name_or_path``.
-        arch: The op profile to use instead of the one ``model_type`` picks.
+        name: The spec's name, overriding ``_name_or_path`` (an empty one
+            is refused by the model IR, not replaced).
+        arch: The op profile for a config whose ``model_type`` no profile
+            lists (a fine-tune's own name): the config is read as the family
+            of arch's model types. Refused (``import.arch``) when another
+            profile prices the model type.
         allow_unknown: Return unknown keys in :attr:`ImportedSpec.unknown`
             instead of refusing them.
 
@@ -1195,29 +1320,31 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
     Raises:
         ConfigImportError: With every issue found: unknown keys (unless
             *allow_unknown*), keys at both levels, conflicts, an unknown
-            model type or *arch*, a structure no profile prices, or the model
-            IR's refusals of the mapped spec (each at the key it came from).
+            model type or *arch*, an *arch* the model type contradicts, a
+            structure no profile prices, or the model IR's refusals of the
+            mapped spec (each at the key it came from).
     """
     if not isinstance(config, Mapping):
         raise ConfigImportError([ImportIssue((), "import.not-a-mapping",
-                                             f"a config is a JSON object, got {_show(config)}")])
+                                             f"a config is a JSON object, got {_json_type(config)}")])
     issues: List[ImportIssue] = []
-    keys, types = _merge(config, issues)
+    keys, types, misplaced = _merge(config, issues)
     picked = _pick(types, profiles, arch, issues)
     if picked is None:
         raise ConfigImportError(issues)
     ctx = _Context(keys, *picked)
     ctx.issues.extend(issues)
-    unknown = _apply_keys(ctx)
+    unknown = _apply_keys(ctx) + misplaced
     _stack(ctx)
-    ctx.fields.put("name", name or _name(keys, fallback_name), "--name" if name else "the config's name", ())
-    ctx.fields.put("arch", ctx.profile.arch, "model_type", ctx.path("model_type"))
+    _put_name(ctx, name, fallback_name)
+    ctx.fields.put("arch", ctx.profile.arch, "model_type" if arch is None else "--arch", ctx.path("model_type"))
     if unknown and not allow_unknown:
         ctx.issues.extend(ImportIssue(path, "import.unknown-key", _unknown_message(path)) for path in unknown)
     if ctx.issues:
         raise ConfigImportError(ctx.issues)
     spec = _spec(ctx)
-    return ImportedSpec(spec, spec.to_dict(), tuple(unknown))
+    return ImportedSpec(spec, spec.to_dict(), tuple(unknown), MappingProxyType(dict(ctx.fields.origins)),
+                        MappingProxyType(dict(ctx.fields.paths)))
 
 
 def _apply_keys(ctx: _Context) -> List[KeyPath]:
@@ -1256,10 +1383,6 @@ def _spec(ctx: _Context) -> ModelSpec:
     except ModelSpecError as error:
         issues = []
         for issue in error.issues:
-            field_name = ".".join(str(part) for part in issue.path[:2] if isinstance(part, str))
-            top = str(issue.path[0]) if issue.path else ""
-            origin = ctx.fields.origins.get(field_name) or ctx.fields.origins.get(top)
-            path = ctx.fields.paths.get(field_name) or ctx.fields.paths.get(top) or ()
-            note = f" (from {origin})" if origin and origin != top and origin != field_name else ""
+            path, note = _source(ctx.fields.origins, ctx.fields.paths, issue.path)
             issues.append(ImportIssue(path, issue.code, issue.message + note))
         raise ConfigImportError(issues) from None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+import tracemalloc
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
@@ -23,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.cli import main
+from pipeline.commands.import_ import MAX_BYTES, MAX_DEPTH, MAX_NUMBER_CHARS, read_config
 from pipeline.importer import (
     CODES,
     IGNORED,
@@ -35,6 +37,7 @@ from pipeline.importer import (
     import_config,
 )
 from pipeline.op_profiles import load_op_profiles
+from pipeline.problems import Location
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
@@ -397,16 +400,26 @@ def test_a_key_at_both_levels_with_different_values_names_both():
      [(("model_type",), "import.unknown-model-type",
        'no op profile prices model_type "bert"; the known model types are deepseek_v3, gemma3, gemma3_text, gpt2, '
        "gpt_oss, kimi_k2, llama, mistral, mixtral, qwen2, qwen2_5_vl, qwen2_5_vl_text, qwen3, qwen3_5, qwen3_5_moe, "
-       "qwen3_5_moe_text, qwen3_5_text, qwen3_moe, qwen3_next, t5")]),
+       "qwen3_5_moe_text, qwen3_5_text, qwen3_moe, qwen3_next, t5; a model of a known family under a model_type of "
+       "its own is imported with --arch and that family's op profile")]),
+    (with_(LLAMA, model_type=["llama"] * 1000),
+     [(("model_type",), "import.value",
+       "model_type must be a string naming the Hugging Face model type, got an array")]),
     (with_(LLAMA, model_type=...),
      [((), "import.no-model-type",
        "the config states no model_type, so no op profile can be picked; state the Hugging Face model_type")]),
     (with_(QWEN3_5_VL, text_config={**QWEN3_5_VL["text_config"], "model_type": "llama"}),
      [(("text_config", "model_type"), "import.both-levels",
        'text_config\'s model_type "llama" is not a text model of "qwen3_5"')]),
-    ([1], [((), "import.not-a-mapping", "a config is a JSON object, got [1]")]),
-    (with_(LLAMA, text_config=[1]),
-     [(("text_config",), "import.not-a-mapping", "text_config must be an object, got [1]")]),
+    (list(range(10_000)), [((), "import.not-a-mapping", "a config is a JSON object, got an array")]),
+    ("{}", [((), "import.not-a-mapping", "a config is a JSON object, got a string")]),
+    (1.5, [((), "import.not-a-mapping", "a config is a JSON object, got a number")]),
+    (True, [((), "import.not-a-mapping", "a config is a JSON object, got a boolean")]),
+    (None, [((), "import.not-a-mapping", "a config is a JSON object, got null")]),
+    (with_(LLAMA, text_config=[1] * 1000),
+     [(("text_config",), "import.not-a-mapping", "text_config must be an object, got an array")]),
+    (with_(QWEN2_5_VL, vision_config="x" * 1000),
+     [(("vision_config",), "import.not-a-mapping", "vision_config must be an object, got a string")]),
     (with_(LLAMA, vision_config={"depth": 1}),
      [(("vision_config",), "import.unsupported",
        "model_type 'llama' has no vision tower rule, so its vision_config cannot be priced; import the language "
@@ -440,13 +453,69 @@ def test_refusals(config, expected):
     assert refusals(config) == expected
 
 
-def test_arch_overrides_the_profile_model_type_picks():
-    assert imported(QWEN2, arch="qwen3")["arch"] == "qwen3"
-    assert refusals(QWEN2, arch="nope") == [
-        ((), "import.unknown-model-type", "arch 'nope' names no op profile; the profiles are ['deepseek_v3', "
-                                          "'gemma3', 'gpt2', 'gpt_oss', 'llama', 'mistral', 'mixtral', 'qwen2', "
-                                          "'qwen2_5_vl', 'qwen3', 'qwen3_5', 'qwen3_5_moe', 'qwen3_moe', "
-                                          "'qwen3_next', 't5']")]
+@pytest.mark.parametrize("config, arch, same_as", [
+    (with_(LLAMA, model_type="my_llama"), "llama", LLAMA),
+    (with_(QWEN3_5_VL, model_type="my_vl"), "qwen3_5", QWEN3_5_VL),
+    (with_(QWEN3_5_VL, model_type="my_vl", text_config={**QWEN3_5_VL["text_config"], "model_type": "my_text"}),
+     "qwen3_5", QWEN3_5_VL),
+    (QWEN2, "qwen2", QWEN2),
+])
+def test_arch_reads_a_model_type_no_profile_lists_as_its_family(config, arch, same_as):
+    assert imported(config, arch=arch) == imported(same_as)
+
+
+@pytest.mark.parametrize("config, arch, expected", [
+    (QWEN2, "qwen3",
+     [(("model_type",), "import.arch", 'model_type "qwen2" is priced by op profile \'qwen2\', not by --arch '
+                                       "'qwen3'; leave out --arch, which is for a model type no op profile lists")]),
+    (with_(QWEN3_5_VL, model_type="my_vl"), "llama",
+     [(("text_config", "model_type"), "import.arch",
+       'model_type "qwen3_5_text" is priced by op profile \'qwen3_5\', not by --arch \'llama\'; leave out --arch, '
+       "which is for a model type no op profile lists")]),
+    (with_(LLAMA, model_type="my_llama"), "vision",
+     [((), "import.arch", "op profile 'vision' lists no model type the importer has rules for (none), so a config "
+                          "cannot be read as its family; pick a language model's op profile")]),
+    (QWEN2, "nope",
+     [((), "import.unknown-model-type", "arch 'nope' names no op profile; the profiles are ['deepseek_v3', "
+                                        "'gemma3', 'gpt2', 'gpt_oss', 'llama', 'mistral', 'mixtral', 'qwen2', "
+                                        "'qwen2_5_vl', 'qwen3', 'qwen3_5', 'qwen3_5_moe', 'qwen3_moe', "
+                                        "'qwen3_next', 't5']")]),
+])
+def test_arch_is_refused_where_a_profile_prices_the_model_type(config, arch, expected):
+    assert refusals(config, arch=arch) == expected
+
+
+@pytest.mark.parametrize("nested", ["text_config", "vision_config"])
+def test_a_nesting_inside_text_config_is_an_unknown_key(nested):
+    config = with_(QWEN3_5_VL, text_config={**QWEN3_5_VL["text_config"], nested: {"hidden_size": 1}})
+    assert refusals(config) == [(("text_config", nested), "import.unknown-key",
+                                 f"text_config.{nested} is a key the importer does not know; map it in "
+                                 "pipeline/importer.py (KEYS) or, if it does not change what a cost model prices, "
+                                 "list it in IGNORED with its reason; --allow-unknown imports without it")]
+    result = import_config(config, load_op_profiles(), fallback_name="test", allow_unknown=True)
+    assert (result.unknown, dict(result.data)) == ((("text_config", nested),), imported(QWEN3_5_VL))
+
+
+@pytest.mark.parametrize("options, expected", [
+    ({"name": ""}, [((), "spec.not-string", "name must be a non-empty string, got '' (from --name)")]),
+])
+def test_an_empty_name_is_refused_not_replaced(options, expected):
+    assert refusals(LLAMA, **options) == expected
+
+
+@pytest.mark.parametrize("path, expected", [
+    (("vocab_size",), (("vocab_size",), "")),
+    (("intermediate_size",), (("n_inner",), " (from n_inner)")),
+    (("hidden_size",), (("n_embd",), " (from n_embd)")),
+    (("layers", 0, "kind"), ((), "")),
+    (("name",), (("_name_or_path",), " (from _name_or_path)")),
+    (("qk_norm",), ((), " (from the modelling code of model_type 'gpt2')")),
+    ((), ((), "")),
+])
+def test_each_field_names_the_config_key_it_came_from(path, expected):
+    result = import_config(with_(GPT2, _name_or_path="org/Tiny", n_inner=100), load_op_profiles(),
+                           fallback_name="test")
+    assert result.source(path) == expected
 
 
 def test_codes_are_documented():
@@ -534,12 +603,64 @@ def test_usage_errors_exit_2(tmp_path, args, message):
                                                  "finite numbers"),
     ('{"a": 1e999}', "config.json:1:2: error [import.json] a is 1e999; a config states finite numbers"),
     ('\ufeff[', "config.json:1:2: error [import.json] not valid JSON: Expecting value"),
+    ("Infinity", "config.json:1:1: error [import.json] the config is Infinity; a config states finite numbers"),
+    ('{"a": ' + "1" * 4001 + "}", "config.json:1:2: error [import.json] a is a number of 4001 characters; a config "
+                                  "states numbers of at most 4000 characters"),
+    ('{"a": [0.' + "1" * 4000 + "]}", "config.json:1:2: error [import.json] a.0 is a number of 4002 characters; a "
+                                      "config states numbers of at most 4000 characters"),
+    ("[" * 5000 + "]" * 5000, "config.json:1:65: error [import.json] nesting deeper than 64 levels; a config nests "
+                              "a few, so check that this is the right file"),
+    ('{"a":\n' + '{"b": ' * 64 + "1" + "}" * 65, "config.json:2:379: error [import.json] nesting deeper than 64 "
+                                                 "levels; a config nests a few, so check that this is the right file"),
+    ('["' + "[" * 100, "config.json:1:2: error [import.json] not valid JSON: Unterminated string starting at"),
 ])
 def test_json_that_is_not_strict_is_refused_located(tmp_path, text, line):
     path = tmp_path / "config.json"
     path.write_text(text, encoding="utf-8")
     result = run(["import", str(path), "--root", str(tmp_path)])
     assert (result.exit_code, result.stdout, result.stderr) == (1, "", line + "\n")
+
+
+@pytest.mark.parametrize("text", ["[" * 64 + "]" * 64, '{"a": "' + "[{" * 1000 + '"}', '["\\"[[[[", 1]'])
+def test_nesting_up_to_the_cap_and_brackets_in_strings_are_read(text):
+    assert read_config(text.encode("utf-8"))[0] == json.loads(text)
+
+
+def test_every_key_is_located_on_its_line_and_column():
+    text = '{"a": 1,\n  "b": {"c": "x\\ny",\n\n "d": [{"e": 3}]}, "f": 0}'
+    assert read_config(text.encode("utf-8"))[1] == {
+        ("a",): Location(1, 2), ("b",): Location(2, 3), ("b", "c"): Location(2, 9), ("b", "d"): Location(4, 2),
+        ("b", "d", 0, "e"): Location(4, 9), ("f",): Location(4, 20)}
+
+
+def test_a_file_larger_than_the_cap_is_refused_without_reading_it_all(tmp_path):
+    path = tmp_path / "config.json"
+    with open(path, "wb") as handle:  # sparse: 300 MB that take no disk
+        handle.truncate(300 * 2 ** 20)
+    tracemalloc.start()
+    try:
+        result = run(["import", str(path), "--root", str(tmp_path)])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        1, "", "config.json:1:1: error [import.json] the file is larger than 1 MiB (1048576 bytes); a config.json is "
+               "a few kilobytes: check that this is the right file\n")
+    assert peak < 16 * 2 ** 20
+
+
+def test_a_file_of_exactly_the_cap_is_read(tmp_path):
+    text = json.dumps(LLAMA)
+    path = tmp_path / "config.json"
+    path.write_text(text + " " * (MAX_BYTES - len(text)), encoding="utf-8")
+    result = run(["import", str(path), "--root", str(tmp_path)])
+    assert (result.exit_code, result.stderr) == (0, "")
+
+
+def test_the_code_table_states_the_reader_caps():
+    assert f"larger than {MAX_BYTES // 2 ** 20} MiB" in CODES["import.json"]
+    assert f"deeper than {MAX_DEPTH} levels" in CODES["import.json"]
+    assert f"more than {MAX_NUMBER_CHARS} characters" in CODES["import.json"]
 
 
 def test_bytes_that_are_not_utf8_are_refused(tmp_path):
@@ -550,16 +671,83 @@ def test_bytes_that_are_not_utf8_are_refused(tmp_path):
                                                     "the config as UTF-8\n")
 
 
-def test_a_spec_that_fails_check_is_not_written(tmp_path):
-    path = _write(tmp_path, with_(LLAMA, intermediate_size=...))
+_NOT_WRITTEN = "modelspec: the imported spec fails modelspec check; nothing was written"
+
+
+@pytest.mark.parametrize("config, args, lines", [
+    (with_(LLAMA, intermediate_size=...), [],
+     ["config.json:1:1: error [stack.dense-without-intermediate] the stack has layers of kind ['full_attention'] "
+      "with a dense feed-forward, but intermediate_size is not declared; declare the dense width"]),
+    (with_(LLAMA, num_local_experts=4, kv_lora_rank=8), [],
+     ["config.json:8:3: error [stack.field-without-kind] num_experts is declared, but no layer of the stack has "
+      "routed experts (its kinds are ['full_attention']); state an arch or layers whose kinds have it, or leave "
+      "num_experts out (from num_local_experts)",
+      "config.json:9:3: error [stack.field-without-kind] kv_lora_rank is declared, but no layer of the stack has "
+      "multi-head latent attention (its kinds are ['full_attention']); state an arch or layers whose kinds have it, "
+      "or leave kv_lora_rank out"]),
+    (with_(LLAMA, _name_or_path="org/a b"), [],
+     ["config.json:8:3: error [schema.pattern] name must be letters, digits, '.', '_' and '-', not starting with '.' "
+      "(it names the spec's artifact file), got 'a b' (from _name_or_path)"]),
+    (LLAMA, ["--name", "a b"],
+     ["config.json:1:1: error [schema.pattern] name must be letters, digits, '.', '_' and '-', not starting with '.' "
+      "(it names the spec's artifact file), got 'a b' (from --name)"]),
+])
+def test_a_spec_that_fails_check_is_not_written_and_its_problems_are_at_the_config_keys(tmp_path, config, args,
+                                                                                      lines):
+    path = _write(tmp_path, config)
     out = tmp_path / "out.yaml"
-    result = run(["import", str(path), "-o", str(out), "--root", str(tmp_path)])
-    assert (result.exit_code, result.stdout) == (1, "")
-    assert result.stderr == (
-        "out.yaml:2:1: error [stack.dense-without-intermediate] the stack has layers of kind ['full_attention'] with "
-        "a dense feed-forward, but intermediate_size is not declared; declare the dense width\n"
-        "modelspec: the imported spec fails modelspec check; nothing was written\n")
+    for output in (["-o", str(out)], []):
+        result = run(["import", str(path), *output, *args, "--root", str(tmp_path)])
+        assert (result.exit_code, result.stdout, result.stderr) == (1, "", "\n".join(lines + [_NOT_WRITTEN]) + "\n")
     assert not out.exists()
+
+
+def test_arch_for_a_model_type_a_profile_prices_is_refused_naming_both():
+    result = run(["import", str(CONFIGS / "qwen3-8b.json"), "--arch", "llama", "--root", str(ROOT)])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == ("tests/data/configs/qwen3-8b.json:16:3: error [import.arch] model_type \"qwen3\" is "
+                             "priced by op profile 'qwen3', not by --arch 'llama'; leave out --arch, which is for a "
+                             "model type no op profile lists\n")
+
+
+def test_help_says_what_arch_is_for():
+    result = run(["import", "--help"])
+    assert "--arch is for a model type no op profile lists, such as a fine-tune's own name: the config is read as " \
+           "the named profile's family." in " ".join(result.stdout.split())
+
+
+@pytest.mark.parametrize("output, message", [
+    ("nope/out.yaml", "the folder nope does not exist; create it, or leave out -o to write the spec to stdout"),
+    ("config.json/out.yaml", "config.json is not a folder; name a file in a folder, or leave out -o to write the "
+                             "spec to stdout"),
+])
+def test_output_into_a_folder_that_is_not_there_is_refused_before_the_import(tmp_path, monkeypatch, output,
+                                                                             message):
+    _write(tmp_path, with_(LLAMA, wibble=1))  # an unknown key: the import would fail, but never runs
+    monkeypatch.chdir(tmp_path)
+    result = run(["import", "config.json", "-o", output, "--root", str(tmp_path)])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.splitlines()[-1] == f"Error: Invalid value for '-o' / '--output': {message}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json"]
+
+
+def test_output_dash_is_stdout(tmp_path, monkeypatch):
+    _write(tmp_path, LLAMA)
+    monkeypatch.chdir(tmp_path)
+    plain = run(["import", "config.json", "--root", str(tmp_path)])
+    dash = run(["import", "config.json", "-o", "-", "--root", str(tmp_path)])
+    assert (dash.exit_code, dash.stdout, dash.stderr) == (0, plain.stdout, "")
+    assert plain.stdout.startswith("# imported by modelspec import from config.json;")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json"]
+
+
+@pytest.mark.parametrize("name", ["", "  "])
+def test_an_empty_name_is_a_usage_error(tmp_path, name):
+    path = _write(tmp_path, LLAMA)
+    result = run(["import", str(path), "--name", name, "--root", str(tmp_path)])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.splitlines()[-1] == ("Error: Invalid value for '--name': a name is not empty; leave out "
+                                              "--name to take the config's own name")
 
 
 def test_the_schema_line_points_at_the_repository_schema_from_the_output(tmp_path):

@@ -1,12 +1,19 @@
 """``modelspec import``: a spec from a Hugging Face ``config.json``, checked before it is written.
 
 The mapping is :mod:`pipeline.importer`'s; this command reads the JSON
-strictly (a duplicate key, NaN or an infinity is refused, each at its line
-and column), writes the header block (the ``yaml-language-server`` schema
-line for a file in a repository with ``schemas/``, the ``--source`` lines,
-the import line), runs the five check passes on the text it is about to
-write and refuses to write a spec that fails them. Nothing is written on any
-refusal; a written file is written whole (:func:`pipeline.atomic.write_atomic`).
+strictly (a duplicate key, NaN, an infinity or a number too long to convert
+is refused, each at its line and column), and boundedly: at most
+:data:`MAX_BYTES` are read and nesting deeper than :data:`MAX_DEPTH` is
+refused before the parser recurses into it, so no file costs more than the
+cap or ends in a traceback. It writes the header block (the
+``yaml-language-server`` schema line for a file in a repository with
+``schemas/``, the ``--source`` lines, the import line), runs the five check
+passes on the text it is about to write and refuses to write a spec that
+fails them, each problem located at the config key its field came from (the
+text was never written, so a line of it would point nowhere). Nothing is
+written on any refusal; a written file is written whole
+(:func:`pipeline.atomic.write_atomic`), and ``-o`` into a folder that does
+not exist is refused before any work.
 """
 
 from __future__ import annotations
@@ -14,39 +21,70 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import click
 
 from pipeline.commands.options import repository_errors, root_option
 from pipeline.problems import FILE_START, Location
 
+#: Largest config file read, in bytes (1 MiB). A published config.json is a
+#: few kilobytes; a bigger file is the wrong file, and the cap bounds the
+#: reader's work (only this many bytes, plus one, are ever read).
+MAX_BYTES = 1 << 20
+
+#: Deepest nesting of objects and arrays read (the config itself is 1). A
+#: config nests three or four levels; the cap keeps a runaway ``[[[[...``
+#: from the parser's recursion.
+MAX_DEPTH = 64
+
+#: Longest number read, in characters: Python refuses to convert a decimal
+#: text of more than 4300 digits (``sys.int_info.default_max_str_digits``).
+MAX_NUMBER_CHARS = 4000
+
 # One JSON token of a valid document: a string, a structural character, or a literal/number.
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
+# A string (closed or not, so that no bracket inside one counts) or a bracket: what nesting is counted over.
+_NESTING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]')
 
 
 class ConfigReadError(Exception):
-    """A config file that is not strict JSON: where, and why."""
+    """A config file that cannot be read as strict JSON: where, and why (code ``import.json``)."""
 
     def __init__(self, where: Location, message: str):
         super().__init__(message)
         self.where = where
 
 
-class _NonFinite:
-    """A NaN or an infinity the JSON states, kept to be refused at its key."""
+class _Refused:
+    """A number the JSON states that a config cannot mean, kept to be refused at its key.
 
-    def __init__(self, text: str):
-        self.text = text
+    Attributes:
+        why: The message's tail after the key: ``is NaN; a config states finite numbers``.
+    """
+
+    def __init__(self, why: str):
+        self.why = why
 
 
 def _non_finite(text: str) -> Any:
-    return _NonFinite(text)
+    return _Refused(f"is {text}; a config states finite numbers")
+
+
+def _too_long(text: str) -> Any:
+    return _Refused(f"is a number of {len(text)} characters; a config states numbers of at most "
+                    f"{MAX_NUMBER_CHARS} characters")
+
+
+def _int(text: str) -> Any:
+    return _too_long(text) if len(text) > MAX_NUMBER_CHARS else int(text)
 
 
 def _float(text: str) -> Any:
+    if len(text) > MAX_NUMBER_CHARS:
+        return _too_long(text)
     number = float(text)
-    return _NonFinite(text) if number in (float("inf"), float("-inf")) else number
+    return _non_finite(text) if number in (float("inf"), float("-inf")) else number
 
 
 def _key_locations(text: str) -> Tuple[Dict[Tuple[Any, ...], Location], List[Tuple[Tuple[Any, ...], Location]]]:
@@ -58,6 +96,7 @@ def _key_locations(text: str) -> Tuple[Dict[Tuple[Any, ...], Location], List[Tup
     found: Dict[Tuple[Any, ...], Location] = {}
     repeats: List[Tuple[Tuple[Any, ...], Location]] = []
     frames: List[Dict[str, Any]] = []  # each: path, is_object, key, index, want_key, seen
+    locate = _Locator(text)
     for match in _TOKEN.finditer(text):
         start, token = match.start(), match.group()
         top = frames[-1] if frames else None
@@ -73,7 +112,7 @@ def _key_locations(text: str) -> Tuple[Dict[Tuple[Any, ...], Location], List[Tup
             top["want_key"], top["index"] = True, top["index"] + 1
         elif top is not None and top["object"] and top["want_key"]:
             key = json.loads(token)
-            where = _location(text, start)
+            where = locate(start)
             path = top["path"] + (key,)
             if key in top["seen"]:
                 repeats.append((path, where))
@@ -84,19 +123,68 @@ def _key_locations(text: str) -> Tuple[Dict[Tuple[Any, ...], Location], List[Tup
     return found, repeats
 
 
+class _Locator:
+    """Line and column of indexes into one text, asked in increasing order: each newline is counted once."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.line, self.line_start, self.counted_to = 1, 0, 0
+
+    def __call__(self, index: int) -> Location:
+        newlines = self.text.count("\n", self.counted_to, index)
+        if newlines:
+            self.line += newlines
+            self.line_start = self.text.rfind("\n", self.counted_to, index) + 1
+        self.counted_to = index
+        return Location(self.line, index - self.line_start + 1)
+
+
 def _location(text: str, index: int) -> Location:
     line = text.count("\n", 0, index) + 1
     return Location(line, index - (text.rfind("\n", 0, index) + 1) + 1)
 
 
-def _non_finite_paths(value: Any, path: Tuple[Any, ...] = ()) -> List[Tuple[Tuple[Any, ...], str]]:
-    if isinstance(value, _NonFinite):
-        return [(path, value.text)]
+def _refused_paths(value: Any, path: Tuple[Any, ...] = ()) -> List[Tuple[Tuple[Any, ...], _Refused]]:
+    if isinstance(value, _Refused):
+        return [(path, value)]
     if isinstance(value, dict):
-        return [found for key, item in value.items() for found in _non_finite_paths(item, path + (key,))]
+        return [found for key, item in value.items() for found in _refused_paths(item, path + (key,))]
     if isinstance(value, list):
-        return [found for index, item in enumerate(value) for found in _non_finite_paths(item, path + (index,))]
+        return [found for index, item in enumerate(value) for found in _refused_paths(item, path + (index,))]
     return []
+
+
+def _too_deep(text: str) -> Optional[int]:
+    """Where the first object or array nested deeper than :data:`MAX_DEPTH` opens, or ``None``."""
+    depth = 0
+    for match in _NESTING.finditer(text):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return match.start()
+        elif token in ("]", "}"):
+            depth -= 1
+    return None
+
+
+def read_config_file(path: Path) -> bytes:
+    """A config file's bytes, reading at most :data:`MAX_BYTES` + 1 of them.
+
+    Raises:
+        ConfigReadError: At the file's start, for a file that cannot be read
+            or is larger than :data:`MAX_BYTES`.
+    """
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_BYTES + 1)
+    except OSError as error:
+        raise ConfigReadError(FILE_START, f"cannot read the file ({error.strerror or error}); check the path and "
+                                          "its permissions") from None
+    if len(raw) > MAX_BYTES:
+        raise ConfigReadError(FILE_START, f"the file is larger than 1 MiB ({MAX_BYTES} bytes); a config.json is a "
+                                          "few kilobytes: check that this is the right file")
+    return raw
 
 
 def read_config(raw: bytes) -> Tuple[Any, Dict[Tuple[Any, ...], Location]]:
@@ -106,15 +194,21 @@ def read_config(raw: bytes) -> Tuple[Any, Dict[Tuple[Any, ...], Location]]:
         ``(data, {key path: location})``.
 
     Raises:
-        ConfigReadError: For bytes that are not UTF-8, text that is not JSON, a
-            key stated twice in one object, or a NaN or infinity.
+        ConfigReadError: For bytes that are not UTF-8, text that is not JSON,
+            nesting deeper than :data:`MAX_DEPTH`, a key stated twice in one
+            object, a NaN or infinity, or a number of more than
+            :data:`MAX_NUMBER_CHARS` characters.
     """
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise ConfigReadError(FILE_START, f"byte {error.start} is not UTF-8; save the config as UTF-8") from None
+    deep = _too_deep(text)
+    if deep is not None:
+        raise ConfigReadError(_location(text, deep), f"nesting deeper than {MAX_DEPTH} levels; a config nests a "
+                                                     "few, so check that this is the right file")
     try:
-        data = json.loads(text, parse_constant=_non_finite, parse_float=_float)
+        data = json.loads(text, parse_constant=_non_finite, parse_float=_float, parse_int=_int)
     except json.JSONDecodeError as error:
         raise ConfigReadError(Location(error.lineno, error.colno), f"not valid JSON: {error.msg}") from None
     locations, repeats = _key_locations(text)
@@ -122,11 +216,11 @@ def read_config(raw: bytes) -> Tuple[Any, Dict[Tuple[Any, ...], Location]]:
         path, where = repeats[0]
         raise ConfigReadError(where, f"{'.'.join(map(str, path))} is stated twice in one object (first on line "
                                   f"{locations[path].line}); keep one")
-    bad = _non_finite_paths(data)
+    bad = _refused_paths(data)
     if bad:
-        path, literal = bad[0]
-        raise ConfigReadError(_nearest(locations, path),
-                              f"{'.'.join(map(str, path))} is {literal}; a config states finite numbers")
+        path, refused = bad[0]
+        named = ".".join(map(str, path)) or "the config"
+        raise ConfigReadError(_nearest(locations, path), f"{named} {refused.why}")
     return data, locations
 
 
@@ -166,13 +260,37 @@ def _check_source(ctx: click.Context, param: click.Parameter, values: Sequence[s
     return tuple(values)
 
 
+def _check_name(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[str]:
+    if value is not None and not value.strip():
+        raise click.BadParameter("a name is not empty; leave out --name to take the config's own name", ctx, param)
+    return value
+
+
+def _check_output(ctx: click.Context, param: click.Parameter, value: Optional[Path]) -> Optional[Path]:
+    """``-`` is stdout (``None``); a file's folder must exist, checked before any work."""
+    if value is None or str(value) == "-":
+        return None
+    folder = value.parent
+    if folder.exists() and not folder.is_dir():
+        raise click.BadParameter(f"{folder.as_posix()} is not a folder; name a file in a folder, or leave out -o to "
+                                 "write the spec to stdout", ctx, param)
+    if not folder.is_dir():
+        raise click.BadParameter(f"the folder {folder.as_posix()} does not exist; create it, or leave out -o to "
+                                 "write the spec to stdout", ctx, param)
+    return value
+
+
 @click.command(name="import", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("config", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--name", help="The spec's name. Default: the last part of the config's _name_or_path, lower-cased, "
-                             "else the config file's stem.")
-@click.option("--arch", help="The op profile. Default: the one whose model_types lists the config's model_type.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the spec to this file (its folder must exist). Default: stdout.")
+@click.option("--name", callback=_check_name,
+              help="The spec's name. Default: the last part of the config's _name_or_path, lower-cased, else the "
+                   "config file's stem.")
+@click.option("--arch", help="The op profile for a config whose model_type no profile lists (a fine-tune's own "
+                             "name): its keys are read as that profile's family. Refused when a profile prices the "
+                             "model_type, which always picks its own profile.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+              callback=_check_output, help="Write the spec to this file (its folder must exist); '-' is stdout. "
+                                           "Default: stdout.")
 @click.option("--force", is_flag=True, help="Overwrite an existing --output file.")
 @click.option("--source", "sources", multiple=True, callback=_check_source, metavar="TEXT",
               help="Where the config comes from (repository, revision, path), written as a '# source:' header "
@@ -190,15 +308,22 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
     passes as `modelspec check`) before it is written, and a spec that fails
     is not written.
 
+    --arch is for a model type no op profile lists, such as a fine-tune's
+    own name: the config is read as the named profile's family. A model type
+    a profile prices is always imported with that profile, so --arch naming
+    another one is refused.
+
     \b
     Examples:
       modelspec import config.json
       modelspec import config.json --name qwen3-8b -o specs/qwen/qwen3-8b.yaml \\
           --source "Qwen/Qwen3-8B config.json at revision abc123"
+      modelspec import my-llama-finetune.json --arch llama
 
     Exit codes: 0 written, 1 the config cannot be imported (nothing is
-    written), 2 usage error (a missing config, an existing --output without
-    --force, an unknown --arch) or a broken op profile.
+    written), 2 usage error (a missing config, an empty --name, an --output
+    folder that does not exist, an existing --output without --force, an
+    unknown --arch) or a broken op profile.
     """
     from pipeline.importer import ConfigImportError, import_config
     from pipeline.op_profiles import load_op_profiles
@@ -214,7 +339,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
         raise click.UsageError(f"{output} exists; pass --force to overwrite it")
     file = repo.display(config)
     try:
-        data, locations = read_config(config.read_bytes())
+        data, locations = read_config(read_config_file(config))
     except ConfigReadError as error:
         _fail([f"{file}:{error.where.line}:{error.where.column}: error [import.json] {error}"])
     try:
@@ -227,7 +352,12 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
         click.echo(f"{_located(file, locations, path)}: warning [import.unknown-key] {'.'.join(path)} is not "
                    "imported: the importer does not know it", err=True)
     text = _spec_text(imported.data, repo, output, sources, config.name)
-    _check(text, repo.display(output) if output is not None else "<stdout>", profiles)
+
+    def at_config_key(path: Sequence[Any]) -> Tuple[str, str]:
+        key, note = imported.source(path)
+        return _located(file, locations, key), note
+
+    _check(text, profiles, at_config_key)
     if output is None:
         click.echo(text, nl=False)
         return
@@ -248,15 +378,25 @@ def _spec_text(data: Any, repo: Any, output: Optional[Path], sources: Sequence[s
     return dump(data, spec_header(schema, sources, config_name))
 
 
-def _check(text: str, display: str, profiles: Any) -> None:
-    """Run the check passes on *text*; exit 1 showing the problems when one is an error."""
+def _check(text: str, profiles: Any, at_config_key: Callable[[Sequence[Any]], Tuple[str, str]]) -> None:
+    """Run the check passes on *text*; exit 1 showing the problems when one is an error.
+
+    Args:
+        text: The spec text about to be written.
+        profiles: The op profiles.
+        at_config_key: ``at_config_key(field path)``: the ``file:line:col`` of
+            the config key the field came from, and a note naming that key
+            (the text was never written, so a problem is shown at its source).
+    """
     from pipeline.problems import Severity
     from pipeline.runner import check_document
     from pipeline.yaml_source import load_bytes
 
-    checked = check_document(load_bytes(text.encode("utf-8"), display), profiles)
-    lines = [f"{p.file}:{p.line}:{p.column}: {p.severity.value} [{p.code}] {p.message}"
-             for p in checked.result.problems]
+    checked = check_document(load_bytes(text.encode("utf-8"), "<imported spec>"), profiles)
+    lines = []
+    for problem in checked.result.problems:
+        where, note = at_config_key(problem.path)
+        lines.append(f"{where}: {problem.severity.value} [{problem.code}] {problem.message}{note}")
     if any(p.severity is Severity.ERROR for p in checked.result.problems):
         _fail(lines + ["modelspec: the imported spec fails modelspec check; nothing was written"])
     for line in lines:
