@@ -118,6 +118,13 @@ def _with_schema(header: List[str], schema: Optional[str]) -> List[str]:
     return [schema] + header
 
 
+def _comment_fix(header: Sequence[str], header_lines: int) -> str:
+    """Where a comment below the header should go: into the header the file has, or into one it starts."""
+    if any(line.startswith("#") for line in header):
+        return f"move it into the header block (the comment lines above line {header_lines + 1})"
+    return "move it into a header block: comment lines at the top of the file"
+
+
 @dataclass(frozen=True)
 class Formatted:
     """One file's formatting.
@@ -156,10 +163,11 @@ def format_text(text: str, file: str, schema: Optional[str] = None) -> Formatted
     header, header_lines = split_header(text)
     body_comments = [where for where in comment_locations(text) if where.line > header_lines]
     if body_comments:
+        fix = _comment_fix(header, header_lines)
         return Formatted(None, False, tuple(
             Problem(file, where.line, where.column, "fmt", "fmt.comment", Severity.ERROR,
-                    f"a comment below the header block cannot be kept when the file is formatted; move it into the "
-                    f"header block (the comment lines above line {header_lines + 1}), or delete it")
+                    f"a comment below the header block cannot be kept when the file is formatted; {fix}, or delete "
+                    "it")
             for where in body_comments))
     header = _with_schema(header, schema)
     formatted = dump(canonical_data(doc.data), "\n".join(header) + "\n" if header else "")

@@ -11,6 +11,7 @@ naming the files it would change.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any, Dict, Sequence
@@ -97,6 +98,39 @@ def test_a_comment_below_the_header_is_refused_and_the_file_left_alone(tmp_path)
                "it into the header block (the comment lines above line 3), or delete it")
     assert result.stderr == f"specs/a/tiny.yaml:3:13: {message}\nspecs/a/tiny.yaml:5:1: {message}\n"
     assert (root / "specs/a/tiny.yaml").read_text(encoding="utf-8") == text
+
+
+def test_a_comment_in_a_file_without_a_header_says_to_start_one(tmp_path):
+    text = "\nname: tiny\n# why 2\nnum_hidden_layers: 2\n"
+    root = repo(tmp_path, {"specs/a/tiny.yaml": text})
+    result = run(["fmt", "--root", str(root)])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == ("specs/a/tiny.yaml:3:1: error [fmt.comment] a comment below the header block cannot be "
+                             "kept when the file is formatted; move it into a header block: comment lines at the top "
+                             "of the file, or delete it\n")
+    assert (root / "specs/a/tiny.yaml").read_text(encoding="utf-8") == text
+
+
+@pytest.mark.parametrize("target, args", [
+    ("specs/a/real.yaml", ["specs/b/link.yaml"]),
+    ("specs/a/real.yaml", []),
+    ("elsewhere/real.yaml", ["specs/b/link.yaml"]),
+    ("elsewhere/real.yaml", []),
+])
+def test_a_symlinked_spec_is_formatted_through_its_link(tmp_path, monkeypatch, target, args):
+    messy = hand_written(load_bytes(BODY.encode(), "b").data)
+    root = repo(tmp_path, {target: messy})
+    link = root / "specs" / "b" / "link.yaml"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(os.path.relpath(root / target, link.parent))
+    monkeypatch.chdir(root)
+    result = run(["fmt", *args])
+    assert (result.exit_code, result.stdout, result.stderr) == (0, f"reformatted {target}\n", "")
+    schema = os.path.relpath(root / "schemas" / "model-spec.schema.json", (root / target).parent)
+    assert (link.is_symlink(), (root / target).read_text(encoding="utf-8")) == (
+        True, f"# yaml-language-server: $schema={schema}\n" + BODY)
+    result = run(["fmt", "--check", *args])
+    assert (result.exit_code, result.stdout) == (0, "")
 
 
 def test_a_hash_inside_a_scalar_is_not_a_comment():

@@ -1,7 +1,11 @@
 """``modelspec fmt``: rewrite spec files in the canonical layout, or ``--check`` that they are.
 
 The layout is :mod:`pipeline.fmt`'s. Files that are already canonical are not
-touched; a changed file is written whole (:func:`pipeline.atomic.write_atomic`).
+touched; a changed file is written whole (:func:`pipeline.atomic.write_atomic`),
+and a symlinked spec is written through its link: the target gets the
+canonical text and the link stays a link. A file reached twice (a link and
+its target both under ``specs/``) is formatted once, reported by the name
+reports give it (its target's).
 A file that does not load strictly, or that has a comment below its header
 block, is reported on stderr and left alone.
 """
@@ -48,8 +52,11 @@ def command(paths: Tuple[Path, ...], check: bool, root: Optional[Path]) -> None:
         files = find_spec_files(list(paths) or [repo.specs])
     except FileNotFoundError as error:
         raise click.UsageError(str(error)) from None
+    targets = {}
+    for path in files:
+        targets.setdefault(path.resolve(), path)
     failed = False
-    for path, result in format_files(files, repo.display, lambda p: schema_line(repo, p)):
+    for path, result in format_files(list(targets.values()), repo.display, lambda p: schema_line(repo, p)):
         for problem in result.problems:
             click.echo(f"{problem.file}:{problem.line}:{problem.column}: {problem.severity.value} "
                        f"[{problem.code}] {problem.message}", err=True)
@@ -61,7 +68,7 @@ def command(paths: Tuple[Path, ...], check: bool, root: Optional[Path]) -> None:
             failed = True
             continue
         try:
-            write_atomic(path, result.text)
+            write_atomic(path.resolve(), result.text)
         except OSError as error:
             raise click.FileError(str(path), hint=error.strerror) from None
         click.echo(f"reformatted {repo.display(path)}")
