@@ -74,8 +74,9 @@ def find(catalogue: Sequence[Entry], name: str) -> Entry:
     """The entry whose spec states *name*.
 
     Raises:
-        CatalogueError: When no spec states it (naming the closest names) or
-            two do (naming both files).
+        CatalogueError: When no spec states it (naming the closest names,
+            else every name, else that there is none) or two do (naming both
+            files).
     """
     matches = [entry for entry in catalogue if entry.name == name]
     if len(matches) > 1:
@@ -85,7 +86,10 @@ def find(catalogue: Sequence[Entry], name: str) -> Entry:
         return matches[0]
     names = sorted(entry.name for entry in catalogue if entry.name)
     close = difflib.get_close_matches(name, names, n=3)
-    hint = f"; did you mean {', '.join(close)}?" if close else f"; the names are {', '.join(names) or 'none'}"
+    if close:
+        hint = f"; did you mean {', '.join(close)}?"
+    else:
+        hint = f"; the names are {', '.join(names)}" if names else "; no spec under specs/ states a name"
     raise CatalogueError(f"no spec in the catalogue is named {name!r}{hint}")
 
 

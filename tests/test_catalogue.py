@@ -287,3 +287,29 @@ def test_find_refuses_an_absent_name_listing_the_names_when_none_is_close():
         find(catalogue, "zzz")
     assert str(caught.value) == "no spec in the catalogue is named 'zzz'; the names are alpha"
     assert find(catalogue, "alpha").file == "a.yaml"
+
+
+@pytest.mark.parametrize("catalogue", [[], [Entry(Path("b.yaml"), "b.yaml", None)]])
+def test_find_in_a_catalogue_without_names_says_so(catalogue):
+    with pytest.raises(CatalogueError) as caught:
+        find(catalogue, "zzz")
+    assert str(caught.value) == "no spec in the catalogue is named 'zzz'; no spec under specs/ states a name"
+
+
+@pytest.mark.parametrize("args", [["list"], ["list", "--format", "json"], ["show", "deepseek-v3"]])
+def test_list_and_show_outside_a_spec_repository_say_there_is_no_specs_folder(tmp_path, monkeypatch, args):
+    monkeypatch.chdir(tmp_path)
+    for root in ([], ["--root", str(tmp_path)]):
+        result = run([*args, *root])
+        assert (result.exit_code, result.stdout) == (2, "")
+        assert result.stderr.splitlines()[-1] == f"Error: {tmp_path / 'specs'}: no such file or folder"
+
+
+@pytest.mark.parametrize("args, code, stdout", [
+    (["list"], 0, "name  arch  layers  experts  mtp  tower\n"),
+    (["list", "--format", "json"], 0, "[]\n"),
+])
+def test_list_of_an_empty_specs_folder_is_an_empty_table(tmp_path, args, code, stdout):
+    (tmp_path / "specs").mkdir()
+    result = run([*args, "--root", str(tmp_path)])
+    assert (result.exit_code, result.stdout, result.stderr) == (code, stdout, "")

@@ -1,7 +1,9 @@
 """``modelspec list``: the catalogue as a table (name, arch, layers, experts, MTP, tower), or as JSON.
 
 Every spec under the repository's ``specs/`` is checked; a spec that fails is
-left out of the table and its problems are shown on stderr.
+left out of the table and its problems are shown on stderr. Without a
+``specs/`` folder there is no catalogue to list, which is a usage error (as
+for ``check``), not an empty table.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ def command(fmt: str, root: Optional[Path]) -> None:
       modelspec list --format json
 
     Exit codes: 0 listed, 1 a spec fails its check (it is left out and its
-    problems are shown), 2 usage error or a broken op profile.
+    problems are shown), 2 usage error, no specs/ folder (outside a spec
+    repository) or a broken op profile.
     """
     from pipeline.catalogue import list_row, render_list
     from pipeline.op_profiles import load_op_profiles
@@ -43,7 +46,10 @@ def command(fmt: str, root: Optional[Path]) -> None:
     repo = find_repo(root)
     with repository_errors():
         profiles = load_op_profiles(repo.profiles)
-    files = find_spec_files([repo.specs]) if repo.specs.is_dir() else []
+    try:
+        files = find_spec_files([repo.specs])
+    except FileNotFoundError as error:
+        raise click.UsageError(str(error)) from None
     rows, failed = [], False
     for item in check_paths([(path, repo.display(path)) for path in files], profiles):
         errors = [p for p in item.result.problems if p.severity is Severity.ERROR]

@@ -36,7 +36,8 @@ def command(name: str, fmt: str, root: Optional[Path]) -> None:
       modelspec show qwen3.5-35b-a3b --format json
 
     Exit codes: 0 shown, 1 the spec fails its check (its problems are
-    shown) or its name is stated twice, 2 no spec has that name, or usage error.
+    shown) or its name is stated twice, 2 no spec has that name, no specs/
+    folder (outside a spec repository), or usage error.
     """
     from pipeline.catalogue import CatalogueError, entries, find, render_show, show_view
     from pipeline.op_profiles import load_op_profiles
@@ -47,7 +48,10 @@ def command(name: str, fmt: str, root: Optional[Path]) -> None:
     repo = find_repo(root)
     with repository_errors():
         profiles = load_op_profiles(repo.profiles)
-    catalogue = entries(find_spec_files([repo.specs]) if repo.specs.is_dir() else [], repo.display)
+    try:
+        catalogue = entries(find_spec_files([repo.specs]), repo.display)
+    except FileNotFoundError as error:
+        raise click.UsageError(str(error)) from None
     try:
         entry = find(catalogue, name)
     except CatalogueError as error:
