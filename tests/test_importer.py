@@ -731,6 +731,16 @@ def test_output_into_a_folder_that_is_not_there_is_refused_before_the_import(tmp
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json"]
 
 
+def test_output_through_a_symlink_writes_its_target_and_keeps_the_link(tmp_path):
+    path = _write(tmp_path, LLAMA)
+    (tmp_path / "real.yaml").write_text("old\n", encoding="utf-8")
+    (tmp_path / "link.yaml").symlink_to("real.yaml")
+    result = run(["import", str(path), "-o", str(tmp_path / "link.yaml"), "--force", "--root", str(tmp_path)])
+    assert (result.exit_code, result.stderr) == (0, "wrote real.yaml\n")
+    assert (tmp_path / "link.yaml").is_symlink()
+    assert (tmp_path / "real.yaml").read_text(encoding="utf-8").startswith("# imported by modelspec import from ")
+
+
 def test_output_dash_is_stdout(tmp_path, monkeypatch):
     _write(tmp_path, LLAMA)
     monkeypatch.chdir(tmp_path)

@@ -12,8 +12,9 @@ passes on the text it is about to write and refuses to write a spec that
 fails them, each problem located at the config key its field came from (the
 text was never written, so a line of it would point nowhere). Nothing is
 written on any refusal; a written file is written whole
-(:func:`pipeline.atomic.write_atomic`), and ``-o`` into a folder that does
-not exist is refused before any work.
+(:func:`pipeline.atomic.write_atomic`; through a symlink, to its target,
+keeping the link), and ``-o`` into a folder that does not exist is refused
+before any work.
 """
 
 from __future__ import annotations
@@ -364,7 +365,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
     from pipeline.atomic import write_atomic
 
     try:
-        write_atomic(output, text)
+        write_atomic(output.resolve(), text)  # through a symlink: the link stays
     except OSError as error:
         raise click.FileError(str(output), hint=error.strerror) from None
     click.echo(f"wrote {repo.display(output)}", err=True)
