@@ -1,23 +1,28 @@
 """The resolved-stack artifact: what a downstream cost model reads instead of a raw spec.
 
 One artifact per spec that passes ``check``: its name, path and arch; the
-groups of its layer stack in model order, each with its kind, count, MTP
-flag, attention and feed-forward flavour; each kind's op counts; the
+spec's own facts (``spec``: every field :meth:`~pipeline.model.ModelSpec.to_dict`
+gives, so a cost model needs nothing else: expert counts, key/value heads,
+MLA ranks, vocabulary, the tower's widths, biases and flags); the groups of
+its layer stack in model order, each with its kind, count, MTP flag,
+attention and feed-forward flavour; each kind's op counts; the
 linear-attention dimensions; the vision tower's stack; the derived widths
 (``effective_head_dim``, ``attention_width``, ``routed_expert_width``,
 ``shared_expert_width``); and a digest of its inputs. ``resolved/index.json``
 lists every artifact with its digest. The shapes are
-``schemas/resolved-stack.schema.json`` (the index is its ``$defs/index``).
+``schemas/resolved-stack.schema.json`` (the index is its ``$defs/index``; the
+spec facts are ``schemas/model-spec.schema.json``).
 
 Decisions, and why:
 
 - **JSON, not YAML.** Every downstream cost model reads JSON with its
   language's standard library, without a YAML dependency or YAML's
   ambiguities, and ``json.dumps(sort_keys=True, indent=2)`` of plain dicts,
-  lists, strings, integers and booleans is byte-deterministic: no hash
-  order, no timestamps, no float formatting (every value here is an integer,
-  a string, a boolean or ``null``). Lists keep model order; object keys are
-  sorted.
+  lists, strings, numbers and booleans is byte-deterministic: no hash order,
+  no timestamps, and a float (a census's bytes per token,
+  ``ffn_dim_multiplier``) is written as Python's shortest round-trip
+  ``repr``, the same on every platform. Lists keep model order; object keys
+  are sorted.
 - **The digest covers exactly the inputs the document is computed from**: the
   artifact format version (:data:`FORMAT_VERSION`), the spec's path as the
   artifact records it, the spec file's bytes, its op profile file's bytes,
@@ -27,11 +32,24 @@ Decisions, and why:
   another folder gives a different artifact, so it must give a different
   digest. Each input is framed by its label and length before it is hashed
   (SHA-256), so no two different input sets hash the same bytes.
-- **A generator mark** (``"generator": "modelspec regen"``) in every artifact
-  is how ``regen`` tells a file it wrote from one a person put in
-  ``resolved/``: it removes or overwrites only files that carry it.
-- Absent is not zero: a model without linear attention or a tower has
-  ``null`` there, never an empty record.
+- **Derived widths only where they mean something.** The model IR's
+  ``routed_expert_width`` falls back to ``intermediate_size`` (right for
+  Mixtral's experts), so for a dense model it would state an expert width
+  the model does not have, and a diff would report it moving. The artifact
+  states ``routed_expert_width`` only for a model with routed experts
+  (:attr:`~pipeline.model.ModelSpec.is_moe`) and ``shared_expert_width``
+  only for one with shared experts, ``null`` otherwise; the IR's reads are
+  unchanged.
+- **What regen wrote, it can tell** (:func:`generated_problem`): a file in
+  ``resolved/`` is one of its artifacts only when it carries the generator
+  mark (``"generator": "modelspec regen"``), its file name is its ``name``
+  plus ``.json``, and it has the artifact's whole shape (the schema, for the
+  current format; the members every format has, for an earlier one, so an
+  upgrade still replaces its own old files). A copy (``gpt2-backup.json``)
+  or a hand-made file with the mark is not, and ``regen`` neither
+  overwrites nor removes it.
+- Absent is not zero: a model without linear attention, a tower or experts
+  has ``null`` there, never an empty record or a zero.
 
 This module is pure: it builds documents from a
 :class:`~pipeline.runner.CheckedSpec` and bytes it is given, and renders them
@@ -40,18 +58,22 @@ as text; reading and writing files is :mod:`pipeline.regen`'s.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from pipeline.model import ModelSpec
 from pipeline.runner import CheckedSpec
 from pipeline.stack import LayerStack
 
 #: The artifact format's version: raised when a key is removed or changes
 #: meaning; part of every digest, so a format change makes every artifact stale.
-FORMAT_VERSION = 1
+#: Version 2 added the spec's facts (``spec``) and made the expert widths
+#: ``null`` for a model without such experts.
+FORMAT_VERSION = 2
 
 #: The mark that says a file in ``resolved/`` was written by ``modelspec regen``.
 GENERATOR = "modelspec regen"
@@ -70,6 +92,12 @@ MAX_NAME_LENGTH = 255 - len(ARTIFACT_SUFFIX)
 
 #: The derived widths an artifact records, each a :class:`~pipeline.model.ModelSpec` property.
 WIDTHS = ("effective_head_dim", "attention_width", "routed_expert_width", "shared_expert_width")
+
+#: The schemas an artifact is validated against: its own, and the model spec's (its ``spec`` member).
+SCHEMA_FILES = ("resolved-stack.schema.json", "model-spec.schema.json")
+
+#: The resolved-stack schema's ``$id``.
+SCHEMA_ID = "urn:modelspec:schemas:resolved-stack"
 
 
 @dataclass(frozen=True)
@@ -136,6 +164,25 @@ def artifact_file(name: str) -> str:
     return name + ARTIFACT_SUFFIX
 
 
+def widths(spec: ModelSpec) -> Dict[str, Optional[int]]:
+    """The derived widths an artifact states, in channels, by name (:data:`WIDTHS`).
+
+    ``effective_head_dim`` and ``attention_width`` are the IR's reads as they
+    are (for an MLA stack the attention is priced by the MLA ranks of the spec
+    facts, not by these). ``routed_expert_width`` is ``None`` unless the model
+    has routed experts (:attr:`~pipeline.model.ModelSpec.is_moe`), and
+    ``shared_expert_width`` is ``None`` unless it has shared experts
+    (``num_shared_experts`` above 0): the IR's fallback to the dense width
+    would otherwise state an expert width for a model without experts.
+    """
+    return {
+        "effective_head_dim": spec.effective_head_dim,
+        "attention_width": spec.attention_width,
+        "routed_expert_width": spec.routed_expert_width if spec.is_moe else None,
+        "shared_expert_width": spec.shared_expert_width if spec.num_shared_experts else None,
+    }
+
+
 def _stack_document(stack: LayerStack) -> Dict[str, Any]:
     """A stack's groups (model order), layer totals and used kinds."""
     return {
@@ -180,7 +227,8 @@ def build_artifact(checked: CheckedSpec, inputs: ArtifactInputs) -> Dict[str, An
             "num_key_heads": linear.num_key_heads, "key_head_dim": linear.key_head_dim,
             "num_value_heads": linear.num_value_heads, "value_head_dim": linear.value_head_dim,
             "conv_kernel_dim": linear.conv_kernel_dim},
-        "widths": {width: getattr(spec, width) for width in WIDTHS},
+        "spec": spec.to_dict(),
+        "widths": widths(spec),
         "vision": None if checked.tower is None else {"arch": checked.tower.arch, **_stack_document(checked.tower)},
     }
     document.update(_stack_document(stack))
@@ -192,9 +240,83 @@ def render(document: Mapping[str, Any]) -> str:
     return json.dumps(document, sort_keys=True, indent=2, ensure_ascii=True) + "\n"
 
 
-def is_generated(document: Any) -> bool:
-    """Whether a parsed JSON value is an artifact ``regen`` wrote: an object carrying :data:`GENERATOR`."""
+def carries_mark(document: Any) -> bool:
+    """Whether a parsed JSON value is an object carrying :data:`GENERATOR` (regen's, or a copy of one)."""
     return isinstance(document, dict) and document.get("generator") == GENERATOR
+
+
+@functools.lru_cache(maxsize=None)
+def _validator(pointer: str) -> Any:
+    """A draft 2020-12 validator of the resolved-stack schema at *pointer* (``""`` or ``"/$defs/index"``), built once.
+
+    The model-spec schema is in its registry, for the artifact's ``spec`` member.
+    """
+    # pylint: disable=import-outside-toplevel
+    import jsonschema
+    from referencing import Registry, Resource
+
+    from pipeline.resources import schema_path
+
+    schemas = [json.loads(schema_path(name).read_text(encoding="utf-8")) for name in SCHEMA_FILES]
+    registry = Registry().with_resources((schema["$id"], Resource.from_contents(schema)) for schema in schemas)
+    return jsonschema.Draft202012Validator({"$ref": f"{SCHEMA_ID}#{pointer}"}, registry=registry)
+
+
+def _shape_problem(document: Mapping[str, Any], pointer: str) -> Optional[str]:
+    """Why *document* is not of the current format's shape at *pointer*, or ``None``: the first error, located."""
+    from jsonschema.exceptions import best_match  # pylint: disable=import-outside-toplevel
+
+    error = best_match(_validator(pointer).iter_errors(document))
+    if error is None:
+        return None
+    where = "".join(f"/{part}" for part in error.absolute_path) or "/"
+    return f"it is not an artifact of format {FORMAT_VERSION} ({error.message} at {where})"
+
+
+def _header_problem(file: str, document: Mapping[str, Any]) -> Optional[str]:
+    """Why *document* lacks the members every artifact format has (``name``, ``path``, ``digest``), or ``None``."""
+    if file == INDEX_FILE:
+        return None if isinstance(document.get("artifacts"), list) else "it lists no artifacts"
+    name, path, digest = (document.get(key) for key in ("name", "path", "digest"))
+    if not (isinstance(name, str) and isinstance(path, str) and path and isinstance(digest, str)):
+        return "it lacks the name, path or digest every artifact has"
+    return None
+
+
+def generated_problem(file: str, document: Any) -> Optional[str]:
+    """Why the file *file* of ``resolved/``, parsed as *document*, is not one ``regen`` wrote; ``None`` if it is.
+
+    regen wrote it when it is an object carrying :data:`GENERATOR` with an
+    integer ``format_version`` of at least 1, and: for ``index.json``, the
+    index's shape (``$defs/index``); for any other file, a file name that is
+    its ``name`` plus ``.json`` and the artifact's shape. The shape is the
+    schema's for the current :data:`FORMAT_VERSION`, and for another version
+    only the members every format has, so a format change still replaces
+    regen's own older files.
+
+    Returns:
+        ``None``, or a clause for a message, e.g. ``"its name 'gpt2' is not
+        its file name (that would be gpt2.json)"``.
+    """
+    if not carries_mark(document):
+        return "it does not carry the mark of modelspec regen"
+    version = document.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        return "it states no format_version"
+    if file != INDEX_FILE:
+        name = document.get("name")
+        if not isinstance(name, str):
+            return "it states no name"
+        if file != name + ARTIFACT_SUFFIX:
+            return f"its name {name!r} is not its file name (that would be {name + ARTIFACT_SUFFIX})"
+    if version != FORMAT_VERSION:
+        return _header_problem(file, document)
+    return _shape_problem(document, "/$defs/index" if file == INDEX_FILE else "")
+
+
+def is_generated(file: str, document: Any) -> bool:
+    """Whether the file *file* of ``resolved/``, parsed as *document*, is regen's (:func:`generated_problem`)."""
+    return generated_problem(file, document) is None
 
 
 @dataclass(frozen=True)

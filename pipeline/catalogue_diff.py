@@ -1,21 +1,30 @@
-"""What a change does to the catalogue, told as resolved stacks rather than YAML lines.
+"""What a change does to the catalogue, told as resolved stacks and spec facts rather than YAML lines.
 
 A reviewer of a spec change wants to know what moved for the cost models:
-``deepseek-v3: moe 58 -> 57; MTP 1 -> 2``, not that line 14 of a YAML file
-changed. This module compares two catalogues of artifact documents
-(:mod:`pipeline.artifacts`), matched by model name, and renders the result as
-text (the terminal, a commit message) or Markdown (a pull-request comment).
+``deepseek-v3: moe 58 -> 57; MTP 1 -> 2``, ``deepseek-v3: num_experts 256 ->
+128``, not that line 14 of a YAML file changed. This module compares two
+catalogues of artifact documents (:mod:`pipeline.artifacts`), matched by
+model name, and renders the result as text (the terminal, a commit message)
+or Markdown (a pull-request comment).
 
 What counts as a move, in the order it is told for each model: the arch; the
 number of body layers of each kind and of MTP layers, then, if the counts
 agree but the sequence does not, that the stack was reordered; each kind's
-attention and feed-forward flavour and op counts; the linear-attention
-dimensions; the derived widths; the vision tower's stack and kinds; and the
-spec's path. The digest is not a move: it changes with any byte of the spec,
-a comment included, and says nothing a reviewer can act on.
+attention and feed-forward flavour and op counts; the derived widths; the
+vision tower's stack and kinds; every spec fact that changed, by its field
+path (``num_key_value_heads 8 -> 1``, ``vision.hidden_size 1152 -> 1280``,
+``layers[1].count 58 -> 57``; a record or list that appears or goes is
+``vision added``, a list whose length changes ``layer_types 40 entries -> 48
+entries``); and the spec's path. A fact told by a stack move already (a
+stated ``arch``) is not told twice. The digest is not a move: it changes
+with any byte of the spec, a comment included, and says nothing a reviewer
+can act on. Two documents of different format versions (the commit that
+upgrades ``resolved/``) are compared on what both formats mean alike: the
+version, the stacks and the path.
 
 A spec that does not resolve on one side is listed as such, not as a model
-added or removed: a broken spec must not read as a deleted one.
+added or removed: a broken spec must not read as a deleted one. A spec that
+newly fails to resolve, or no longer does, is a change.
 :func:`load_catalogue` builds a catalogue from a spec repository's folder
 (the working tree, or a revision exported by :mod:`pipeline.git_changes`);
 everything else here is pure.
@@ -24,15 +33,33 @@ everything else here is pure.
 from __future__ import annotations
 
 import html
+import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.artifacts import WIDTHS
+from pipeline.model import MODEL_KEYS_ORDERED, KindActivations, LayerGroup, OpCounts, VisionSpec
+from pipeline.problems import FieldPath, dotted
 from pipeline.repo import SpecRepo
 
-#: The linear-attention dimensions compared, in the order they are told.
-_LINEAR = ("num_key_heads", "key_head_dim", "num_value_heads", "value_head_dim", "conv_kernel_dim")
+
+def _fact_ranks() -> Dict[str, int]:
+    """Each field name's rank among its siblings when facts are told.
+
+    The model spec's field order, then the tower's, a layer group's, the
+    ops' and an activations record's; a name already ranked keeps its rank.
+    """
+    ranks: Dict[str, int] = {}
+    for name in (*MODEL_KEYS_ORDERED, *VisionSpec.keys(), *(f.name for f in fields(LayerGroup)), *OpCounts.names(),
+                 *(f.name for f in fields(KindActivations))):
+        ranks.setdefault(name, len(ranks))
+    return ranks
+
+
+#: The order spec facts are told in among siblings (:func:`_fact_ranks`); any
+#: other key (a kind's name) after them, alphabetically.
+_FACT_ORDER = _fact_ranks()
 
 
 @dataclass(frozen=True)
@@ -51,18 +78,51 @@ class Catalogue:
 
 
 @dataclass(frozen=True)
+class Move:
+    """One thing that moved for a model: a value that changed, or an event.
+
+    Attributes:
+        what: What moved: a layer kind (``moe``), ``MTP``, a kind's flavour or
+            op (``moe.ffMM``), a derived width, a spec fact by its field path
+            (``num_experts``, ``vision.hidden_size``), ``arch``, ``path``.
+        before: The value before; ``None`` when it was absent.
+        after: The value after; ``None`` when it is absent now.
+        event: For an event, what happened (``added``, ``removed``,
+            ``reordered``), and then *before* and *after* are ``None``.
+    """
+
+    what: str
+    before: Any = None
+    after: Any = None
+    event: Optional[str] = None
+
+    def text(self, arrow: str = "->") -> str:
+        """``moe 58 -> 57``, ``qkv_bias false -> true``, ``moe.ffMM none -> 8``; an event is ``vision added``."""
+        if self.event is not None:
+            return f"{self.what} {self.event}"
+        return f"{self.what} {_shown(self.before)} {arrow} {_shown(self.after)}"
+
+
+def _shown(value: Any) -> str:
+    """A value as a move tells it: ``none`` for absent, ``true``/``false`` for a flag, else as written."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+@dataclass(frozen=True)
 class ModelChange:
     """What moved for one model present on both sides.
 
     Attributes:
         name: The model's name.
-        moves: Each move as ``(what, before, after)``, e.g. ``("moe", 58, 57)``; a
-            move that is an event has no *after*: ``("vision tower", "added", None)``
-            (see :func:`move_text`).
+        moves: Each :class:`Move`, in the order of the module docstring.
     """
 
     name: str
-    moves: Tuple[Tuple[str, Any, Any], ...]
+    moves: Tuple[Move, ...]
 
 
 @dataclass(frozen=True)
@@ -74,9 +134,11 @@ class CatalogueDiff:
         head: The head side's label.
         added: ``(name, one-line summary)`` of each model only the head has, by name.
         removed: ``(name, one-line summary)`` of each model only the base has, by name.
-        changed: Each model present on both sides whose stack moved, by name.
+        changed: Each model present on both sides whose stack or facts moved, by name.
         unchanged: How many models are present on both sides and did not move.
         failing: ``(side label, spec path, why)`` for each spec that did not resolve on a side.
+        newly_failing: Spec paths that do not resolve at the head but did at the base, or were not there.
+        no_longer_failing: Spec paths that did not resolve at the base and do at the head, or are gone.
     """
 
     base: str
@@ -86,11 +148,13 @@ class CatalogueDiff:
     changed: Tuple[ModelChange, ...]
     unchanged: int
     failing: Tuple[Tuple[str, str, str], ...] = ()
+    newly_failing: Tuple[str, ...] = ()
+    no_longer_failing: Tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
-        """Whether no model was added, removed or changed."""
-        return not (self.added or self.removed or self.changed)
+        """Whether nothing moved: no model added, removed or changed, and the same specs fail on both sides."""
+        return not (self.added or self.removed or self.changed or self.newly_failing or self.no_longer_failing)
 
 
 def _body_counts(groups: Sequence[Mapping[str, Any]]) -> Dict[str, int]:
@@ -102,59 +166,84 @@ def _body_counts(groups: Sequence[Mapping[str, Any]]) -> Dict[str, int]:
     return counts
 
 
-def _stack_moves(before: Mapping[str, Any], after: Mapping[str, Any], prefix: str) -> List[Tuple[str, Any, Any]]:
+def _stack_moves(before: Mapping[str, Any], after: Mapping[str, Any], prefix: str) -> List[Move]:
     """Moves of a stack (a model's or a tower's): layers per kind, MTP layers, order, each kind's flavours and ops."""
-    moves: List[Tuple[str, Any, Any]] = []
+    moves: List[Move] = []
     old, new = _body_counts(before["groups"]), _body_counts(after["groups"])
     for kind in list(new) + [kind for kind in old if kind not in new]:
         if old.get(kind, 0) != new.get(kind, 0):
-            moves.append((f"{prefix}{kind}", old.get(kind, 0), new.get(kind, 0)))
+            moves.append(Move(f"{prefix}{kind}", old.get(kind, 0), new.get(kind, 0)))
     if before["layers"]["mtp"] != after["layers"]["mtp"]:
-        moves.append((f"{prefix}MTP", before["layers"]["mtp"], after["layers"]["mtp"]))
+        moves.append(Move(f"{prefix}MTP", before["layers"]["mtp"], after["layers"]["mtp"]))
     if not moves and list(before["groups"]) != list(after["groups"]):
-        moves.append((f"{prefix}layer stack", "reordered", None))
+        moves.append(Move(f"{prefix}layer stack", event="reordered"))
     for kind in after["kinds"]:
         if kind not in before["kinds"]:
             continue
         old_kind, new_kind = before["kinds"][kind], after["kinds"][kind]
         for flavour in ("attention", "ffn"):
             if old_kind[flavour] != new_kind[flavour]:
-                moves.append((f"{prefix}{kind}.{flavour}", old_kind[flavour], new_kind[flavour]))
+                moves.append(Move(f"{prefix}{kind}.{flavour}", old_kind[flavour], new_kind[flavour]))
         for op, count in new_kind["ops"].items():
             if old_kind["ops"].get(op) != count:
-                moves.append((f"{prefix}{kind}.{op}", old_kind["ops"].get(op), count))
+                moves.append(Move(f"{prefix}{kind}.{op}", old_kind["ops"].get(op), count))
     return moves
 
 
-def _linear_moves(before: Optional[Mapping[str, Any]],
-                  after: Optional[Mapping[str, Any]]) -> List[Tuple[str, Any, Any]]:
-    """Moves of the linear-attention dimensions."""
+def _tower_moves(before: Optional[Mapping[str, Any]], after: Optional[Mapping[str, Any]]) -> List[Move]:
+    """Moves of the vision tower's stack; a tower that appears or goes is told by the spec fact ``vision``."""
     if before is None or after is None:
-        return [] if before == after else [("linear_attention", "added" if before is None else "removed", None)]
-    return [(f"linear_attention.{dim}", before[dim], after[dim]) for dim in _LINEAR if before[dim] != after[dim]]
-
-
-def _tower_moves(before: Optional[Mapping[str, Any]], after: Optional[Mapping[str, Any]]) -> List[Tuple[str, Any, Any]]:
-    """Moves of the vision tower."""
-    if before is None or after is None:
-        if before == after:
-            return []
-        return [("vision tower", "added", None)] if before is None else [("vision tower", "removed", None)]
+        return []
     return _stack_moves(before, after, "vision ")
 
 
-def model_moves(before: Mapping[str, Any], after: Mapping[str, Any]) -> Tuple[Tuple[str, Any, Any], ...]:
+def _same(before: Any, after: Any) -> bool:
+    """Whether two JSON values are equal as JSON (``true`` is not ``1``, ``1.0`` is not ``1``)."""
+    return json.dumps(before, sort_keys=True) == json.dumps(after, sort_keys=True)
+
+
+def _fact_order(key: Any) -> Tuple[int, str]:
+    """Where a fact's key is told among its siblings (:data:`_FACT_ORDER`)."""
+    return _FACT_ORDER.get(key, len(_FACT_ORDER)), str(key)
+
+
+def _value_moves(path: FieldPath, before: Any, after: Any) -> List[Move]:
+    """Moves of one spec fact at *path* (``()`` for the whole spec), recursing into records and lists."""
+    if _same(before, after):
+        return []
+    if isinstance(before, Mapping) and isinstance(after, Mapping):
+        return [move for key in sorted(set(before) | set(after), key=_fact_order)
+                for move in _value_moves(path + (key,), before.get(key), after.get(key))]
+    if isinstance(before, list) and isinstance(after, list):
+        if len(before) == len(after):
+            return [move for index, (old, new) in enumerate(zip(before, after))
+                    for move in _value_moves(path + (index,), old, new)]
+        return [Move(dotted(path), f"{len(before)} entries", f"{len(after)} entries")]
+    if before is None and isinstance(after, (Mapping, list)):
+        return [Move(dotted(path), event="added")]
+    if after is None and isinstance(before, (Mapping, list)):
+        return [Move(dotted(path), event="removed")]
+    return [Move(dotted(path), before, after)]
+
+
+def model_moves(before: Mapping[str, Any], after: Mapping[str, Any]) -> Tuple[Move, ...]:
     """Every move between two artifact documents of one model, in the order of the module docstring."""
-    moves: List[Tuple[str, Any, Any]] = []
+    moves: List[Move] = []
+    same_format = before.get("format_version") == after.get("format_version")
+    if not same_format:
+        moves.append(Move("format_version", before.get("format_version"), after.get("format_version")))
     if before["arch"] != after["arch"]:
-        moves.append(("arch", before["arch"], after["arch"]))
+        moves.append(Move("arch", before["arch"], after["arch"]))
     moves.extend(_stack_moves(before, after, ""))
-    moves.extend(_linear_moves(before["linear_attention"], after["linear_attention"]))
-    moves.extend((width, before["widths"][width], after["widths"][width]) for width in WIDTHS
-                 if before["widths"][width] != after["widths"][width])
+    if same_format:
+        moves.extend(Move(width, before["widths"][width], after["widths"][width]) for width in WIDTHS
+                     if before["widths"][width] != after["widths"][width])
     moves.extend(_tower_moves(before["vision"], after["vision"]))
+    if same_format:
+        moves.extend(move for move in _value_moves((), before.get("spec", {}), after.get("spec", {}))
+                     if move not in moves)
     if before["path"] != after["path"]:
-        moves.append(("path", before["path"], after["path"]))
+        moves.append(Move("path", before["path"], after["path"]))
     return tuple(moves)
 
 
@@ -188,21 +277,19 @@ def diff_catalogues(base: Catalogue, head: Catalogue) -> CatalogueDiff:
         else:
             unchanged += 1
     failing = tuple((side.label, path, why) for side in (base, head) for path, why in sorted(side.failing.items()))
-    return CatalogueDiff(base.label, head.label, added, removed, tuple(changed), unchanged, failing)
-
-
-def move_text(move: Tuple[str, Any, Any], arrow: str = "->") -> str:
-    """``moe 58 -> 57``; a move without an *after* (``("vision tower", "added", None)``) is ``vision tower added``."""
-    what, before, after = move
-    if after is None:
-        return f"{what} {before}"
-    return f"{what} {'none' if before is None else before} {arrow} {after}"
+    return CatalogueDiff(base.label, head.label, added, removed, tuple(changed), unchanged, failing,
+                         tuple(sorted(head_failing - base_failing)), tuple(sorted(base_failing - head_failing)))
 
 
 def _counts(diff: CatalogueDiff) -> str:
-    """``1 added, 1 removed, 2 changed, 3 unchanged``."""
-    return (f"{len(diff.added)} added, {len(diff.removed)} removed, {len(diff.changed)} changed, "
+    """``1 added, 1 removed, 2 changed, 3 unchanged``, then ``, 1 newly failing, 1 no longer failing`` if any."""
+    text = (f"{len(diff.added)} added, {len(diff.removed)} removed, {len(diff.changed)} changed, "
             f"{diff.unchanged} unchanged")
+    if diff.newly_failing:
+        text += f", {len(diff.newly_failing)} newly failing"
+    if diff.no_longer_failing:
+        text += f", {len(diff.no_longer_failing)} no longer failing"
+    return text
 
 
 def render_text(diff: CatalogueDiff) -> str:
@@ -210,7 +297,7 @@ def render_text(diff: CatalogueDiff) -> str:
     lines = [f"resolved stacks {diff.base} -> {diff.head}: {_counts(diff)}"]
     lines.extend(f"added {name}: {summary}" for name, summary in diff.added)
     lines.extend(f"removed {name}: {summary}" for name, summary in diff.removed)
-    lines.extend(f"{change.name}: {'; '.join(move_text(move) for move in change.moves)}" for change in diff.changed)
+    lines.extend(f"{change.name}: {'; '.join(move.text() for move in change.moves)}" for change in diff.changed)
     lines.extend(f"does not resolve at {label}: {path} ({why})" for label, path, why in diff.failing)
     return "\n".join(lines) + "\n"
 
@@ -235,10 +322,12 @@ def render_markdown(diff: CatalogueDiff) -> str:
     if diff.empty:
         lines.append(f"No model's resolved stack changed ({diff.unchanged} unchanged).")
     else:
-        lines.extend([f"{_counts(diff)}.", "", "| model | what moved |", "| --- | --- |"])
+        lines.append(f"{_counts(diff)}.")
+    if diff.added or diff.removed or diff.changed:
+        lines.extend(["", "| model | what moved |", "| --- | --- |"])
         lines.extend(f"| {_code(name)} | added: {_cell(summary)} |" for name, summary in diff.added)
         lines.extend(f"| {_code(name)} | removed: {_cell(summary)} |" for name, summary in diff.removed)
-        lines.extend(f"| {_code(change.name)} | {_cell('; '.join(move_text(m, '→') for m in change.moves))} |"
+        lines.extend(f"| {_code(change.name)} | {_cell('; '.join(move.text('→') for move in change.moves))} |"
                      for change in diff.changed)
     if diff.failing:
         lines.append("")

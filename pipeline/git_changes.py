@@ -8,7 +8,9 @@ functions, with a :class:`GitError`).
 ``--changed-since REF`` compares the working tree (staged, unstaged and
 untracked files alike) with the merge base of REF and ``HEAD``, the commit a
 pull request branched from, so a gate checks what the branch changed and not
-what landed on REF since. From the changed files, :func:`select_specs` picks:
+what landed on REF since; ``modelspec diff BASE [HEAD]`` compares with the
+same merge base (:func:`merge_base_of`), as ``git diff BASE...HEAD`` does.
+From the changed files, :func:`select_specs` picks:
 
 - every spec file added, modified or renamed (a renamed spec is checked
   under its new path); a deleted spec is reported as removed, never checked;
@@ -163,26 +165,48 @@ def resolve_revision(repo: Any, rev: str) -> str:
     return found
 
 
-def merge_base(repo: Any, ref: str) -> str:
-    """The merge base of *ref* and ``HEAD``.
+def merge_base(repo: Any, ref: str, head: str = "HEAD") -> str:
+    """The merge base of *ref* and *head* (the commit *head* grew from, as ``git diff ref...head`` compares with).
 
     Raises:
-        GitError: If *ref* is refused or unknown, ``HEAD`` has no commit, or
-            there is no merge base (a shallow clone's cut history, or unrelated histories).
+        GitError: If *ref* or *head* is refused or unknown, ``HEAD`` has no
+            commit, or there is no merge base (a shallow clone's cut history,
+            or unrelated histories).
     """
     git = _git()
     ref_id = resolve_revision(repo, ref)
-    head_id = _commit_id(repo, "HEAD")
-    if head_id is None:
-        raise GitError("HEAD has no commit yet; commit first, then compare with a revision")
+    if head == "HEAD":
+        head_id = _commit_id(repo, "HEAD")
+        if head_id is None:
+            raise GitError("HEAD has no commit yet; commit first, then compare with a revision")
+    else:
+        head_id = resolve_revision(repo, head)
     try:
         return repo.git.merge_base(ref_id, head_id).strip()
     except git.GitCommandError:
+        shown = "HEAD" if head == "HEAD" else repr(head)
         if _is_shallow(repo):
-            raise GitError(f"{ref!r} and HEAD have no merge base in this shallow clone: its history stops before "
+            raise GitError(f"{ref!r} and {shown} have no merge base in this shallow clone: its history stops before "
                            f"they meet; {UNSHALLOW_FIX}, then run again") from None
-        raise GitError(f"{ref!r} and HEAD share no history (they have no merge base); compare with a revision "
-                       "this branch grew from, e.g. origin/main") from None
+        grew = "this branch" if head == "HEAD" else shown
+        raise GitError(f"{ref!r} and {shown} share no history (they have no merge base); compare with a revision "
+                       f"{grew} grew from, e.g. origin/main") from None
+
+
+def merge_base_of(root: Path, ref: str, head: str = "HEAD") -> Tuple[str, bool]:
+    """The merge base of *ref* and *head* in the repository holding *root*, and whether it is *ref*'s own commit.
+
+    Returns:
+        ``(commit id, True)`` when *ref* is an ancestor of *head* (or *head*
+        itself), so comparing with *ref* and with the merge base is the same;
+        ``(commit id, False)`` when *ref* moved on after *head* left it.
+
+    Raises:
+        GitError: See :func:`merge_base`, and :func:`_open`.
+    """
+    with _open(root) as repo:
+        found = merge_base(repo, ref, head)
+        return found, found == resolve_revision(repo, ref)
 
 
 _STATUS = {"A": "added", "M": "modified", "T": "modified", "U": "modified", "R": "renamed", "C": "added",

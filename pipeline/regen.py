@@ -15,12 +15,17 @@ the orphans to remove. :func:`apply_plan` writes it; :func:`drift` is the
   Every write goes to ``folder / file`` for a file name checked that way, and a
   ``resolved/`` that is a symbolic link is refused, so nothing is ever written
   outside it.
-- **Only what regen wrote is touched.** It overwrites or removes only files
-  carrying the generator mark; a file of another origin where an artifact
-  belongs is reported and left alone. An artifact is an orphan, and removed,
-  when the spec file it records is gone (or now has another name); the mark
-  in the file itself, not the index, says so, so a run killed between
-  writing the index and removing an orphan still removes it next time.
+- **Only what regen wrote is touched.** It overwrites or removes only its
+  own files: carrying the generator mark, named after the ``name`` they
+  state, and of the artifact's shape
+  (:func:`~pipeline.artifacts.generated_problem`). A file of another origin
+  where an artifact (or the index) belongs is reported and left alone; a
+  file that carries the mark but is not regen's (a copy such as
+  ``gpt2-backup.json``) is left alone with a warning, since a reader of
+  ``resolved/`` could take it for an artifact. An artifact is an orphan, and
+  removed, when the spec file it records is gone or now has another name;
+  the file itself, not the index, says so, so a run killed between writing
+  the index and removing an orphan still removes it next time.
 - **A failing spec keeps its old artifact.** A spec that fails ``check`` (or
   whose stack does not resolve) is reported, and any artifact it had stays,
   listed in the index with ``current: false``: never dropped silently.
@@ -30,8 +35,10 @@ the orphans to remove. :func:`apply_plan` writes it; :func:`drift` is the
   text is already right is not rewritten. Two runs are serialised by a
   ``filelock`` lock on ``resolved/.regen.lock`` (``flock`` on POSIX, so a
   killed run's lock is released by the kernel), and the second waits for up
-  to a given time, then fails with a message. Under the lock, a run first
-  removes the temporary files a killed run left.
+  to a given time, then fails with a message. ``--check`` takes the same
+  lock to read, so it never reports a tree a running regen is half-way
+  through as drift. Under the lock, a run first removes the temporary files
+  a killed run left.
 """
 
 from __future__ import annotations
@@ -44,7 +51,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 from pipeline.artifacts import (INDEX_FILE, ArtifactInputs, IndexEntry, artifact_file, build_artifact, build_index,
-                                is_generated, name_problem, render)
+                                carries_mark, generated_problem, name_problem, render)
 from pipeline.op_profiles import VISION_ARCH, OpProfiles
 from pipeline.problems import Problem, Severity
 from pipeline.repo import SpecRepo
@@ -59,11 +66,15 @@ CODES: Dict[str, str] = {
                         "earlier run.",
     "regen.no-stack": "A spec's layer stack does not resolve (no arch is stated or inferred); it gets no new "
                       "artifact, and one it had is kept.",
-    "regen.not-generated": "A file where an artifact belongs was not written by modelspec regen; it is never "
-                           "overwritten.",
+    "regen.not-generated": "A file where an artifact or the index belongs was not written by modelspec regen; it "
+                           "is never overwritten.",
+    "regen.looks-generated": "A file in resolved/ carries modelspec regen's mark but is not one of its artifacts (a "
+                             "copy under another file name, or not the artifact's shape); regen neither overwrites "
+                             "nor removes it. A warning.",
     "regen.missing": "regen --check: an artifact (or the index) that regen would write is missing.",
     "regen.stale": "regen --check: an artifact (or the index) differs from what regen would write.",
-    "regen.orphaned": "regen --check: an artifact whose spec is gone, which regen would remove.",
+    "regen.orphaned": "regen --check: an artifact whose spec is gone or now has another name, which regen would "
+                      "remove.",
 }
 
 #: The lock file inside ``resolved/`` that serialises runs (not an artifact; keep it out of git).
@@ -160,12 +171,17 @@ class Existing:
     Attributes:
         file: Its name inside ``resolved/``.
         text: Its content, or ``None`` if it is not UTF-8 text.
-        document: Its parsed content when regen wrote it (it carries the generator mark), else ``None``.
+        document: Its parsed content when regen wrote it
+            (:func:`~pipeline.artifacts.generated_problem`), else ``None``.
+        imitation: For a file that carries the generator mark but is not
+            regen's, why not (e.g. ``"its name 'gpt2' is not its file name (that
+            would be gpt2.json)"``); else ``None``.
     """
 
     file: str
     text: Optional[str]
     document: Optional[Dict] = None
+    imitation: Optional[str] = None
 
     @property
     def spec_path(self) -> Optional[str]:
@@ -194,7 +210,9 @@ def read_resolved(folder: Path) -> Dict[str, Existing]:
             document = json.loads(text) if text is not None else None
         except ValueError:
             document = None
-        found[path.name] = Existing(path.name, text, document if is_generated(document) else None)
+        problem = generated_problem(path.name, document)
+        found[path.name] = Existing(path.name, text, document if problem is None else None,
+                                    problem if problem is not None and carries_mark(document) else None)
     return found
 
 
@@ -206,8 +224,10 @@ class Plan:
         files: Every file regen keeps or writes, by name, with its text: the
             artifacts in name order, then ``index.json``.
         sources: The spec path of each artifact of :attr:`files`, by file name.
-        orphans: The artifacts to remove, by name, with the spec path each records.
-        problems: Specs left without a new artifact, names refused, files in the way.
+        orphans: The artifacts to remove, by name, each with why, e.g. ``"its spec
+            specs/x.yaml is gone"``.
+        problems: Specs left without a new artifact, names refused, files in
+            the way (errors); files that only look like artifacts (warnings).
         documents: The artifact documents of the target tree, by model name.
     """
 
@@ -217,10 +237,21 @@ class Plan:
     problems: Tuple[Problem, ...]
     documents: Mapping[str, Dict] = field(default_factory=dict)
 
+    @property
+    def artifacts(self) -> Tuple[str, ...]:
+        """The artifact files of :attr:`files`: every file but the index."""
+        return tuple(file for file in self.files if file != INDEX_FILE)
 
-def _problem(file: str, where: Tuple[int, int], code: str, message: str) -> Problem:
-    """A regen problem of severity error."""
-    return Problem(file, where[0], where[1], REGEN_PASS, code, Severity.ERROR, message)
+    @property
+    def errors(self) -> Tuple[Problem, ...]:
+        """The problems of severity error: each leaves a spec without its new artifact, or a file unwritten."""
+        return tuple(problem for problem in self.problems if problem.severity is Severity.ERROR)
+
+
+def _problem(file: str, where: Tuple[int, int], code: str, message: str,
+             severity: Severity = Severity.ERROR) -> Problem:
+    """A regen problem, of severity error unless told otherwise."""
+    return Problem(file, where[0], where[1], REGEN_PASS, code, severity, message)
 
 
 class _Planner:
@@ -231,6 +262,7 @@ class _Planner:
         self.existing = existing
         self.spec_paths = spec_paths
         self.problems: List[Problem] = []
+        self.in_the_way: Set[str] = set()   # files of another origin reported as blocking an artifact
         self.candidates: Dict[str, Resolution] = {}   # spec path -> resolution that would write
         for item in resolutions:
             if item.document is None:
@@ -282,11 +314,12 @@ class _Planner:
             for path in sorted(self.candidates):
                 item, file = self.candidates[path], self.file_of(path)
                 if file.casefold() in foreign:
-                    self.problems.append(_problem(f"resolved/{foreign[file.casefold()]}", (1, 1),
-                                                  "regen.not-generated",
-                                                  f"resolved/{foreign[file.casefold()]} was not written by modelspec "
-                                                  f"regen, so the artifact of {path} is not written over it; move "
-                                                  "that file out of resolved/ or rename the model"))
+                    blocking = self.existing[foreign[file.casefold()]]
+                    self.in_the_way.add(blocking.file)
+                    self.problems.append(_problem(f"resolved/{blocking.file}", (1, 1), "regen.not-generated",
+                                                  f"resolved/{blocking.file} was not written by modelspec regen"
+                                                  f"{_why_not(blocking)}, so the artifact of {path} is not written "
+                                                  "over it; move that file out of resolved/ or rename the model"))
                 elif file.casefold() in kept:
                     owner = kept[file.casefold()].spec_path
                     self.problems.append(_problem(path, item.name_at(), "regen.duplicate-name",
@@ -297,6 +330,39 @@ class _Planner:
                     continue
                 del self.candidates[path]
                 changed = True
+
+    def index_problem(self) -> Optional[Problem]:
+        """The problem of an ``index.json`` regen did not write, which is then not written over; else ``None``.
+
+        Such an index is recorded as in the way, so :meth:`imitations` does not warn about it too.
+        """
+        index = self.existing.get(INDEX_FILE)
+        if index is None or index.document is not None:
+            return None
+        self.in_the_way.add(INDEX_FILE)
+        return _problem(f"resolved/{INDEX_FILE}", (1, 1), "regen.not-generated",
+                        f"resolved/{INDEX_FILE} was not written by modelspec regen{_why_not(index)}, so the index of "
+                        "the artifacts is not written over it; move that file out of resolved/")
+
+    def imitations(self) -> List[Problem]:
+        """A warning for each file that carries regen's mark but is not regen's, unless it is reported as in the way."""
+        return [_problem(f"resolved/{item.file}", (1, 1), "regen.looks-generated",
+                         f"resolved/{item.file} carries the mark of modelspec regen but is not an artifact it wrote: "
+                         f"{item.imitation}; regen neither overwrites nor removes it, but a reader of resolved/ could "
+                         "take it for one: delete it or move it out of resolved/", Severity.WARNING)
+                for item in self.existing.values() if item.imitation and item.file not in self.in_the_way]
+
+    def orphan_reason(self, item: Existing) -> str:
+        """Why the artifact *item*, neither written nor kept, is removed: its spec is gone or has another name."""
+        if item.spec_path in self.candidates:
+            return (f"its spec {item.spec_path} now has the name {self.candidates[item.spec_path].document['name']!r}"
+                    f" (resolved/{self.file_of(str(item.spec_path))})")
+        return f"its spec {item.spec_path} is gone"
+
+
+def _why_not(item: Existing) -> str:
+    """`` (<why>)`` for a file that carries regen's mark but is not regen's; ``""`` for any other foreign file."""
+    return f" ({item.imitation})" if item.imitation else ""
 
 
 def _failure(item: Resolution, kept: Sequence[str]) -> Problem:
@@ -361,8 +427,13 @@ def plan(resolutions: Sequence[Resolution], spec_paths: Sequence[str], existing:
     problems = planner.problems + [_failure(item, sorted(kept_by_spec.get(item.path, ()))) for item in resolutions
                                    if item.document is None]
     ordered = dict(sorted(files.items()))
-    ordered[INDEX_FILE] = render(build_index(entries))
-    orphans = {name: str(item.spec_path) for name, item in existing.items()
+    index_problem = planner.index_problem()
+    if index_problem is None:
+        ordered[INDEX_FILE] = render(build_index(entries))
+    else:
+        problems.append(index_problem)
+    problems.extend(planner.imitations())
+    orphans = {name: planner.orphan_reason(item) for name, item in existing.items()
                if item.document is not None and name != INDEX_FILE and name not in ordered}
     return Plan(ordered, dict(sorted(sources.items())), dict(sorted(orphans.items())), tuple(sorted(problems)),
                 dict(sorted(documents.items())))
@@ -385,11 +456,10 @@ def drift(target: Plan, existing: Mapping[str, Existing], folder_name: str = "re
         elif existing[file].text != text:
             found.append(_problem(shown, (1, 1), "regen.stale",
                                   f"{shown} is out of date{source}; run modelspec regen"))
-    for file, spec_path in target.orphans.items():
+    for file, why in target.orphans.items():
         shown = f"{folder_name}/{file}"
         found.append(_problem(shown, (1, 1), "regen.orphaned",
-                              f"{shown} is orphaned: its spec {spec_path} is gone or now has another name; "
-                              "run modelspec regen to remove it"))
+                              f"{shown} is orphaned: {why}; run modelspec regen to remove it"))
     return tuple(sorted(found))
 
 
@@ -399,7 +469,7 @@ class Applied:
 
     Attributes:
         written: The files written (new or changed), in order.
-        removed: The orphans removed, with the spec path each recorded.
+        removed: The orphans removed, each with why (:attr:`Plan.orphans`).
         unchanged: How many files of the plan already held the right text.
     """
 
@@ -431,23 +501,37 @@ def _writable(folder: Path) -> None:
 
 
 @contextlib.contextmanager
-def locked(folder: Path, wait: float) -> Iterator[None]:
-    """Hold the regen lock of *folder* (creating the folder), waiting up to *wait* seconds for another run.
+def locked(folder: Path, wait: float, create: bool = True) -> Iterator[None]:
+    """Hold the regen lock of *folder*, waiting up to *wait* seconds for another run.
+
+    A writer (*create*) creates the folder first. A reader (``--check``,
+    *create* false) takes the same lock, so it never reads a tree a running
+    regen is half-way through; where the folder does not exist there is
+    nothing to read and no lock to take, and nothing is created.
 
     Raises:
-        RegenError: If another run holds the lock past *wait*, or the folder
-            cannot be created.
+        RegenError: If another run holds the lock past *wait*, the folder is
+            a symbolic link or a file or cannot be created, or the lock file
+            cannot be opened.
     """
     import filelock  # pylint: disable=import-outside-toplevel
 
+    if not create and not folder.exists() and not folder.is_symlink():
+        yield
+        return
     _writable(folder)
     lock = filelock.FileLock(str(folder / LOCK_FILE), timeout=wait)
     try:
-        with lock:
-            yield
+        lock.acquire()
     except filelock.Timeout:
         raise RegenError(f"another modelspec regen holds {folder / LOCK_FILE} and did not finish within {wait:g} s; "
                          "wait for it to finish, or give it longer with --wait SECONDS") from None
+    except OSError as error:
+        raise RegenError(f"cannot open the lock file {folder / LOCK_FILE}: {error.strerror}") from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def remove_leftovers(folder: Path) -> Tuple[str, ...]:
@@ -498,14 +582,14 @@ def apply_plan(target: Plan, folder: Path, existing: Mapping[str, Existing],
         written.append(file)
         if on_change:
             on_change("wrote", file)
-    for file, spec_path in target.orphans.items():
+    for file, why in target.orphans.items():
         try:
             (folder / file).unlink()
         except FileNotFoundError:
             pass
         except OSError as error:
             raise RegenError(f"cannot remove {folder / file}: {error.strerror}") from None
-        removed.append((file, spec_path))
+        removed.append((file, why))
         if on_change:
             on_change("removed", file)
     _fsync_folder(folder)

@@ -1,4 +1,5 @@
-"""The resolved-stack artifact: exact documents of real models, the schema, the digest's inputs, safe names."""
+"""The resolved-stack artifact: exact documents of real models, the schema, the digest's inputs, safe names,
+and how regen tells its own files from copies and hand-made ones."""
 
 from __future__ import annotations
 
@@ -12,13 +13,15 @@ import pytest
 
 from pipeline import artifacts
 from pipeline.artifacts import (ArtifactInputs, IndexEntry, artifact_file, build_artifact, build_index,
-                                is_generated, name_problem, render)
+                                generated_problem, is_generated, name_problem, render, widths)
+from pipeline.model import ModelSpec
 from pipeline.op_profiles import load_op_profiles
 from pipeline.runner import CheckedSpec, check_file
 from spec_repos import FIXTURE
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "resolved-stack.schema.json"
 SCHEMA = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+SPEC_SCHEMA = json.loads((SCHEMA_PATH.parent / "model-spec.schema.json").read_text(encoding="utf-8"))
 PROFILES = FIXTURE / "op_profiles"
 
 OPS_MLA_DENSE = {"attMM": 5, "attBMM": 2, "ffMM": 3, "softmax": 1, "dropout": 1, "normOp": 4, "gather": 4,
@@ -50,7 +53,7 @@ def artifact(relative: str) -> Dict[str, Any]:
 def test_llama_artifact_is_exact() -> None:
     relative = "specs/llama/llama-3.1-8b.yaml"
     assert artifact(relative) == {
-        "format_version": 1,
+        "format_version": 2,
         "generator": "modelspec regen",
         "name": "llama-3.1-8b",
         "path": relative,
@@ -60,8 +63,12 @@ def test_llama_artifact_is_exact() -> None:
         "kinds": {"full_attention": {"attention": "full", "ffn": "dense", "ops": OPS_LLAMA}},
         "layers": {"body": 32, "mtp": 0},
         "linear_attention": None,
-        "widths": {"effective_head_dim": 128, "attention_width": 4096, "routed_expert_width": 14336,
-                   "shared_expert_width": 0},
+        "spec": {"name": "llama-3.1-8b", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+                 "vocab_size": 128256, "num_key_value_heads": 8, "intermediate_size": 14336,
+                 "max_position_embeddings": 131072, "torch_dtype": "bfloat16"},
+        # A dense model states no expert width: the IR's fallback to intermediate_size is no expert's width.
+        "widths": {"effective_head_dim": 128, "attention_width": 4096, "routed_expert_width": None,
+                   "shared_expert_width": None},
         "vision": None,
     }
 
@@ -79,6 +86,13 @@ def test_deepseek_artifact_has_dense_moe_and_mtp_groups() -> None:
     assert document["widths"] == {"effective_head_dim": 56, "attention_width": 7168, "routed_expert_width": 2048,
                                   "shared_expert_width": 2048}
     assert (document["arch"], document["linear_attention"], document["vision"]) == ("deepseek_v3", None, None)
+    # What prices MLA and the experts, which no stack member carries, is in the spec facts.
+    assert {key: document["spec"][key] for key in (
+        "num_experts", "num_experts_per_tok", "num_shared_experts", "num_key_value_heads", "kv_lora_rank",
+        "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "vocab_size")} == {
+        "num_experts": 256, "num_experts_per_tok": 8, "num_shared_experts": 1, "num_key_value_heads": 128,
+        "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
+        "v_head_dim": 128, "vocab_size": 129280}
 
 
 def test_qwen_artifact_has_linear_dims_and_tower() -> None:
@@ -90,6 +104,10 @@ def test_qwen_artifact_has_linear_dims_and_tower() -> None:
                                             "value_head_dim": 128, "conv_kernel_dim": 4}
     assert document["widths"] == {"effective_head_dim": 256, "attention_width": 4096, "routed_expert_width": 512,
                                   "shared_expert_width": 512}
+    assert (document["spec"]["attn_output_gate"], document["spec"]["head_dim"], document["spec"]["vision"]) == (
+        True, 256, {"hidden_size": 1152, "num_hidden_layers": 27, "num_attention_heads": 16, "name": "vision",
+                    "intermediate_size": 4304, "out_hidden_size": 2048, "patch_size": 16, "spatial_merge_size": 2,
+                    "num_position_embeddings": 2304})
     assert document["vision"] == {
         "arch": "vision",
         "groups": [{"kind": "encoder", "count": 27, "mtp": False, "attention": "full", "ffn": "dense"}],
@@ -101,7 +119,36 @@ def test_qwen_artifact_has_linear_dims_and_tower() -> None:
 @pytest.mark.parametrize("relative", [
     "specs/deepseek/deepseek-v3.yaml", "specs/llama/llama-3.1-8b.yaml", "specs/qwen/qwen3.5-35b-a3b.yaml"])
 def test_artifact_matches_schema(relative: str) -> None:
-    jsonschema.Draft202012Validator(SCHEMA).validate(json.loads(render(artifact(relative))))
+    jsonschema.Draft202012Validator(SCHEMA, registry=_registry()).validate(json.loads(render(artifact(relative))))
+
+
+def test_the_spec_member_is_every_field_the_spec_serialises() -> None:
+    item = checked("specs/qwen/qwen3.5-35b-a3b.yaml")
+    assert artifact("specs/qwen/qwen3.5-35b-a3b.yaml")["spec"] == item.spec.to_dict()
+    assert SCHEMA["properties"]["spec"]["$ref"] == SPEC_SCHEMA["$id"]
+
+
+def _spec(**fields: Any) -> ModelSpec:
+    """A spec of the four required fields and *fields*."""
+    return ModelSpec.from_dict({"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+                                "vocab_size": 32000, **fields})
+
+
+@pytest.mark.parametrize("fields, expected", [
+    ({"intermediate_size": 14336}, (128, 4096, None, None)),
+    # Mixtral: the experts run at the dense width, and no moe_intermediate_size is stated.
+    ({"intermediate_size": 14336, "num_experts": 8, "num_experts_per_tok": 2}, (128, 4096, 14336, None)),
+    ({"num_experts": 64, "moe_intermediate_size": 512, "num_shared_experts": 1}, (128, 4096, 512, 512)),
+    ({"num_experts": 64, "moe_intermediate_size": 512, "num_shared_experts": 0}, (128, 4096, 512, None)),
+    ({"num_experts": 64, "moe_intermediate_size": 512, "num_shared_experts": 2,
+      "shared_expert_intermediate_size": 1024}, (128, 4096, 512, 1024)),
+    # One expert is no routing: the IR's is_moe is false, so no routed width is stated.
+    ({"intermediate_size": 11008, "num_experts": 1}, (128, 4096, None, None)),
+    ({"head_dim": 256, "intermediate_size": 11008}, (256, 8192, None, None)),
+], ids=["dense", "mixtral", "shared", "no-shared", "shared-width", "one-expert", "head-dim"])
+def test_widths_state_expert_widths_only_for_models_with_such_experts(fields, expected) -> None:
+    stated = widths(_spec(**fields))
+    assert tuple(stated[name] for name in artifacts.WIDTHS) == expected
 
 
 def test_index_matches_schema() -> None:
@@ -116,10 +163,11 @@ def test_index_matches_schema() -> None:
 
 
 def _registry():
-    """A registry holding the resolved-stack schema by its ``$id``."""
+    """A registry holding the resolved-stack and model-spec schemas by their ``$id``."""
     from referencing import Registry, Resource
 
-    return Registry().with_resource(SCHEMA["$id"], Resource.from_contents(SCHEMA))
+    return Registry().with_resources((schema["$id"], Resource.from_contents(schema)) for schema in (SCHEMA,
+                                                                                                    SPEC_SCHEMA))
 
 
 def _properties(node: Any, where: str) -> Iterator[Tuple[str, Dict[str, Any]]]:
@@ -147,10 +195,27 @@ def test_every_schema_property_is_described() -> None:
 
 def test_schema_refuses_an_unknown_key_and_a_bad_digest() -> None:
     document = artifact("specs/llama/llama-3.1-8b.yaml")
-    errors = sorted(error.message for error in jsonschema.Draft202012Validator(SCHEMA).iter_errors(
-        {**document, "extra": 1, "digest": "md5:00"}))
+    errors = sorted(error.message for error in jsonschema.Draft202012Validator(SCHEMA, registry=_registry())
+                    .iter_errors({**document, "extra": 1, "digest": "md5:00"}))
     assert errors == ["'md5:00' does not match '^sha256:[0-9a-f]{64}$'",
                       "Additional properties are not allowed ('extra' was unexpected)"]
+
+
+@pytest.mark.parametrize("change, expected", [
+    ({"widths": {"effective_head_dim": 128, "attention_width": 4096, "routed_expert_width": 0,
+                 "shared_expert_width": None}}, "0 is not valid under any of the given schemas"),
+    ({"spec": {"name": "llama-3.1-8b", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32}},
+     "'vocab_size' is a required property"),
+    ({"spec": {"name": "llama-3.1-8b", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+               "vocab_size": 128256, "compute_dtype": "bf16"}},
+     "Additional properties are not allowed ('compute_dtype' was unexpected)"),
+], ids=["zero-width", "spec-missing-field", "spec-unknown-key"])
+def test_schema_refuses_a_zero_expert_width_and_a_spec_that_is_no_spec(change: Dict[str, Any],
+                                                                       expected: str) -> None:
+    document = {**artifact("specs/llama/llama-3.1-8b.yaml"), **change}
+    errors = [error.message for error in jsonschema.Draft202012Validator(SCHEMA, registry=_registry())
+              .iter_errors(document)]
+    assert errors == [expected]
 
 
 def _framed(*parts: Tuple[str, bytes]) -> str:
@@ -163,9 +228,9 @@ def _framed(*parts: Tuple[str, bytes]) -> str:
 
 def test_digest_is_framed_sha256_of_exactly_the_inputs() -> None:
     assert ArtifactInputs("specs/a.yaml", b"spec", b"profile").digest() == _framed(
-        ("format", b"1"), ("path", b"specs/a.yaml"), ("spec", b"spec"), ("profile", b"profile"))
+        ("format", b"2"), ("path", b"specs/a.yaml"), ("spec", b"spec"), ("profile", b"profile"))
     assert ArtifactInputs("specs/a.yaml", b"spec", b"profile", b"tower").digest() == _framed(
-        ("format", b"1"), ("path", b"specs/a.yaml"), ("spec", b"spec"), ("profile", b"profile"),
+        ("format", b"2"), ("path", b"specs/a.yaml"), ("spec", b"spec"), ("profile", b"profile"),
         ("vision-profile", b"tower"))
 
 
@@ -187,7 +252,7 @@ def test_any_changed_input_changes_the_digest(changed: ArtifactInputs) -> None:
 
 def test_the_format_version_is_an_input(monkeypatch: pytest.MonkeyPatch) -> None:
     before = BASE.digest()
-    monkeypatch.setattr(artifacts, "FORMAT_VERSION", 2)
+    monkeypatch.setattr(artifacts, "FORMAT_VERSION", 3)
     assert BASE.digest() != before
 
 
@@ -242,16 +307,46 @@ def test_build_artifact_refuses_a_tower_without_the_vision_profile() -> None:
         build_artifact(checked(relative), ArtifactInputs(relative, inputs.spec, inputs.profile))
 
 
-@pytest.mark.parametrize("value, expected", [
-    ({"generator": "modelspec regen"}, True),
-    ({"generator": "someone"}, False),
-    ({}, False),
-    (["modelspec regen"], False),
-    ("modelspec regen", False),
-    (None, False),
-])
-def test_is_generated(value: Any, expected: bool) -> None:
-    assert is_generated(value) is expected
+LLAMA_DOC = json.loads(render(artifact("specs/llama/llama-3.1-8b.yaml")))
+OLD_FORMAT = {"format_version": 1, "generator": "modelspec regen", "name": "llama-3.1-8b",
+              "path": "specs/llama/llama-3.1-8b.yaml", "digest": "sha256:" + "0" * 64, "widths": {}}
+INDEX = build_index([IndexEntry("a", "a.json", "specs/a.yaml", "sha256:" + "0" * 64)])
+
+
+@pytest.mark.parametrize("file, document, expected", [
+    ("llama-3.1-8b.json", LLAMA_DOC, None),
+    ("index.json", INDEX, None),
+    # An artifact of an earlier format is regen's, so an upgrade replaces it.
+    ("llama-3.1-8b.json", OLD_FORMAT, None),
+    ("index.json", {**INDEX, "format_version": 1}, None),
+    # A copy under another file name is not: regen would remove or overwrite a file it never wrote.
+    ("gpt2-backup.json", {**LLAMA_DOC, "name": "gpt2"},
+     "its name 'gpt2' is not its file name (that would be gpt2.json)"),
+    ("llama-3.1-8b-backup.json", OLD_FORMAT,
+     "its name 'llama-3.1-8b' is not its file name (that would be llama-3.1-8b.json)"),
+    ("mine.json", {"generator": "modelspec regen"}, "it states no format_version"),
+    ("mine.json", {"generator": "modelspec regen", "format_version": 2}, "it states no name"),
+    ("mine.json", {"generator": "modelspec regen", "format_version": True, "name": "mine"},
+     "it states no format_version"),
+    ("mine.json", {"generator": "modelspec regen", "format_version": 2, "name": "mine"},
+     "it is not an artifact of format 2 ('path' is a required property at /)"),
+    ("llama-3.1-8b.json", {**LLAMA_DOC, "widths": {**LLAMA_DOC["widths"], "routed_expert_width": "wide"}},
+     "it is not an artifact of format 2 ('wide' is not valid under any of the given schemas at "
+     "/widths/routed_expert_width)"),
+    ("llama-3.1-8b.json", {key: value for key, value in OLD_FORMAT.items() if key != "path"},
+     "it lacks the name, path or digest every artifact has"),
+    ("index.json", {**INDEX, "artifacts": {}}, "it is not an artifact of format 2 ({} is not of type 'array' at "
+                                               "/artifacts)"),
+    ("index.json", {"generator": "modelspec regen", "format_version": 1}, "it lists no artifacts"),
+    ("notes.json", {"generator": "a person"}, "it does not carry the mark of modelspec regen"),
+    ("notes.json", ["modelspec regen"], "it does not carry the mark of modelspec regen"),
+    ("notes.json", None, "it does not carry the mark of modelspec regen"),
+], ids=["artifact", "index", "old-artifact", "old-index", "copy", "old-copy", "mark-only", "no-name",
+        "boolean-version", "no-path", "bad-width", "old-without-path", "index-not-a-list", "old-index-no-list",
+        "other-mark", "list", "null"])
+def test_generated_problem(file: str, document: Any, expected: Any) -> None:
+    assert generated_problem(file, document) == expected
+    assert is_generated(file, document) is (expected is None)
 
 
 def test_the_op_counts_are_the_model_specs_own_record() -> None:

@@ -9,7 +9,7 @@ from typing import Dict, Sequence
 
 import pytest
 
-from pipeline.git_changes import Changes, FileChange, SpecFacts, changes_since, select_specs
+from pipeline.git_changes import Changes, FileChange, SpecFacts, changes_since, merge_base_of, select_specs
 from spec_repos import commit_all, edit, git, git_repo, make_repo, run
 
 DEEPSEEK = "specs/deepseek/deepseek-v3.yaml"
@@ -231,6 +231,20 @@ def test_a_deep_enough_clone_works(tmp_path: Path) -> None:
     git(clone, "fetch", "-q", "--unshallow")
     result = check_changed(clone, "origin/main")
     assert (result.exit_code, checked_files(result.stdout)) == (0, [DEEPSEEK])
+
+
+def test_merge_base_of_tells_whether_the_ref_moved_on(repo: Path) -> None:
+    first = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "-b", "feature")
+    edit(repo / DEEPSEEK, "mtp_depth: 1", "mtp_depth: 2")
+    commit_all(repo, "feature")
+    assert merge_base_of(repo, "main") == (first, True)
+    git(repo, "checkout", "-q", "main")
+    edit(repo / LLAMA, "vocab_size: 128256", "vocab_size: 128000")
+    commit_all(repo, "main moved on")
+    assert merge_base_of(repo, "main", "feature") == (first, False)
+    assert merge_base_of(repo, "feature", "main") == (first, False)
+    assert merge_base_of(repo, "main") == (git(repo, "rev-parse", "main").strip(), True)
 
 
 def test_unrelated_histories_are_refused(repo: Path) -> None:

@@ -15,7 +15,9 @@ import filelock
 import pytest
 
 from pipeline.artifacts import render
-from pipeline.regen import Existing, plan, read_resolved
+from pipeline.op_profiles import load_op_profiles
+from pipeline.regen import Existing, apply_plan, plan, read_resolved, resolve_specs
+from pipeline.repo import find_repo
 from spec_repos import SPECS, commit_all, edit, git, git_repo, make_repo, modelspec_argv, run, tree
 
 ARTIFACTS = ("deepseek-v3.json", "llama-3.1-8b.json", "qwen3.5-35b-a3b.json")
@@ -89,7 +91,8 @@ def test_check_names_missing_and_orphaned_artifacts(repo: Path) -> None:
         "resolved/qwen3.5-35b-a3b-instruct.json:1:1: error [regen.missing] resolved/qwen3.5-35b-a3b-instruct.json "
         "is missing (from specs/qwen/qwen3.5-35b-a3b.yaml); run modelspec regen\n"
         "resolved/qwen3.5-35b-a3b.json:1:1: error [regen.orphaned] resolved/qwen3.5-35b-a3b.json is orphaned: its "
-        "spec specs/qwen/qwen3.5-35b-a3b.yaml is gone or now has another name; run modelspec regen to remove it\n"
+        "spec specs/qwen/qwen3.5-35b-a3b.yaml now has the name 'qwen3.5-35b-a3b-instruct' "
+        "(resolved/qwen3.5-35b-a3b-instruct.json); run modelspec regen to remove it\n"
         "resolved/ is out of date (2 missing, 1 orphaned, 1 stale); run modelspec regen\n"))
 
 
@@ -117,7 +120,8 @@ def test_a_renamed_model_replaces_its_artifact(repo: Path) -> None:
     result = run(repo, "regen")
     assert result.stdout == ("wrote resolved/llama-3.1-8b-instruct.json\n"
                              "wrote resolved/index.json\n"
-                             "removed resolved/llama-3.1-8b.json (its spec specs/llama/llama-3.1-8b.yaml is gone)\n"
+                             "removed resolved/llama-3.1-8b.json (its spec specs/llama/llama-3.1-8b.yaml now has the "
+                             "name 'llama-3.1-8b-instruct' (resolved/llama-3.1-8b-instruct.json))\n"
                              "regen: 2 files written, 1 removed, 2 unchanged in resolved/\n")
 
 
@@ -139,14 +143,16 @@ def test_a_failing_spec_keeps_its_artifact_and_stays_in_the_index(repo: Path) ->
         "specs/deepseek/deepseek-v3.yaml:12:22: error [regen.spec-fails] fails modelspec check (1 error, the first "
         "[spec.experts-per-tok-above] at line 12); its artifact resolved/deepseek-v3.json is kept from an earlier "
         "run; run modelspec check specs/deepseek/deepseek-v3.yaml\n"
-        "regen: 1 file written, 0 removed, 3 unchanged in resolved/; 1 problem: the specs named keep their old "
-        "artifacts\n"))
+        "regen: 1 file written, 0 removed, 3 unchanged in resolved/; 1 problem above that regen cannot fix: each "
+        "line says what to do\n"))
     assert (repo / "resolved" / "deepseek-v3.json").read_bytes() == old
     assert [(entry["file"], entry["current"]) for entry in index_of(repo)] == [
         ("deepseek-v3.json", False), ("llama-3.1-8b.json", True), ("qwen3.5-35b-a3b.json", True)]
     check = run(repo, "regen", "--check")
+    # resolved/ is what regen leaves; what is left to do is the spec's fix, which regen cannot make.
     assert (check.exit_code, check.stdout.splitlines()[-1]) == (
-        1, "resolved/ is out of date (1 spec-fails); run modelspec regen")
+        1, "1 problem modelspec regen cannot fix (1 spec-fails): fix what each line above says, then run "
+           "modelspec regen")
 
 
 def test_a_failing_spec_without_an_artifact_is_reported(tmp_path: Path) -> None:
@@ -154,9 +160,11 @@ def test_a_failing_spec_without_an_artifact_is_reported(tmp_path: Path) -> None:
     (root / "specs" / "broken.yaml").write_text("name: broken\nhidden_size: 12\n", encoding="utf-8")
     result = run(root, "regen")
     assert result.exit_code == 1
-    assert result.stdout.splitlines()[-2] == (
+    assert result.stdout.splitlines()[-2:] == [
         "specs/broken.yaml:1:1: error [regen.spec-fails] fails modelspec check (3 errors, the first "
-        "[schema.required] at line 1); it has no artifact; run modelspec check specs/broken.yaml")
+        "[schema.required] at line 1); it has no artifact; run modelspec check specs/broken.yaml",
+        "regen: 4 files written, 0 removed, 0 unchanged in resolved/; 1 problem above that regen cannot fix: each "
+        "line says what to do"]
     assert "broken.json" not in tree(root / "resolved")
 
 
@@ -235,6 +243,71 @@ def test_a_file_regen_did_not_write_is_never_overwritten_or_removed(tmp_path: Pa
         b'{"hand": "written"}\n', b'{"generator": "a person"}\n', b"artifacts\n")
 
 
+@pytest.mark.parametrize("file, text, why", [
+    # A copy of an artifact under another name: its spec is there, and it is no artifact of regen's.
+    ("llama-backup.json", None, "its name 'llama-3.1-8b' is not its file name (that would be llama-3.1-8b.json)"),
+    ("mine.json", '{"generator": "modelspec regen"}\n', "it states no format_version"),
+    ("mine.json", '{"generator": "modelspec regen", "format_version": 2, "name": "mine"}\n',
+     "it is not an artifact of format 2 ('path' is a required property at /)"),
+], ids=["copy", "mark-only", "mark-and-name"])
+def test_a_file_that_only_looks_generated_is_left_alone_with_a_warning(repo: Path, file: str, text, why: str) -> None:
+    copy = repo / "resolved" / file
+    copy.write_text(text or (repo / "resolved" / "llama-3.1-8b.json").read_text(encoding="utf-8"), encoding="utf-8")
+    before = copy.read_bytes()
+    warning = (f"resolved/{file}:1:1: warning [regen.looks-generated] resolved/{file} carries the mark of modelspec "
+               f"regen but is not an artifact it wrote: {why}; regen neither overwrites nor removes it, but a reader "
+               "of resolved/ could take it for one: delete it or move it out of resolved/")
+    check = run(repo, "regen", "--check")
+    assert (check.exit_code, check.stdout) == (0, f"{warning}\nresolved/ is up to date (3 artifacts and the index)\n")
+    (repo / LLAMA).unlink()
+    result = run(repo, "regen")
+    assert (result.exit_code, result.stdout) == (0, (
+        "wrote resolved/index.json\n"
+        "removed resolved/llama-3.1-8b.json (its spec specs/llama/llama-3.1-8b.yaml is gone)\n"
+        f"{warning}\n"
+        "regen: 1 file written, 1 removed, 2 unchanged in resolved/; 1 warning above\n"))
+    assert copy.read_bytes() == before
+
+
+def test_an_artifact_of_an_earlier_format_is_replaced_and_an_orphan_of_one_removed(repo: Path) -> None:
+    old = {"format_version": 1, "generator": "modelspec regen", "name": "llama-3.1-8b", "path": LLAMA,
+           "digest": "sha256:" + "0" * 64, "widths": {"routed_expert_width": 14336}}
+    (repo / "resolved" / "llama-3.1-8b.json").write_text(render(old), encoding="utf-8")
+    (repo / "resolved" / "gone.json").write_text(render({**old, "name": "gone", "path": "specs/gone.yaml"}),
+                                                 encoding="utf-8")
+    result = run(repo, "regen")
+    assert (result.exit_code, result.stdout) == (0, (
+        "wrote resolved/llama-3.1-8b.json\n"
+        "removed resolved/gone.json (its spec specs/gone.yaml is gone)\n"
+        "regen: 1 file written, 1 removed, 3 unchanged in resolved/\n"))
+    assert json.loads((repo / "resolved" / "llama-3.1-8b.json").read_text())["format_version"] == 2
+
+
+def test_an_index_regen_did_not_write_is_not_written_over(repo: Path) -> None:
+    (repo / "resolved" / "index.json").write_text('{"mine": true}\n', encoding="utf-8")
+    message = ("resolved/index.json:1:1: error [regen.not-generated] resolved/index.json was not written by modelspec "
+               "regen, so the index of the artifacts is not written over it; move that file out of resolved/")
+    result = run(repo, "regen")
+    assert (result.exit_code, result.stdout) == (1, (
+        f"{message}\nregen: resolved/ is up to date (3 artifacts); 1 problem above that regen cannot fix: each line "
+        "says what to do\n"))
+    assert (repo / "resolved" / "index.json").read_text(encoding="utf-8") == '{"mine": true}\n'
+    check = run(repo, "regen", "--check")
+    assert (check.exit_code, check.stdout) == (1, (
+        f"{message}\n1 problem modelspec regen cannot fix (1 not-generated): fix what each line above says, then "
+        "run modelspec regen\n"))
+
+
+def test_check_tells_drift_from_what_regen_cannot_fix(repo: Path) -> None:
+    edit(repo / DEEPSEEK, "mtp_depth: 1", "mtp_depth: 2")
+    edit(repo / QWEN, "name: qwen3.5-35b-a3b", "name: llama-3.1-8b")
+    result = run(repo, "regen", "--check")
+    assert (result.exit_code, result.stdout.splitlines()[-2:]) == (1, [
+        "resolved/ is out of date (2 stale); run modelspec regen",
+        "2 problems modelspec regen cannot fix (2 duplicate-name): fix what each line above says, then run "
+        "modelspec regen"])
+
+
 def test_leftover_temporary_files_are_removed(repo: Path) -> None:
     (repo / "resolved" / ".deepseek-v3.json.abc123.tmp").write_text('{"half', encoding="utf-8")
     assert run(repo, "regen").exit_code == 0
@@ -261,6 +334,35 @@ def test_a_second_run_waits_while_the_lock_is_held(repo: Path) -> None:
         assert (process.poll(), tree(repo / "resolved")) == (None, before)
     stdout, _ = process.communicate(timeout=60)
     assert (process.returncode, stdout.splitlines()[0]) == (0, "wrote resolved/deepseek-v3.json")
+
+
+def test_check_waits_for_a_running_regen_and_reads_what_it_leaves(repo: Path) -> None:
+    edit(repo / DEEPSEEK, "mtp_depth: 1", "mtp_depth: 2")
+    stale = tree(repo / "resolved")
+    lock = filelock.FileLock(str(repo / "resolved" / ".regen.lock"))
+    with lock:
+        process = subprocess.Popen(modelspec_argv("regen", "--root", str(repo), "--check", "--wait", "60"),
+                                   stdout=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        assert process.poll() is None
+        # What a regen holding the lock would do: every file of the plan, then release.
+        spec_repo = find_repo(repo)
+        files = sorted((repo / "specs").rglob("*.yaml"))
+        existing = read_resolved(repo / "resolved")
+        target = plan(resolve_specs(spec_repo, files, load_op_profiles(spec_repo.profiles)),
+                      [spec_repo.display(path) for path in files], existing)
+        apply_plan(target, repo / "resolved", existing)
+    stdout, _ = process.communicate(timeout=60)
+    assert (process.returncode, stdout) == (0, "resolved/ is up to date (3 artifacts and the index)\n")
+    assert tree(repo / "resolved") != stale
+
+
+def test_check_gives_up_on_a_lock_held_past_wait(repo: Path) -> None:
+    with filelock.FileLock(str(repo / "resolved" / ".regen.lock")):
+        result = run(repo, "regen", "--check", "--wait", "0")
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", (
+        f"Error: another modelspec regen holds {repo / 'resolved' / '.regen.lock'} and did not finish within 0 s; "
+        "wait for it to finish, or give it longer with --wait SECONDS\n"))
 
 
 def test_a_symlinked_resolved_folder_is_refused(tmp_path: Path) -> None:
@@ -305,18 +407,26 @@ def test_plan_keeps_the_current_flag_of_specs_not_resolved_this_run() -> None:
     assert (target.files["a.json"], target.orphans, target.problems) == (render(kept), {}, ())
 
 
+OLD_ARTIFACT = {"format_version": 1, "generator": "modelspec regen", "name": "a", "path": "specs/a.yaml",
+                "digest": "sha256:" + "0" * 64}
+
+
 def test_read_resolved_ignores_hidden_files_links_and_other_suffixes(tmp_path: Path) -> None:
     folder = tmp_path / "resolved"
     folder.mkdir()
-    (folder / "a.json").write_text('{"generator": "modelspec regen", "path": "specs/a.yaml"}', encoding="utf-8")
+    (folder / "a.json").write_text(json.dumps(OLD_ARTIFACT), encoding="utf-8")
     (folder / "b.json").write_bytes(b"\xff\xfe")
     (folder / "c.json").write_text("{not json", encoding="utf-8")
     (folder / ".d.json").write_text("{}", encoding="utf-8")
     (folder / "e.txt").write_text("{}", encoding="utf-8")
     (folder / "f.json").symlink_to(folder / "a.json")
+    (folder / "g.json").write_text(json.dumps({**OLD_ARTIFACT, "name": "g"}), encoding="utf-8")
+    (folder / "h.json").write_text(json.dumps(OLD_ARTIFACT), encoding="utf-8")
     found = read_resolved(folder)
-    assert sorted(found) == ["a.json", "b.json", "c.json"]
-    assert (found["a.json"].spec_path, found["b.json"].text, found["c.json"].document) == ("specs/a.yaml", None, None)
+    assert [(item.file, item.spec_path, item.text is None, item.imitation) for item in found.values()] == [
+        ("a.json", "specs/a.yaml", False, None), ("b.json", None, True, None), ("c.json", None, False, None),
+        ("g.json", "specs/a.yaml", False, None),
+        ("h.json", None, False, "its name 'a' is not its file name (that would be a.json)")]
 
 
 # ---- --changed-since and --commit, in real git repositories -------------------------------------------------------
@@ -358,10 +468,26 @@ def test_commit_commits_only_resolved_with_a_message_of_what_changed(tmp_path: P
         "updated resolved/index.json\n"
         "removed resolved/llama-3.1-8b.json\n\n"
         "removed llama-3.1-8b: llama, 32 layers\n"
-        "deepseek-v3: moe 58 -> 57; MTP 1 -> 2\n\n")
+        "deepseek-v3: moe 58 -> 57; MTP 1 -> 2; num_hidden_layers 61 -> 60; mtp_depth 1 -> 2\n\n")
     assert git(root, "show", "--name-status", "--format=", "HEAD") == (
         "M\tresolved/deepseek-v3.json\nM\tresolved/index.json\nD\tresolved/llama-3.1-8b.json\n")
     assert git(root, "status", "--porcelain") == "?? untracked.txt\n"
+
+
+def test_the_commit_that_upgrades_the_format_says_so(tmp_path: Path) -> None:
+    root = git_repo(tmp_path / "repo")
+    assert run(root, "regen", "--commit").exit_code == 0
+    path = root / "resolved" / "llama-3.1-8b.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    old = {**{key: value for key, value in document.items() if key != "spec"}, "format_version": 1,
+           "widths": {**document["widths"], "routed_expert_width": 14336, "shared_expert_width": 0}}
+    path.write_text(render(old), encoding="utf-8")
+    commit_all(root, "an artifact of format 1")
+    result = run(root, "regen", "--commit")
+    assert (result.exit_code, git(root, "log", "-1", "--format=%B")) == (0, (
+        "resolved: regenerate artifacts (1 updated)\n\n"
+        "updated resolved/llama-3.1-8b.json\n\n"
+        "llama-3.1-8b: format_version 1 -> 2\n\n"))
 
 
 def test_the_first_commit_adds_every_artifact(tmp_path: Path) -> None:

@@ -8,15 +8,24 @@ what a newer modelspec does differently, and needs no committed
 ``resolved/``. The comparison and its text and Markdown forms are
 :mod:`pipeline.catalogue_diff`'s.
 
+The base side is the merge base of BASE and HEAD (the ``HEAD`` commit when
+HEAD is left out), as ``git diff BASE...HEAD`` and ``--changed-since``
+compare: what landed on BASE after the branch left it is not this change's,
+and must not show up reversed as if the change undid it. The heading names
+that commit when it is not BASE's own (BASE moved on since the branch
+left it). ``--no-merge-base`` compares with BASE itself, for two
+revisions that are not a branch and its base (two release tags).
+
 Exit codes: 0 (or 1 with ``--exit-code`` when a model was added, removed or
-changed), 2 for a git failure or broken op profiles at a side.
+changed, or a spec newly fails to resolve or no longer does), 2 for a git
+failure or broken op profiles at a side.
 """
 
 from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Tuple
 
 import click
 
@@ -33,24 +42,40 @@ WORKING_TREE = "working tree"
 @root_option
 @click.option("--format", "fmt", type=click.Choice(("text", "markdown")), default="text", show_default=True,
               help="text for a terminal or a log, markdown for a pull-request comment.")
-@click.option("--exit-code", is_flag=True, help="Exit 1 when a model was added, removed or changed.")
-def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit_code: bool) -> None:
-    """Show what a change does to the catalogue's resolved stacks.
+@click.option("--exit-code", is_flag=True,
+              help="Exit 1 when a model was added, removed or changed, or a spec newly fails to resolve or no "
+                   "longer does.")
+@click.option("--merge-base/--no-merge-base", "use_merge_base", default=True, show_default=True,
+              help="Compare with the merge base of BASE and HEAD (what HEAD branched from), like git diff "
+                   "BASE...HEAD; --no-merge-base compares with BASE itself.")
+def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit_code: bool,
+            use_merge_base: bool) -> None:
+    """Show what a change does to the catalogue's resolved stacks and spec facts.
 
-    Compares the catalogue at git revision BASE with HEAD (a revision), or
-    with the working tree when HEAD is left out: the models added and
-    removed, and for each changed model what moved (layers per kind, MTP
-    layers, flavours and op counts, linear-attention dimensions, derived
-    widths, the vision tower), e.g. "deepseek-v3: moe 58 -> 57; MTP 1 -> 2".
+    Compares the catalogue at the merge base of git revision BASE and HEAD
+    (the commit HEAD branched from, as git diff BASE...HEAD does, so what
+    landed on BASE since is not shown as undone) with HEAD (a revision), or
+    with the working tree when HEAD is left out (the merge base is then
+    BASE's with the HEAD commit). The heading names the merge base when
+    BASE has moved on since.
+    --no-merge-base compares with BASE exactly, e.g. two release tags.
+
+    It tells the models added and removed, and for each changed model what
+    moved: layers per kind, MTP layers, flavours and op counts, derived
+    widths, the vision tower's stack, and every spec fact by its field name,
+    e.g. "deepseek-v3: moe 58 -> 57; MTP 1 -> 2; num_hidden_layers 61 -> 60;
+    mtp_depth 1 -> 2" or "deepseek-v3: num_experts 256 -> 128"; and the
+    specs that do not resolve on either side.
 
     \b
     Examples:
-      modelspec diff origin/main                   # your change, uncommitted work included
-      modelspec diff v1 v2
-      modelspec diff HEAD^1 HEAD --format markdown > comment.md   # a PR merge commit
+      modelspec diff origin/main                   # your branch, uncommitted work included
+      modelspec diff origin/main HEAD --format markdown > comment.md
+      modelspec diff v1 v2 --no-merge-base         # two tags, whatever their history
 
-    Exit codes: 0 (1 with --exit-code when something moved), 2 a git
-    failure or broken op profiles.
+    Exit codes: 0 (1 with --exit-code when something moved or a spec newly
+    fails to resolve or no longer does), 2 a git failure or broken op
+    profiles.
     """
     # pylint: disable=import-outside-toplevel
     from pipeline.catalogue_diff import diff_catalogues, render_markdown, render_text
@@ -61,9 +86,10 @@ def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit
     with git_errors():
         for rev in filter(None, (base, head)):
             check_revision(rev)
+        commit, label = _base_side(repo, base, head, use_merge_base)
     with tempfile.TemporaryDirectory(prefix="modelspec-diff-") as scratch:
-        before = _catalogue(repo, base, Path(scratch) / "base")
-        after = _catalogue(repo, head, Path(scratch) / "head") if head else _working_tree(repo)
+        before = _catalogue(repo, commit, label, Path(scratch) / "base")
+        after = _catalogue(repo, head, head, Path(scratch) / "head") if head else _working_tree(repo)
     result = diff_catalogues(before, after)
     click.echo(render_markdown(result) if fmt == "markdown" else render_text(result), nl=False)
     raise SystemExit(1 if exit_code and not result.empty else 0)
@@ -85,8 +111,29 @@ def _loaded(repo, label: str, shown_root: str):
         raise SystemExit(2) from None
 
 
-def _catalogue(repo, rev: str, scratch: Path):
-    """The catalogue as revision *rev* has it, exported into *scratch*."""
+def _base_side(repo, base: str, head: Optional[str], use_merge_base: bool) -> Tuple[str, str]:
+    """The revision the base side is read from, and its label.
+
+    With the merge base: its commit id, labelled ``merge base 0123456789ab of
+    origin/main and HEAD`` (or *base* when *base* is the merge base itself,
+    as it is for a branch not behind it); without: *base* itself, labelled *base*.
+
+    Raises:
+        GitError: If the merge base cannot be found (see :func:`~pipeline.git_changes.merge_base_of`).
+    """
+    from pipeline.git_changes import merge_base_of  # pylint: disable=import-outside-toplevel
+
+    if not use_merge_base:
+        return base, base
+    commit, is_base = merge_base_of(repo.root, base, head or "HEAD")
+    return commit, base if is_base else f"merge base {commit[:12]} of {base} and {head or 'HEAD'}"
+
+
+def _catalogue(repo, rev: str, label: str, scratch: Path):
+    """The catalogue as revision *rev* has it, exported into *scratch*, named *label*.
+
+    A broken profile is shown as ``<rev>:op_profiles/<arch>.yaml``, the path ``git show`` reads it by.
+    """
     # pylint: disable=import-outside-toplevel
     from pipeline.git_changes import export_revision
     from pipeline.repo import SpecRepo
@@ -94,7 +141,7 @@ def _catalogue(repo, rev: str, scratch: Path):
     scratch.mkdir()
     with git_errors():
         export_revision(repo.root, rev, [repo.display(repo.specs), "op_profiles"], scratch)
-    return _loaded(SpecRepo(scratch), rev, f"{rev}:")
+    return _loaded(SpecRepo(scratch), label, f"{rev}:")
 
 
 def _working_tree(repo):

@@ -5,7 +5,9 @@ decides what to write, keep and remove; :mod:`pipeline.artifacts` is the
 format), reports each file written or removed and each spec left without a
 new artifact, and exits 0 (every spec has its artifact), 1 (a spec failed,
 or ``--check`` found drift) or 2 (a broken repository, another run holding
-the lock past ``--wait``, a git failure, or ``--commit`` refused).
+the lock past ``--wait``, a git failure, or ``--commit`` refused). Its last
+line says what to do next, and tells the drift ``modelspec regen`` repairs
+from the problems it cannot (a failing spec, a name, a file in the way).
 ``--commit`` commits only what regen keeps in ``resolved/``, with a message
 that lists what changed and how the stacks moved.
 """
@@ -30,13 +32,14 @@ class RegenFailure(click.ClickException):
 @click.command(name="regen", context_settings={"help_option_names": ["-h", "--help"]})
 @root_option
 @click.option("--check", "check_only", is_flag=True,
-              help="Write nothing; exit 1 naming every artifact that is missing, stale or orphaned.")
+              help="Write nothing; exit 1 naming every artifact that is missing, stale or orphaned, and every spec "
+                   "left without its artifact. Waits for a running regen (--wait) before reading.")
 @click.option("--commit", is_flag=True,
               help="Then commit resolved/ alone (refused when files outside it are modified); no commit when "
                    "nothing changed.")
 @changed_since_option
 @click.option("--wait", type=click.FloatRange(min=0), default=60.0, show_default=True, metavar="SECONDS",
-              help="How long to wait for another regen run to finish before giving up.")
+              help="How long to wait for another regen run to finish before giving up (with --check too).")
 def command(root: Optional[Path], check_only: bool, commit: bool, changed_since: Optional[str],
             wait: float) -> None:
     """Regenerate the resolved-stack artifacts in resolved/ (or --check them).
@@ -44,9 +47,10 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
     One resolved/<name>.json per spec that passes check (its resolved layer
     stack, op counts, tower and derived widths, and a digest of its inputs),
     and resolved/index.json listing them. Byte-identical between runs on the
-    same inputs; each file replaced atomically; only files regen wrote are
-    removed, when their spec is gone. A spec that fails check keeps its old
-    artifact and is reported.
+    same inputs; each file replaced atomically; only files regen wrote (the
+    mark, a file name that is their name, the artifact's shape) are
+    overwritten, or removed when their spec is gone or renamed. A spec that
+    fails check keeps its old artifact and is reported.
 
     \b
     Examples:
@@ -83,11 +87,11 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
     resolutions = resolve_specs(repo, files, profiles)
     spec_paths = [repo.display(path) for path in every]
     if check_only:
-        raise SystemExit(_check(repo, resolutions, spec_paths))
+        raise SystemExit(_check(repo, resolutions, spec_paths, wait))
     target, applied = _write(repo, resolutions, spec_paths, wait)
     if commit:
         _commit(repo, target, applied)
-    raise SystemExit(1 if target.problems else 0)
+    raise SystemExit(1 if target.errors else 0)
 
 
 def _shown(repo, file: str) -> str:
@@ -103,26 +107,45 @@ def _echo_problems(problems) -> None:
         click.echo(problem_line(problem))
 
 
-def _check(repo, resolutions, spec_paths: List[str]) -> int:
-    """``--check``: report the drift; return the exit code."""
+#: The --check findings that running modelspec regen repairs; every other error needs a person.
+DRIFT_CODES = ("regen.missing", "regen.stale", "regen.orphaned")
+
+
+def _told(problems) -> str:
+    """``2 missing, 1 stale``: how many problems of each code (the part after ``regen.``), codes sorted."""
+    counts: Dict[str, int] = {}
+    for problem in problems:
+        counts[problem.code] = counts.get(problem.code, 0) + 1
+    return ", ".join(f"{count} {code.split('.', 1)[1]}" for code, count in sorted(counts.items()))
+
+
+def _check(repo, resolutions, spec_paths: List[str], wait: float) -> int:
+    """``--check``: read ``resolved/`` under the lock, report the drift and the problems; return the exit code."""
     # pylint: disable=import-outside-toplevel
-    from pipeline.regen import drift, plan, read_resolved
+    from pipeline.problems import Severity
+    from pipeline.regen import RegenError, drift, locked, plan, read_resolved
     from pipeline.reporters.summary import plural
 
-    existing = read_resolved(repo.resolved)
+    try:
+        with locked(repo.resolved, wait, create=False):
+            existing = read_resolved(repo.resolved)
+    except RegenError as error:
+        raise RegenFailure(str(error)) from None
     target = plan(resolutions, spec_paths, existing)
     found = drift(target, existing, repo.display(repo.resolved))
     _echo_problems(found)
     folder = repo.display(repo.resolved)
-    if not found:
-        click.echo(f"{folder}/ is up to date ({plural(len(target.files) - 1, 'artifact')} and the index)")
-        return 0
-    counts: Dict[str, int] = {}
-    for problem in found:
-        counts[problem.code] = counts.get(problem.code, 0) + 1
-    told = ", ".join(f"{count} {code.split('.', 1)[1]}" for code, count in sorted(counts.items()))
-    click.echo(f"{folder}/ is out of date ({told}); run modelspec regen")
-    return 1
+    errors = [problem for problem in found if problem.severity is Severity.ERROR]
+    repaired = [problem for problem in errors if problem.code in DRIFT_CODES]
+    needs_a_person = [problem for problem in errors if problem.code not in DRIFT_CODES]
+    if repaired:
+        click.echo(f"{folder}/ is out of date ({_told(repaired)}); run modelspec regen")
+    if needs_a_person:
+        click.echo(f"{plural(len(needs_a_person), 'problem')} modelspec regen cannot fix ({_told(needs_a_person)}): "
+                   "fix what each line above says, then run modelspec regen")
+    if not errors:
+        click.echo(f"{folder}/ is up to date ({plural(len(target.artifacts), 'artifact')} and the index)")
+    return 1 if errors else 0
 
 
 def _write(repo, resolutions, spec_paths: List[str], wait: float):
@@ -132,7 +155,7 @@ def _write(repo, resolutions, spec_paths: List[str], wait: float):
     from pipeline.reporters.summary import plural
 
     def tell(action: str, file: str) -> None:
-        why = f" (its spec {target.orphans[file]} is gone)" if action == "removed" else ""
+        why = f" ({target.orphans[file]})" if action == "removed" else ""
         click.echo(f"{action} {_shown(repo, file)}{why}")
 
     try:
@@ -145,13 +168,14 @@ def _write(repo, resolutions, spec_paths: List[str], wait: float):
         raise RegenFailure(str(error)) from None
     _echo_problems(target.problems)
     folder = repo.display(repo.resolved)
-    without = f"; {plural(len(target.problems), 'problem')}: the specs named keep their old artifacts" \
-        if target.problems else ""
+    errors, warnings = len(target.errors), len(target.problems) - len(target.errors)
+    without = "".join([f"; {plural(errors, 'problem')} above that regen cannot fix: each line says what to do"
+                       if errors else "", f"; {plural(warnings, 'warning')} above" if warnings else ""])
     if applied.changed:
         click.echo(f"regen: {plural(len(applied.written), 'file')} written, {len(applied.removed)} removed, "
                    f"{applied.unchanged} unchanged in {folder}/{without}")
     else:
-        click.echo(f"regen: {folder}/ is up to date ({plural(len(target.files) - 1, 'artifact')}){without}")
+        click.echo(f"regen: {folder}/ is up to date ({plural(len(target.artifacts), 'artifact')}){without}")
     return target, applied
 
 
@@ -173,17 +197,12 @@ def _refuse_other_changes(repo) -> None:
 def _commit(repo, target, applied) -> None:
     """Stage what regen keeps and removed in ``resolved/``, and commit it with a message saying what changed."""
     # pylint: disable=import-outside-toplevel
-    import json
-
-    from pipeline.artifacts import is_generated
     from pipeline.catalogue_diff import Catalogue, diff_catalogues, render_text
     from pipeline.git_changes import commit, files_at, stage
 
     folder = repo.display(repo.resolved)
     with git_errors():
-        at_head = files_at(repo.root, "HEAD", [folder])
-        documents = {path: json.loads(data) for path, data in at_head.items() if path.endswith(".json")}
-        generated = {path: doc for path, doc in documents.items() if is_generated(doc) and "name" in doc}
+        generated = _artifacts_of(files_at(repo.root, "HEAD", [folder]), folder)
         gone = [path for path in generated if not (repo.root / path).exists()]
         paths = sorted({f"{folder}/{file}" for file in target.files}
                        | {f"{folder}/{file}" for file, _ in applied.removed} | set(gone))
@@ -196,6 +215,27 @@ def _commit(repo, target, applied) -> None:
         message = _message(staged, moves)
         sha = commit(repo.root, message)
     click.echo(f"committed {sha[:12]}: {message.splitlines()[0]}")
+
+
+def _artifacts_of(files: Dict[str, bytes], folder: str) -> Dict[str, Dict]:
+    """The artifacts regen wrote among *files* (root-relative paths to bytes) directly in *folder*, the index apart."""
+    # pylint: disable=import-outside-toplevel
+    import json
+
+    from pipeline.artifacts import INDEX_FILE, is_generated
+
+    found = {}
+    for path, data in files.items():
+        file = path[len(folder) + 1:]
+        if "/" in file or file == INDEX_FILE or not file.endswith(".json"):
+            continue
+        try:
+            document = json.loads(data.decode("utf-8"))
+        except ValueError:
+            continue
+        if is_generated(file, document):
+            found[path] = document
+    return found
 
 
 _VERBS = {"A": "added", "M": "updated", "D": "removed"}
