@@ -58,6 +58,8 @@ CODES: Dict[str, str] = {
     "spec.share-above-one": "A share of FLOPs is above 1.",
     "spec.kv-heads-divide": "num_attention_heads is not a multiple of num_key_value_heads.",
     "spec.head-dim-divide": "head_dim is not declared and hidden_size is not a multiple of num_attention_heads.",
+    "spec.vision-head-divide": "A vision tower's hidden_size is not a multiple of its num_attention_heads; a tower "
+                               "states no head_dim, so its head width must derive from them.",
     "spec.experts-per-tok-without-experts": "num_experts_per_tok is set but num_experts is not.",
     "spec.experts-per-tok-above": "num_experts_per_tok is larger than num_experts.",
     "spec.first-k-dense-above": "first_k_dense_replace is larger than num_hidden_layers.",
@@ -731,12 +733,19 @@ class VisionSpec:
         return cls(**values)
 
     def problems(self, where: FieldPath = ("vision",)) -> List[SpecIssue]:
-        """Return why the tower cannot be costed: non-positive required fields, MTP groups, a stack that does not add up."""
+        """Return why the tower cannot be costed: non-positive required fields, heads that do not split the
+        width, MTP groups, a stack that does not add up."""
         issues = _Issues()
         for key in _TOWER_REQUIRED:
             if getattr(self, key) <= 0:
                 issues.add(where + (key,), "spec.not-positive",
                            f"{dotted(where + (key,))} must be positive, got {getattr(self, key)}")
+        if self.hidden_size > 0 and self.num_attention_heads > 0 and self.hidden_size % self.num_attention_heads:
+            issues.add(where + ("num_attention_heads",), "spec.vision-head-divide",
+                       f"{dotted(where + ('hidden_size',))} ({self.hidden_size}) is not a multiple of "
+                       f"{dotted(where + ('num_attention_heads',))} ({self.num_attention_heads}), so no head width "
+                       "derives from them (a tower states no head_dim); state the tower's head count as its "
+                       "vision_config gives it")
         if self.layers is not None:
             for index, group in enumerate(self.layers):
                 if group.mtp:

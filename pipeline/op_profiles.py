@@ -10,6 +10,16 @@ spec without ``arch`` gets it, and an optional default kind. ``vision.yaml``
 ``schemas/op-profile.schema.json``; the counting conventions are in
 ``op_profiles/README.md``.
 
+A kind may also state what its counts assume of a spec (``assumes``): the
+spec field values of the model the counts were read from, such as
+``qk_norm: true`` or ``num_shared_experts: 1``. A count is a number of calls,
+and a spec whose flags say its layers run other calls (a shared expert the
+counts lack, per-head norms they do not have) would be priced wrong without a
+word; :mod:`pipeline.stack` refuses such a spec by those entries. The loader
+checks that each entry names a flag or a count of the model spec (of a vision
+tower, in the vision profile) and holds a value of its type, so a typo is
+refused where it is written rather than never matching.
+
 Profiles are loaded a folder at a time and cached per folder: a spec
 repository may carry its own ``op_profiles/``, and every spec of a run is
 resolved against the same set. A broken profile is not a bad spec: it raises
@@ -19,14 +29,17 @@ spec that names a missing profile gets a :class:`~pipeline.model.ModelSpecError`
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import functools
+import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from pipeline.model import ModelSpecError, OpCounts, SpecIssue, refuse
-from pipeline.problems import FieldPath, Problem, Severity
+from pipeline.model import ModelSpec, ModelSpecError, OpCounts, SpecIssue, VisionSpec, refuse
+from pipeline.problems import FieldPath, Location, Problem, Severity, dotted
 
 if TYPE_CHECKING:
     from pipeline.yaml_source import SourceDoc
@@ -42,6 +55,10 @@ CODES: Dict[str, str] = {
     "profile.none": "The op profiles folder holds no profile at all.",
     "profile.default-kind": "An op profile's default is not one of its layer_kinds.",
     "profile.model-type-twice": "Two op profiles claim the same Hugging Face model_type.",
+    "profile.assumes-field": "A kind's assumes names something that is not a flag or a count of a model spec (of "
+                             "a vision tower, in the vision profile): a typo, or a field no count can depend on.",
+    "profile.assumes-value": "A kind's assumes gives a field a value of the wrong type: a flag takes true or false, "
+                             "a count a whole number it can hold, and either may be 'stated'.",
     "stack.no-arch": "A spec states no arch and no op profile's match pattern picks one from its name.",
     "stack.ambiguous-arch": "A spec states no arch and several op profiles' match patterns fit its name.",
     "stack.unknown-arch": "A spec's arch names no op profile.",
@@ -49,6 +66,16 @@ CODES: Dict[str, str] = {
 }
 
 _PROFILE_SCHEMA = "op-profile.schema.json"
+
+#: The ``assumes`` value that asks only that a spec states the field, whatever its value.
+STATED = "stated"
+
+#: What a spec that leaves a field out is priced as, for the fields whose absence has a value: no shared
+#: expert (``ModelSpec.shared_expert_width`` is 0), no leading dense layer and no MTP layer (the stack rules read
+#: ``first_k_dense_replace`` and ``mtp_depth`` as 0). Any other absent field is unstated: the profile's counts
+#: decide what it is, and only an assumption of :data:`STATED` is contradicted by its absence.
+ABSENT_PRICED_AS: Mapping[str, int] = MappingProxyType({"num_shared_experts": 0, "first_k_dense_replace": 0,
+                                                        "mtp_depth": 0})
 
 
 class OpProfileError(ValueError):
@@ -65,6 +92,33 @@ class OpProfileError(ValueError):
 
 
 @dataclass(frozen=True)
+class Assumption:
+    """A spec field's value that a kind's op counts were read under (one entry of a kind's ``assumes``).
+
+    Attributes:
+        field: A model spec field (a vision tower's, in the vision profile).
+        value: ``True`` or ``False`` for a flag, a whole number for a count,
+            or :data:`STATED`: the field is stated, whatever its value.
+    """
+
+    field: str
+    value: Union[bool, int, str]
+
+    def holds_for(self, stated: Any) -> bool:
+        """Whether a spec whose field holds *stated* (``None``: absent) fits the counts.
+
+        An absent field is read as :data:`ABSENT_PRICED_AS` says (an absent
+        ``num_shared_experts`` is 0 shared experts); any other absent field is
+        unstated and fits every assumption but :data:`STATED`.
+        """
+        if self.value == STATED:
+            return stated is not None
+        if stated is None:
+            stated = ABSENT_PRICED_AS.get(self.field)
+        return stated is None or (type(stated) is type(self.value) and stated == self.value)
+
+
+@dataclass(frozen=True)
 class LayerKind:
     """One kind of layer of a family: what it runs per forward pass.
 
@@ -73,12 +127,15 @@ class LayerKind:
         ops: Its op counts (calls per layer per forward pass).
         attention: ``full``, ``sliding``, ``mla``, ``linear`` or ``none``.
         ffn: ``dense``, ``moe`` or ``none``.
+        assumes: What the counts assume of a spec, in file order; empty
+            when they assume nothing, or when a spec declared its own ops.
     """
 
     name: str
     ops: OpCounts
     attention: str
     ffn: str
+    assumes: Tuple[Assumption, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -232,14 +289,14 @@ def _as_profile_problem(problem: Problem) -> Problem:
                    Severity.ERROR, problem.message, problem.path)
 
 
-def _located(doc: "SourceDoc", path: FieldPath, code: str, message: str) -> Problem:
-    """A profile problem at *path* of *doc*."""
-    where = doc.locate(path)
+def _located(doc: "SourceDoc", path: FieldPath, code: str, message: str, at: Optional[Location] = None) -> Problem:
+    """A profile problem at *path* of *doc*: at *at* when given, else where the value at *path* is."""
+    where = at or doc.locate(path)
     return Problem(doc.file, where.line, where.column, "schema", code, Severity.ERROR, message, path)
 
 
 def _profile_rules(doc: "SourceDoc", path: Path) -> List[Problem]:
-    """The rules the schema cannot state: arch is the file stem, default is a kind."""
+    """The rules the schema cannot state: arch is the file stem, default is a kind, assumes names typed fields."""
     data = doc.data
     found = []
     if data["arch"] != path.stem:
@@ -249,14 +306,64 @@ def _profile_rules(doc: "SourceDoc", path: Path) -> List[Problem]:
     if default is not None and default not in data["layer_kinds"]:
         found.append(_located(doc, ("default",), "profile.default-kind",
                               f"default {default!r} is not one of the layer_kinds {sorted(data['layer_kinds'])}"))
+    record = "vision tower" if path.stem == VISION_ARCH else "model spec"
+    for name, kind in data["layer_kinds"].items():
+        for field, value in kind.get("assumes", {}).items():
+            where = ("layer_kinds", name, "assumes", field)
+            refusal = _assumption_refusal(field, value, record)
+            if refusal is not None:
+                code, message = refusal
+                at = doc.key_location(where) if code == "profile.assumes-field" else None
+                found.append(_located(doc, where, code, f"{dotted(where[:-1])}: {message}", at))
     return found
+
+
+@functools.lru_cache(maxsize=None)
+def assumable_fields(record: str) -> Mapping[str, type]:
+    """The fields an ``assumes`` entry may name, each with its type (``bool`` or ``int``).
+
+    Args:
+        record: ``"model spec"`` (:class:`~pipeline.model.ModelSpec`) or
+            ``"vision tower"`` (:class:`~pipeline.model.VisionSpec`).
+
+    Returns:
+        The record's flags and whole-number fields, read from its type
+        annotations: the fields a count can depend on.
+    """
+    hints = typing.get_type_hints(VisionSpec if record == "vision tower" else ModelSpec)
+    return MappingProxyType({name: kind for name, hint in hints.items() for kind in (bool, int)
+                             if hint in (kind, Optional[kind])})
+
+
+def _assumption_refusal(field: Any, value: Any, record: str) -> Optional[Tuple[str, str]]:
+    """``(code, message)`` when ``field: value`` is not a valid ``assumes`` entry for *record*, else ``None``."""
+    fields = assumable_fields(record)
+    if field not in fields:
+        close = difflib.get_close_matches(str(field), list(fields), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return ("profile.assumes-field",
+                f"{field!r} is not a flag or a count of a {record}, so no spec could contradict it{hint}")
+    if value == STATED:
+        return None
+    if fields[field] is bool:
+        if isinstance(value, bool):
+            return None
+        return ("profile.assumes-value",
+                f"{field} is a flag: assume true, false or {STATED}, not {value!r}")
+    least = 0 if field in ABSENT_PRICED_AS else 1
+    if type(value) is int and value >= least:
+        return None
+    return ("profile.assumes-value",
+            f"{field} is a count a spec states as a whole number from {least}: assume one, or {STATED}, "
+            f"not {value!r}")
 
 
 def _profile(data: Mapping, path: Path) -> OpProfile:
     """Build an :class:`OpProfile` from a checked document."""
     kinds = {
         name: LayerKind(name, OpCounts.from_dict(kind["ops"], ("layer_kinds", name, "ops")),
-                        kind["attention"], kind["ffn"])
+                        kind["attention"], kind["ffn"],
+                        tuple(Assumption(field, value) for field, value in kind.get("assumes", {}).items()))
         for name, kind in data["layer_kinds"].items()
     }
     return OpProfile(data["arch"], data["summary"], data["source"], tuple(data["model_types"]),

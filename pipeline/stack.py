@@ -20,28 +20,43 @@ group of its default kind unless the tower states ``layers``.
 :func:`resolve_layers` checks a stack against its profile and returns a
 :class:`LayerStack` with every kind resolved. What the reference only logged
 (a ``layer_types`` name the profile lacks; a ``layer_types`` list longer than
-the body) is returned as warnings on the stack, for the report to show. The
-rules that need the resolved stack to judge a spec costable live here too: a
-kind with a dense feed-forward needs ``intermediate_size``, a MoE kind needs
-``num_experts`` (whose width the model IR then checks), a linear kind needs
-the ``linear_*`` dimensions, a sliding kind needs ``sliding_window``.
+the body) is returned as warnings on the stack, for the report to show; when
+the profile's other rules then refuse the body too, those warnings are raised
+with the refusal, since they are its cause.
+
+The rules that need the resolved stack to judge a spec costable live here
+too, as tables. What each flavour needs and what only it reads: a kind with a
+dense feed-forward needs ``intermediate_size``, a MoE kind ``num_experts``
+(whose width the model IR then checks), a linear kind the ``linear_*``
+dimensions, a sliding kind ``sliding_window``; and a field that states
+something only a flavour reads (experts, shared experts, MLA ranks, a window,
+DeltaNet dimensions) is refused on a stack without it, since a cost model
+would ignore it without a word. What each kind's counts assume (its profile's
+``assumes``): a spec that states otherwise, say a shared expert the counts
+lack or ``qk_norm`` the counts were not read with, is refused unless it
+declares its own ``ops`` for the kind. A vision tower gets the same rules,
+for the fields a tower has.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+import difflib
+from dataclasses import dataclass, field, replace
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from pipeline.model import (LINEAR_FIELDS, LayerGroup, ModelSpec, ModelSpecError, OpCounts, SpecIssue,
                             VisionSpec, refuse)
-from pipeline.op_profiles import VISION_ARCH, LayerKind, OpProfile, OpProfiles, load_op_profiles
+from pipeline.op_profiles import (ABSENT_PRICED_AS, STATED, VISION_ARCH, Assumption, LayerKind, OpProfile,
+                                  OpProfiles, load_op_profiles)
 from pipeline.problems import FieldPath, dotted
 
 CODES: Dict[str, str] = {
     "stack.layer-types-short": "layer_types lists fewer layers than num_hidden_layers.",
     "stack.layer-types-long": "layer_types lists more layers than num_hidden_layers; the rest are ignored.",
-    "stack.layer-types-unknown": "layer_types names kinds the op profile lacks; the stack is derived by the "
-                                 "profile's other rules instead.",
+    "stack.layer-types-unknown": "layer_types names a kind the op profile lacks (reported once per name, at its "
+                                 "first entry, with the closest kind); the stack is derived by the profile's "
+                                 "other rules instead, and when they refuse the body too this comes with the "
+                                 "refusal.",
     "stack.unknown-kind": "A group of layers names a kind the op profile lacks.",
     "stack.odd-encoder-decoder": "An encoder-decoder stack derived from num_hidden_layers needs an even count.",
     "stack.no-default": "The op profile has several kinds and no default, and no rule gives the body a kind.",
@@ -53,8 +68,13 @@ CODES: Dict[str, str] = {
                                     "sliding_window.",
     "stack.mla-without-ranks": "The stack has a multi-head latent attention kind but the spec lacks one of "
                                "kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim.",
-    "stack.field-without-kind": "The spec declares a field (experts, MLA ranks) that no kind of its stack reads, "
-                                "so a cost model would silently ignore it.",
+    "stack.field-without-kind": "The spec declares a field that no kind of its stack reads (routed or shared "
+                                "experts, MLA ranks, a sliding window, linear_* dimensions), or "
+                                "first_k_dense_replace for a profile without dense and moe kinds, so a cost model "
+                                "would silently ignore it.",
+    "stack.profile-assumes": "The spec states a value (or leaves out a field) that contradicts what the op "
+                             "profile's counts for a kind of its stack assume (assumes: qk_norm, shared experts, "
+                             "q_lora_rank, ...), so those counts do not describe its layers.",
     "stack.moe-without-experts": "The stack has a layer kind with a routed-expert feed-forward but the spec "
                                  "declares no num_experts.",
 }
@@ -167,7 +187,7 @@ def _run_lengths(kinds: Sequence[str]) -> Tuple[LayerGroup, ...]:
 
 def _body_from_layer_types(profile: OpProfile, num_layers: int, layer_types: Sequence[str],
                            warnings: List[SpecIssue]) -> Optional[Tuple[LayerGroup, ...]]:
-    """The body ``layer_types`` names, or ``None`` (with a warning) if the profile lacks its kinds.
+    """The body ``layer_types`` names, or ``None`` (with a warning per unknown name) if the profile lacks its kinds.
 
     Raises:
         ModelSpecError: ``stack.layer-types-short`` if it lists fewer layers than the body.
@@ -181,24 +201,38 @@ def _body_from_layer_types(profile: OpProfile, num_layers: int, layer_types: Seq
                                   f"layer_types lists {len(layer_types)} layers, but num_hidden_layers is "
                                   f"{num_layers}; the last {len(layer_types) - num_layers} are ignored"))
     kinds = list(layer_types[:num_layers])
-    unknown = sorted(set(kinds) - set(profile.layer_kinds))
-    if unknown:
-        warnings.append(SpecIssue(("layer_types",), "stack.layer-types-unknown",
-                                  f"layer_types names {unknown}, which op profile {profile.arch!r} does not have "
-                                  f"(its kinds are {sorted(profile.layer_kinds)}); the stack is derived from "
-                                  "the profile's other rules instead"))
-        return None
-    return _run_lengths(kinds)
+    first_use: Dict[str, int] = {}
+    for index, name in enumerate(kinds):
+        if name not in profile.layer_kinds:
+            first_use.setdefault(name, index)
+    warnings.extend(_unknown_layer_type(profile, name, index) for name, index in first_use.items())
+    return None if first_use else _run_lengths(kinds)
 
 
-def _structural_body(profile: OpProfile, num_layers: int, first_k_dense: int) -> Tuple[LayerGroup, ...]:
+def _unknown_layer_type(profile: OpProfile, name: str, index: int) -> SpecIssue:
+    """The warning for a ``layer_types`` name the profile lacks, at its first entry, with the closest kind."""
+    close = difflib.get_close_matches(name, list(profile.layer_kinds), n=1)
+    hint = f": did you mean {close[0]!r}? Its" if close else ". Its"
+    return SpecIssue(("layer_types", index), "stack.layer-types-unknown",
+                     f"layer_types[{index}] names {name!r}, which op profile {profile.arch!r} does not have{hint} "
+                     f"kinds are {sorted(profile.layer_kinds)}; the stack is derived from the profile's other "
+                     "rules instead")
+
+
+#: The kinds of a profile whose body the dense-then-MoE rule splits by ``first_k_dense_replace``.
+_DENSE_THEN_MOE = frozenset({"dense", "moe"})
+
+
+def _structural_body(profile: OpProfile, num_layers: int, first_k_dense: int, where: FieldPath,
+                     fix: str) -> Tuple[LayerGroup, ...]:
     """The body the profile's kinds imply: dense then MoE, two halves, or the default kind throughout.
 
     Raises:
-        ModelSpecError: ``stack.odd-encoder-decoder`` or ``stack.no-default``.
+        ModelSpecError: ``stack.odd-encoder-decoder``, or ``stack.no-default``
+            at *where*, saying *fix*.
     """
     names = set(profile.layer_kinds)
-    if {"dense", "moe"} <= names:
+    if _DENSE_THEN_MOE <= names:
         dense = min(max(first_k_dense, 0), num_layers)
         return tuple(group for group in (LayerGroup("dense", dense), LayerGroup("moe", num_layers - dense))
                      if group.count)
@@ -210,15 +244,14 @@ def _structural_body(profile: OpProfile, num_layers: int, first_k_dense: int) ->
         half = num_layers // 2
         return (LayerGroup("encoder", half), LayerGroup("decoder", half)) if half else ()
     if profile.default is None:
-        raise refuse(("layers",), "stack.no-default",
-                     f"op profile {profile.arch!r} has several kinds {sorted(names)} and names no default; "
-                     "state the stack in layers")
+        raise refuse(where, "stack.no-default",
+                     f"op profile {profile.arch!r} has several kinds {sorted(names)} and names no default; {fix}")
     return (LayerGroup(profile.default, num_layers),) if num_layers else ()
 
 
 def derive_layers(profile: OpProfile, num_layers: int, mtp_depth: int = 0,
                   layer_types: Optional[Sequence[str]] = None, first_k_dense: int = 0,
-                  warnings: Optional[List[SpecIssue]] = None) -> Tuple[LayerGroup, ...]:
+                  warnings: Optional[List[SpecIssue]] = None, where: FieldPath = ("arch",)) -> Tuple[LayerGroup, ...]:
     """Build the stack a config implies when it does not state one (the rules of the module docstring).
 
     Args:
@@ -228,18 +261,31 @@ def derive_layers(profile: OpProfile, num_layers: int, mtp_depth: int = 0,
         layer_types: Per-layer kind names, as a hybrid config lists them.
         first_k_dense: Leading dense layers of a dense-then-MoE family (``first_k_dense_replace``).
         warnings: A list that receives what the derivation ignored.
+        where: The field that picked the profile (``arch``, or ``name`` when
+            the arch is inferred from it), where ``stack.no-default`` is
+            reported when no ``layer_types`` were given.
 
     Returns:
         The groups in model order, body first and MTP layers last.
 
     Raises:
         ModelSpecError: If ``layer_types`` lists fewer layers than the body,
-            or no rule gives the body or the MTP layers a kind.
+            or no rule gives the body or the MTP layers a kind. When
+            ``layer_types`` named kinds the profile lacks and the other rules
+            refuse the body too, the warnings this call gathered come first
+            in the error: they are why the other rules were asked.
     """
     warnings = [] if warnings is None else warnings
+    gathered = len(warnings)
     body = _body_from_layer_types(profile, num_layers, layer_types, warnings) if layer_types else None
     if body is None:
-        body = _structural_body(profile, num_layers, first_k_dense)
+        refused_at, fix = where, "state the stack in layers"
+        if layer_types:
+            refused_at, fix = ("layer_types",), "name the profile's kinds in layer_types, or state the stack in layers"
+        try:
+            body = _structural_body(profile, num_layers, first_k_dense, refused_at, fix)
+        except ModelSpecError as error:
+            raise ModelSpecError(warnings[gathered:] + list(error.issues)) from None
     if not mtp_depth:
         return body
     last = body[-1].kind if body else profile.default
@@ -253,11 +299,15 @@ def derive_layers(profile: OpProfile, num_layers: int, mtp_depth: int = 0,
 def resolve_kinds(profile: OpProfile, ops: Optional[Mapping[str, OpCounts]] = None) -> Dict[str, LayerKind]:
     """Return the profile's kinds by name, a spec's declared *ops* replacing their counts.
 
+    A kind whose counts the spec declares assumes nothing of it: what the
+    profile's counts assumed went with them.
+
     Raises:
         ModelSpecError: ``stack.ops-kind`` if *ops* names a kind the profile lacks.
     """
     counts = profile.op_counts(ops)
-    return {name: LayerKind(name, counts[name], kind.attention, kind.ffn)
+    declared = set(ops or {})
+    return {name: replace(kind, ops=counts[name], assumes=() if name in declared else kind.assumes)
             for name, kind in profile.layer_kinds.items()}
 
 
@@ -272,7 +322,9 @@ def resolve_layers(arch: str, layers: Sequence[LayerGroup], ops: Optional[Mappin
         ops: Declared op counts that replace the profile's.
         linear: The model's linear-attention dimensions, if it declares them.
         profiles: The profiles to resolve against (default: the bundled ones).
-        where: The field path of *layers*, for messages.
+        where: The field path of *layers* when the spec states them, else
+            of the field the stack was derived from (``layer_types``, ``arch``),
+            where ``stack.linear-dims`` is reported.
 
     Returns:
         The stack with every kind resolved; ``linear`` kept only when a kind is linear.
@@ -313,21 +365,31 @@ def spec_layer_stack(spec: ModelSpec, profiles: Optional[OpProfiles] = None) -> 
 
     Raises:
         ModelSpecError: If the spec's arch cannot be found or inferred, its
-            stack does not fit its profile, or a kind of the stack needs a
-            width the spec does not declare (``stack.dense-without-intermediate``,
-            ``stack.moe-without-experts``, ``stack.sliding-without-window``).
+            stack does not fit its profile, a kind of the stack needs a width
+            the spec does not declare (``stack.dense-without-intermediate``,
+            ``stack.moe-without-experts``, ``stack.sliding-without-window``,
+            ``stack.mla-without-ranks``), the spec declares a field no rule or
+            kind of it reads (``stack.field-without-kind``), or it contradicts
+            what a kind's counts assume (``stack.profile-assumes``); every
+            problem of the last three kinds at once.
     """
     profiles = profiles or load_op_profiles()
     arch = spec_arch(spec, profiles)
+    profile = profiles.get(arch)
+    picked_by = ("arch",) if spec.arch else ("name",)
     linear = LinearAttentionDims.from_fields({name: getattr(spec, name) for name in LINEAR_FIELDS})
     warnings: List[SpecIssue] = []
     layers = spec.layers
     if layers is None:
-        layers = derive_layers(profiles.get(arch), spec.num_hidden_layers, spec.mtp_depth or 0,
+        layers = derive_layers(profile, spec.num_hidden_layers, spec.mtp_depth or 0,
                                layer_types=spec.layer_types, first_k_dense=spec.first_k_dense_replace or 0,
-                               warnings=warnings)
-    stack = resolve_layers(arch, layers, spec.ops, linear, profiles)
-    _check_widths(spec, stack)
+                               warnings=warnings, where=picked_by)
+    source = ("layers",) if spec.layers is not None else ("layer_types",) if spec.layer_types else picked_by
+    stack = resolve_layers(arch, layers, spec.ops, linear, profiles, where=source)
+    issues = (_width_issues(spec, stack.distinct_kinds(), ()) + _unread_first_k_dense(spec, profile)
+              + _assumption_issues(spec, stack.distinct_kinds(), arch, (), picked_by))
+    if issues:
+        raise ModelSpecError(issues)
     return LayerStack(stack.arch, stack.groups, stack.linear, tuple(warnings))
 
 
@@ -338,75 +400,158 @@ class _FlavourFields:
     Attributes:
         attribute: ``"attention"`` or ``"ffn"``, the :class:`LayerKind` attribute.
         flavour: Its value, e.g. ``"moe"``.
+        words: The flavour in a message, e.g. ``"routed experts"``.
+        meaningful: Fields that state something only a kind of this flavour
+            uses; 0 and false state nothing (no shared expert, no gate).
         required: Fields a stack with the flavour cannot be priced without.
         missing_code: The code when one of them is absent.
         remedy: What to declare, for the message.
-        meaningful: Fields that state something only a kind of this flavour uses.
     """
 
     attribute: str
     flavour: str
-    required: Tuple[str, ...]
-    missing_code: str
-    remedy: str
+    words: str
     meaningful: Tuple[str, ...]
+    required: Tuple[str, ...] = ()
+    missing_code: str = ""
+    remedy: str = ""
 
 
 # What each flavour needs, and what only it reads (the cost model prices a dense
-# feed-forward at intermediate_size, routed experts at num_experts and their
-# width, MLA at its ranks, a sliding window at sliding_window).
+# feed-forward at intermediate_size, routed and shared experts at their counts
+# and widths, MLA at its ranks, a sliding window at sliding_window, gated
+# DeltaNet at the linear_* dimensions). A linear kind's dimensions are required
+# by resolve_layers, which keeps them on the stack.
 _FLAVOUR_FIELDS = (
-    _FlavourFields("ffn", "dense", ("intermediate_size",), "stack.dense-without-intermediate",
-                   "the dense width", ()),
-    _FlavourFields("ffn", "moe", ("num_experts",), "stack.moe-without-experts", "the number of routed experts",
-                   ("num_experts", "num_experts_per_tok", "moe_intermediate_size")),
-    _FlavourFields("attention", "mla", ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"),
-                   "stack.mla-without-ranks", "the rank or per-head width of the latent attention",
-                   ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")),
-    _FlavourFields("attention", "sliding", ("sliding_window",), "stack.sliding-without-window",
-                   "the window in tokens", ()),
+    _FlavourFields("ffn", "dense", "a dense feed-forward", (), ("intermediate_size",),
+                   "stack.dense-without-intermediate", "the dense width"),
+    _FlavourFields("ffn", "moe", "routed experts",
+                   ("num_experts", "num_experts_per_tok", "moe_intermediate_size", "num_shared_experts",
+                    "shared_expert_intermediate_size", "shared_expert_gate"),
+                   ("num_experts",), "stack.moe-without-experts", "the number of routed experts"),
+    _FlavourFields("attention", "mla", "multi-head latent attention",
+                   ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"),
+                   ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"),
+                   "stack.mla-without-ranks", "the rank or per-head width of the latent attention"),
+    _FlavourFields("attention", "sliding", "sliding-window attention", ("sliding_window",), ("sliding_window",),
+                   "stack.sliding-without-window", "the window in tokens"),
+    _FlavourFields("attention", "linear", "linear attention", LINEAR_FIELDS),
 )
 
-_FLAVOUR_WORDS = {"dense": "a dense feed-forward", "moe": "routed experts", "mla": "multi-head latent attention",
-                  "sliding": "sliding-window attention"}
+#: A model spec or a vision tower: what the stack rules read fields from.
+_Record = Union[ModelSpec, VisionSpec]
 
 
-def _check_widths(spec: ModelSpec, stack: LayerStack) -> None:
-    """Refuse a stack whose kinds need a field the spec does not declare, or a field no kind of it reads.
+def _width_issues(record: _Record, kinds: Sequence[LayerKind], prefix: FieldPath) -> List[SpecIssue]:
+    """The fields *kinds* need that *record* does not declare, and the fields it declares that none of them reads.
 
-    Raises:
-        ModelSpecError: ``stack.dense-without-intermediate``, ``stack.moe-without-experts``,
-            ``stack.mla-without-ranks``, ``stack.sliding-without-window``, ``stack.field-without-kind``.
+    Only the fields *record* has are judged (a tower has no experts), each at
+    *prefix* + its name: ``stack.dense-without-intermediate``,
+    ``stack.moe-without-experts``, ``stack.mla-without-ranks``,
+    ``stack.sliding-without-window``, ``stack.field-without-kind``.
     """
-    kinds = stack.distinct_kinds()
+    names = [kind.name for kind in kinds]
     issues = []
     for rule in _FLAVOUR_FIELDS:
         having = [kind.name for kind in kinds if getattr(kind, rule.attribute) == rule.flavour]
-        words = _FLAVOUR_WORDS[rule.flavour]
         if having:
-            issues += [SpecIssue((name,), rule.missing_code,
-                                 f"the stack has layers of kind {having} with {words}, but {name} is not "
-                                 f"declared; declare {rule.remedy}")
-                       for name in rule.required if getattr(spec, name) is None]
+            issues += [SpecIssue(prefix + (name,), rule.missing_code,
+                                 f"the stack has layers of kind {having} with {rule.words}, but "
+                                 f"{dotted(prefix + (name,))} is not declared; declare {rule.remedy}")
+                       for name in rule.required if hasattr(record, name) and getattr(record, name) is None]
         else:
-            issues += [SpecIssue((name,), "stack.field-without-kind",
-                                 f"{name} is declared, but no layer of the stack has {words} (its kinds are "
-                                 f"{[kind.name for kind in kinds]}); state an arch or layers whose kinds have it, "
-                                 f"or leave {name} out")
-                       for name in rule.meaningful if getattr(spec, name) is not None]
-    if issues:
-        raise ModelSpecError(issues)
+            issues += [SpecIssue(prefix + (name,), "stack.field-without-kind",
+                                 f"{dotted(prefix + (name,))} is declared, but no layer of the stack has "
+                                 f"{rule.words} (its kinds are {names}); state an arch or layers whose kinds have "
+                                 f"it, or leave {name} out")
+                       for name in rule.meaningful if getattr(record, name, None)]
+    return issues
+
+
+def _unread_first_k_dense(spec: ModelSpec, profile: OpProfile) -> List[SpecIssue]:
+    """``stack.field-without-kind`` for a ``first_k_dense_replace`` that no stack rule of *profile* reads.
+
+    Only the dense-then-MoE rule reads it, for a profile with ``dense`` and
+    ``moe`` kinds; 0 states nothing (no leading dense layer).
+    """
+    if not spec.first_k_dense_replace or _DENSE_THEN_MOE <= set(profile.layer_kinds):
+        return []
+    return [SpecIssue(("first_k_dense_replace",), "stack.field-without-kind",
+                      f"first_k_dense_replace is declared, but op profile {profile.arch!r} has no 'dense' and "
+                      f"'moe' kinds for it to split the body into (its kinds are {sorted(profile.layer_kinds)}), "
+                      "so no stack rule reads it; state an arch whose profile has them, or layers, or leave "
+                      "first_k_dense_replace out")]
+
+
+def _assumption_issues(record: _Record, kinds: Sequence[LayerKind], arch: str, prefix: FieldPath,
+                       picked_by: FieldPath) -> List[SpecIssue]:
+    """``stack.profile-assumes`` for each field of *record* that contradicts what *kinds*' counts assume.
+
+    One issue per field and assumed value, naming every kind that assumes
+    it; at the field when *record* states it, else at *picked_by* (the field
+    that chose the profile), since an absent field has no line of its own.
+    """
+    broken: Dict[Tuple[str, Any], List[str]] = {}
+    for kind in kinds:
+        for assumption in kind.assumes:
+            if not assumption.holds_for(getattr(record, assumption.field)):
+                broken.setdefault((assumption.field, assumption.value), []).append(kind.name)
+    return [_assumption_issue(record, Assumption(name, value), having, arch, prefix, picked_by)
+            for (name, value), having in broken.items()]
+
+
+def _assumption_issue(record: _Record, assumption: Assumption, kinds: List[str], arch: str, prefix: FieldPath,
+                      picked_by: FieldPath) -> SpecIssue:
+    """The refusal of *record*'s value of the assumed field, saying what the counts assume and what to do."""
+    path = prefix + (assumption.field,)
+    name = dotted(path)
+    stated = getattr(record, assumption.field)
+    if assumption.value == STATED:
+        assumed = f"with {name} stated"
+    else:
+        assumed = f"for {name}: {_yaml_scalar(assumption.value)}"
+    if stated is not None:
+        found = f"this spec states {name}: {_yaml_scalar(stated)}"
+    elif assumption.field in ABSENT_PRICED_AS:
+        found = f"this spec leaves {name} out, which is priced as {ABSENT_PRICED_AS[assumption.field]}"
+    else:
+        found = f"this spec leaves {name} out"
+    if prefix:
+        remedy = (f"a tower that differs there runs other ops; state {dotted(prefix + ('layers',))} with kinds of "
+                  f"op profile {arch!r} whose counts fit it")
+    else:
+        remedy = ("a model that differs there runs other ops and needs its own; use an arch whose counts fit it, or "
+                  f"state {' and '.join(f'ops.{kind}' for kind in kinds)} with the model's own counts")
+    return SpecIssue(path if stated is not None else picked_by, "stack.profile-assumes",
+                     f"op profile {arch!r} counts the ops of kind {kinds} {assumed}, but {found}: {remedy}")
+
+
+def _yaml_scalar(value: Any) -> str:
+    """A flag or count as a spec file writes it: ``true``, ``false``, ``2``."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def tower_layer_stack(vision: VisionSpec, profiles: Optional[OpProfiles] = None) -> LayerStack:
     """Return a vision tower's stack: as it states it, or one group of the vision profile's default kind.
 
+    The tower is judged by the body's rules, for the fields a tower has: a
+    kind with a dense feed-forward needs ``vision.intermediate_size``, and a
+    tower field that contradicts a kind's ``assumes`` is refused.
+
     Raises:
-        ModelSpecError: If the tower names a kind the vision profile lacks, or
-            there is no vision profile.
+        ModelSpecError: If the tower names a kind the vision profile lacks,
+            there is no vision profile, ``stack.dense-without-intermediate``,
+            ``stack.field-without-kind`` or ``stack.profile-assumes``.
     """
     profiles = profiles or load_op_profiles()
+    where = ("vision",)
     layers = vision.layers
     if layers is None:
-        layers = derive_layers(profiles.get(VISION_ARCH), vision.num_hidden_layers)
-    return resolve_layers(VISION_ARCH, layers, profiles=profiles, where=("vision", "layers"))
+        layers = derive_layers(profiles.get(VISION_ARCH), vision.num_hidden_layers, where=where)
+    stack = resolve_layers(VISION_ARCH, layers, profiles=profiles,
+                           where=where + ("layers",) if vision.layers is not None else where)
+    kinds = stack.distinct_kinds()
+    issues = _width_issues(vision, kinds, where) + _assumption_issues(vision, kinds, VISION_ARCH, where, where)
+    if issues:
+        raise ModelSpecError(issues)
+    return stack

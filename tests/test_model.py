@@ -675,6 +675,16 @@ TOWER_VALIDATE_REFUSALS = [
         (("vision", "num_hidden_layers"), "spec.not-positive", "vision.num_hidden_layers must be positive, got -1"),
         (("vision", "num_attention_heads"), "spec.not-positive", "vision.num_attention_heads must be positive, got 0"),
     ], id="both"),
+    # SigLIP's 1152 channels split into 16 heads of 72; into 5 they do not split, and a tower has no head_dim
+    pytest.param({"hidden_size": 1152, "num_attention_heads": 5}, one(
+        ("vision", "num_attention_heads"), "spec.vision-head-divide",
+        "vision.hidden_size (1152) is not a multiple of vision.num_attention_heads (5), so no head width derives "
+        "from them (a tower states no head_dim); state the tower's head count as its vision_config gives it"),
+                 id="heads-do-not-split-the-width"),
+    # a width that is not positive is reported once, not again as heads that do not divide it
+    pytest.param({"hidden_size": -3, "num_attention_heads": 2}, one(
+        ("vision", "hidden_size"), "spec.not-positive", "vision.hidden_size must be positive, got -3"),
+                 id="negative-width-not-also-undivided"),
 ]
 
 
@@ -1060,8 +1070,9 @@ def records(draw: Callable[..., Any]) -> Dict[str, Any]:
 @st.composite
 def towers(draw: Callable[..., Any]) -> Dict[str, Any]:
     """A valid vision tower, with or without a stack."""
-    out = {"hidden_size": draw(st.integers(1, 4096)), "num_hidden_layers": draw(st.integers(1, 32)),
-           "num_attention_heads": draw(st.integers(1, 32))}
+    heads = draw(st.integers(1, 32))
+    out = {"hidden_size": heads * draw(st.integers(1, 128)), "num_hidden_layers": draw(st.integers(1, 32)),
+           "num_attention_heads": heads}
     _maybe(draw, out, "name", st.text(min_size=1, max_size=8))
     for key in ("intermediate_size", "out_hidden_size", "patch_size", "spatial_merge_size", "num_position_embeddings",
                 "max_position_embeddings"):

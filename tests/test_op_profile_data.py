@@ -25,6 +25,7 @@ from typing import Any, Dict
 import pytest
 
 from pipeline import yaml_source
+from pipeline.importer import MODEL_TYPES
 from pipeline.op_profiles import load_op_profiles
 
 PROFILE_DIR = Path(__file__).resolve().parent.parent / "op_profiles"
@@ -34,6 +35,8 @@ ATTENTION_FLAVOURS = {"full", "sliding", "mla", "linear", "none"}
 FFN_FLAVOURS = {"dense", "moe", "none"}
 TOP_KEYS = {"arch", "summary", "source", "model_types", "match", "default", "layer_kinds"}
 KIND_KEYS = {"attention", "ffn", "ops"}
+#: A kind's optional key: the spec values its counts were read under.
+ASSUMES = "assumes"
 
 ARCHS = (
     "deepseek_v3", "gemma3", "gpt2", "gpt_oss", "llama", "mistral", "mixtral", "qwen2", "qwen2_5_vl", "qwen3",
@@ -71,7 +74,8 @@ def test_op_profile_data_the_loader_reads_what_the_file_says(arch):
     assert (loaded.arch, loaded.summary, loaded.source, loaded.default) == (
         raw["arch"], raw["summary"], raw["source"], raw.get("default"))
     assert (list(loaded.model_types), list(loaded.match)) == (raw["model_types"], raw["match"])
-    assert {name: {"attention": kind.attention, "ffn": kind.ffn, "ops": kind.ops.to_dict()}
+    assert {name: {"attention": kind.attention, "ffn": kind.ffn, "ops": kind.ops.to_dict(),
+                   **({ASSUMES: {a.field: a.value for a in kind.assumes}} if kind.assumes else {})}
             for name, kind in loaded.layer_kinds.items()} == raw["layer_kinds"]
     assert list(loaded.layer_kinds) == list(raw["layer_kinds"])
 
@@ -92,7 +96,7 @@ def test_op_profile_data_top_level(arch):
 @pytest.mark.parametrize(("arch", "kind"), _kinds())
 def test_op_profile_data_kind_is_complete(arch, kind):
     spec = _profile(arch)["layer_kinds"][kind]
-    assert set(spec) == KIND_KEYS
+    assert set(spec) - {ASSUMES} == KIND_KEYS
     assert spec["attention"] in ATTENTION_FLAVOURS
     assert spec["ffn"] in FFN_FLAVOURS
     assert tuple(spec["ops"]) == OPS
@@ -108,6 +112,65 @@ def test_op_profile_data_every_count_says_what_it_counts(arch):
     assert len(op_lines) == len(OPS) * len(_profile(arch)["layer_kinds"])
     uncommented = [line for line in op_lines if not re.search(r"\d+\s+#\s*\S", line)]
     assert uncommented == []
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_op_profile_data_every_assumption_says_what_it_counts(arch):
+    """Each assumes entry carries a trailing comment: the calls of the counts that depend on it."""
+    text = (PROFILE_DIR / f"{arch}.yaml").read_text(encoding="utf-8")
+    entries = sum(len(kind.get(ASSUMES, {})) for kind in _profile(arch)["layer_kinds"].values())
+    lines = [line for line in text.splitlines()
+             if re.match(r"^      [a-z_]+: ", line) and line.split(":")[0].strip() not in OPS]
+    assert len(lines) == entries
+    assert [line for line in lines if not re.search(r"\S\s+#\s*\S", line)] == []
+
+
+PLAIN = {"qk_norm": False, "attn_output_gate": False}
+QK_NORM = {"qk_norm": True, "attn_output_gate": False}
+GATED = {"qk_norm": True, "attn_output_gate": True}
+NO_SHARED = {"num_shared_experts": 0, "shared_expert_gate": False}
+GATED_SHARED = {"num_shared_experts": 1, "shared_expert_gate": True}
+MLA = {"q_lora_rank": "stated", **PLAIN}
+
+
+@pytest.mark.parametrize(("arch", "expected"), [
+    ("deepseek_v3", {"dense": MLA, "moe": {**MLA, "num_shared_experts": 1, "shared_expert_gate": False}}),
+    ("gemma3", {"sliding_attention": QK_NORM, "full_attention": QK_NORM}),
+    ("gpt2", {"full_attention": PLAIN}),
+    ("gpt_oss", {"sliding_attention": {**PLAIN, **NO_SHARED}, "full_attention": {**PLAIN, **NO_SHARED}}),
+    ("llama", {"full_attention": PLAIN}),
+    ("mistral", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
+    ("mixtral", {"full_attention": {**PLAIN, **NO_SHARED}, "sliding_attention": {**PLAIN, **NO_SHARED}}),
+    ("qwen2", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
+    ("qwen2_5_vl", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
+    ("qwen3", {"full_attention": QK_NORM, "sliding_attention": QK_NORM}),
+    ("qwen3_5", {"linear_attention": {}, "full_attention": GATED}),
+    ("qwen3_5_moe", {"linear_attention": GATED_SHARED, "full_attention": {**GATED, **GATED_SHARED}}),
+    ("qwen3_moe", {"dense": QK_NORM, "moe": {**QK_NORM, **NO_SHARED}}),
+    ("qwen3_next", {"linear_attention": GATED_SHARED, "full_attention": {**GATED, **GATED_SHARED}}),
+    ("t5", {"encoder": PLAIN, "decoder": PLAIN}),
+    ("vision", {"encoder": {}, "gated_encoder": {}, "window_encoder": {}}),
+])
+def test_op_profile_data_exact_assumptions(arch, expected):
+    """What each kind's counts were read under, as its comments say: per-head q/k norms and the query's output
+    gate in the attention counts, a (gated) shared expert in the MoE counts, MLA's query low-rank path."""
+    assert {name: kind.get(ASSUMES, {}) for name, kind in _profile(arch)["layer_kinds"].items()} == expected
+
+
+#: The importer's fixed facts that a profile's assumes also state, compared below.
+ASSUMED_FACTS = ("qk_norm", "attn_output_gate", "num_shared_experts", "shared_expert_gate")
+
+
+@pytest.mark.parametrize("record", MODEL_TYPES, ids=lambda record: record.names[0])
+def test_op_profile_data_assumptions_agree_with_the_importers_fixed_facts(record):
+    """A config imported under its own model type states what the profile's counts assume, never the opposite."""
+    profile = load_op_profiles(PROFILE_DIR).for_model_type(record.names[0])
+    clashes = [(kind.name, assumption.field, assumption.value, record.fixed[assumption.field])
+               for kind in profile.layer_kinds.values() for assumption in kind.assumes
+               if assumption.field in record.fixed and record.fixed[assumption.field] != assumption.value]
+    stated = {field for kind in profile.layer_kinds.values() for field in (a.field for a in kind.assumes)}
+    assert clashes == []
+    assert sorted(field for field in ASSUMED_FACTS if field in record.fixed and field not in stated) == []
 
 
 @pytest.mark.parametrize(

@@ -19,9 +19,11 @@ from pipeline.model import ModelSpecError, OpCounts
 from pipeline.op_profiles import (
     CODES,
     VISION_ARCH,
+    Assumption,
     LayerKind,
     OpProfile,
     OpProfileError,
+    assumable_fields,
     bundled_profiles_dir,
     load_op_profile,
     load_op_profiles,
@@ -103,7 +105,8 @@ BROKEN = [
          "'model_types', 'source', 'summary']")], id="unknown-key"),
     pytest.param(edited("    ffn: dense\n", "    ffn: dense\n    width: 3\n"), [
         ("fam.yaml", 11, 5, "schema", "profile.invalid",
-         "unknown key 'width' in layer_kinds.dense; the keys are ['attention', 'ffn', 'ops']")], id="unknown-kind-key"),
+         "unknown key 'width' in layer_kinds.dense; the keys are ['assumes', 'attention', 'ffn', 'ops']")],
+                 id="unknown-kind-key"),
     pytest.param(edited("linrec: 0", "linrec: 0\n      convs: 1"), [
         ("fam.yaml", 22, 7, "schema", "profile.invalid",
          "unknown key 'convs' in layer_kinds.dense.ops; the keys are ['attBMM', 'attMM', 'dropout', 'ffAct', 'ffMM', "
@@ -157,6 +160,140 @@ BROKEN = [
 @pytest.mark.parametrize("text, expected", BROKEN)
 def test_a_broken_profile_is_refused(tmp_path: Path, text: str, expected: List[Found]) -> None:
     assert problems_of(write_folder(tmp_path, {"fam": text})) == expected
+
+
+def assuming(entries: str, arch: str = "fam") -> str:
+    """:data:`GOOD` for *arch* whose kind states ``assumes:`` with *entries*, one ``field: value`` per line.
+
+    The entries start on line 12, the first after ``    assumes:``.
+    """
+    lines = "".join(f"      {entry}\n" for entry in entries.splitlines())
+    return edited("    ffn: dense\n", f"    ffn: dense\n    assumes:\n{lines}", arch)
+
+
+#: What the field checks of ``assumes`` say before the entry's own words.
+AT = "layer_kinds.dense.assumes: "
+
+ASSUMES_REFUSED = [
+    # a typo, at the key, with the field it was meant to be
+    pytest.param("fam", "qk_nrom: true", [
+        ("fam.yaml", 12, 7, "schema", "profile.assumes-field",
+         AT + "'qk_nrom' is not a flag or a count of a model spec, so no spec could contradict it; did you mean "
+              "'qk_norm'?")], id="typo"),
+    pytest.param("fam", "colour: true", [
+        ("fam.yaml", 12, 7, "schema", "profile.assumes-field",
+         AT + "'colour' is not a flag or a count of a model spec, so no spec could contradict it")],
+                 id="no-such-field"),
+    # a field of the spec that is no flag or count
+    pytest.param("fam", "torch_dtype: stated", [
+        ("fam.yaml", 12, 7, "schema", "profile.assumes-field",
+         AT + "'torch_dtype' is not a flag or a count of a model spec, so no spec could contradict it")],
+                 id="not-a-flag-or-count"),
+    pytest.param("fam", "layers: stated", [
+        ("fam.yaml", 12, 7, "schema", "profile.assumes-field",
+         AT + "'layers' is not a flag or a count of a model spec, so no spec could contradict it; did you mean "
+              "'layer_norms'?")], id="a-list-field"),
+    # values of the wrong type, at the value
+    pytest.param("fam", "qk_norm: 1", [
+        ("fam.yaml", 12, 16, "schema", "profile.assumes-value",
+         AT + "qk_norm is a flag: assume true, false or stated, not 1")], id="count-for-a-flag"),
+    pytest.param("fam", "num_shared_experts: true", [
+        ("fam.yaml", 12, 27, "schema", "profile.assumes-value",
+         AT + "num_shared_experts is a count a spec states as a whole number from 0: assume one, or stated, not "
+              "True")], id="flag-for-a-count"),
+    pytest.param("fam", "num_shared_experts: 1.0", [
+        ("fam.yaml", 12, 27, "schema", "profile.assumes-value",
+         AT + "num_shared_experts is a count a spec states as a whole number from 0: assume one, or stated, not "
+              "1.0")], id="integral-float"),
+    # 0 is a value only a count that may be 0 has; a spec cannot state q_lora_rank: 0
+    pytest.param("fam", "q_lora_rank: 0", [
+        ("fam.yaml", 12, 20, "schema", "profile.assumes-value",
+         AT + "q_lora_rank is a count a spec states as a whole number from 1: assume one, or stated, not 0")],
+                 id="zero-for-a-positive-count"),
+    # a text other than stated
+    pytest.param("fam", "q_lora_rank: present", [
+        ("fam.yaml", 12, 20, "schema", "profile.assumes-value",
+         AT + "q_lora_rank is a count a spec states as a whole number from 1: assume one, or stated, not "
+              "'present'")], id="other-text"),
+    pytest.param("fam", "qk_norm: yes please", [
+        ("fam.yaml", 12, 16, "schema", "profile.assumes-value",
+         AT + "qk_norm is a flag: assume true, false or stated, not 'yes please'")], id="other-text-for-a-flag"),
+    # the schema: a negative count
+    pytest.param("fam", "first_k_dense_replace: -1", [
+        ("fam.yaml", 12, 30, "schema", "profile.invalid",
+         "layer_kinds.dense.assumes.first_k_dense_replace must be at least 0, got -1")], id="negative"),
+    # the vision profile's fields are a tower's
+    pytest.param("vision", "qk_norm: true", [
+        ("vision.yaml", 12, 7, "schema", "profile.assumes-field",
+         AT + "'qk_norm' is not a flag or a count of a vision tower, so no spec could contradict it")],
+                 id="vision-takes-tower-fields"),
+    # every bad entry at once, each at its own line
+    pytest.param("fam", "qk_norm: 2\nnum_shared_experts: stated\nqkv_bais: false\nhead_dim: 0", [
+        ("fam.yaml", 12, 16, "schema", "profile.assumes-value",
+         AT + "qk_norm is a flag: assume true, false or stated, not 2"),
+        ("fam.yaml", 14, 7, "schema", "profile.assumes-field",
+         AT + "'qkv_bais' is not a flag or a count of a model spec, so no spec could contradict it; did you mean "
+              "'qkv_bias'?"),
+        ("fam.yaml", 15, 17, "schema", "profile.assumes-value",
+         AT + "head_dim is a count a spec states as a whole number from 1: assume one, or stated, not 0"),
+    ], id="every-entry"),
+    # the schema first: its problems stop the rules
+    pytest.param("fam", "qk_norm: 2\nnum_shared_experts: -2", [
+        ("fam.yaml", 13, 27, "schema", "profile.invalid",
+         "layer_kinds.dense.assumes.num_shared_experts must be at least 0, got -2"),
+    ], id="schema-first"),
+]
+
+
+@pytest.mark.parametrize("arch, entries, expected", ASSUMES_REFUSED)
+def test_a_bad_assumption_is_refused(tmp_path: Path, arch: str, entries: str, expected: List[Found]) -> None:
+    assert problems_of(write_folder(tmp_path, {arch: assuming(entries, arch)})) == expected
+
+
+def test_assumptions_load_in_file_order(tmp_path: Path) -> None:
+    write_folder(tmp_path, {"fam": assuming("q_lora_rank: stated\nqk_norm: false\nnum_shared_experts: 0"),
+                            "vision": assuming("intermediate_size: 4304", "vision")})
+    profiles = load_op_profiles(tmp_path)
+    assert profiles.get("fam").layer_kinds["dense"].assumes == (
+        Assumption("q_lora_rank", "stated"), Assumption("qk_norm", False), Assumption("num_shared_experts", 0))
+    assert profiles.get("vision").layer_kinds["dense"].assumes == (Assumption("intermediate_size", 4304),)
+
+
+@pytest.mark.parametrize("assumption, stated, holds", [
+    # a flag: the value, or absent, which is unstated and leaves the counts to decide
+    (Assumption("qk_norm", True), True, True),
+    (Assumption("qk_norm", True), False, False),
+    (Assumption("qk_norm", False), None, True),
+    # a count whose absence is 0 for pricing
+    (Assumption("num_shared_experts", 1), 1, True),
+    (Assumption("num_shared_experts", 1), 2, False),
+    (Assumption("num_shared_experts", 1), None, False),
+    (Assumption("num_shared_experts", 0), None, True),
+    (Assumption("num_shared_experts", 0), 0, True),
+    # another count: absent is unstated
+    (Assumption("head_dim", 128), None, True),
+    (Assumption("head_dim", 128), 64, False),
+    # stated: any value, never absent
+    (Assumption("q_lora_rank", "stated"), 1536, True),
+    (Assumption("q_lora_rank", "stated"), None, False),
+    (Assumption("num_shared_experts", "stated"), None, False),
+    (Assumption("num_shared_experts", "stated"), 0, True),
+    # a count of 1 is not the flag true, though Python finds them equal
+    (Assumption("num_shared_experts", 1), True, False),
+])
+def test_assumption_holds_for(assumption: Assumption, stated: Any, holds: bool) -> None:
+    assert assumption.holds_for(stated) is holds
+
+
+def test_assumable_fields_are_the_flags_and_counts() -> None:
+    spec_fields = assumable_fields("model spec")
+    assert (spec_fields["qk_norm"], spec_fields["num_shared_experts"], spec_fields["hidden_size"]) == (bool, int, int)
+    assert [name for name in ("name", "arch", "torch_dtype", "ffn_dim_multiplier", "layers", "ops", "vision")
+            if name in spec_fields] == []
+    assert dict(assumable_fields("vision tower")) == {
+        "hidden_size": int, "num_hidden_layers": int, "num_attention_heads": int, "intermediate_size": int,
+        "out_hidden_size": int, "patch_size": int, "spatial_merge_size": int, "num_position_embeddings": int,
+        "max_position_embeddings": int}
 
 
 def test_an_arch_that_is_not_the_file_stem_is_refused(tmp_path: Path) -> None:
@@ -384,6 +521,6 @@ def test_matches_compares_the_name_lower_cased() -> None:
 
 
 def test_codes() -> None:
-    assert sorted(CODES) == ["profile.arch-stem", "profile.default-kind", "profile.invalid",
-                             "profile.model-type-twice", "profile.none", "stack.ambiguous-arch", "stack.no-arch", "stack.ops-kind",
-                             "stack.unknown-arch"]
+    assert sorted(CODES) == ["profile.arch-stem", "profile.assumes-field", "profile.assumes-value",
+                             "profile.default-kind", "profile.invalid", "profile.model-type-twice", "profile.none",
+                             "stack.ambiguous-arch", "stack.no-arch", "stack.ops-kind", "stack.unknown-arch"]

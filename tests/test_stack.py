@@ -21,7 +21,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import pytest
 
 from pipeline.model import LayerGroup, ModelSpec, ModelSpecError, OpCounts, SpecIssue, VisionSpec
-from pipeline.op_profiles import LayerKind, OpProfile, OpProfiles, load_op_profile
+from pipeline.op_profiles import Assumption, LayerKind, OpProfile, OpProfiles, load_op_profile, load_op_profiles
+from pipeline.problems import Severity
+from pipeline.runner import check_document
+from pipeline.yaml_source import load_bytes
 from pipeline.stack import (
     CODES,
     LayerStack,
@@ -172,18 +175,28 @@ def test_derive_layers(profile: OpProfile, num_layers: int, mtp: int, layer_type
     assert warnings == []
 
 
-UNKNOWN_TYPES = ("layer_types names ['sliding_attention'], which op profile {arch!r} does not have (its kinds are "
-                 "{kinds}); the stack is derived from the profile's other rules instead")
+UNKNOWN_TYPES = ("layer_types[{index}] names {name!r}, which op profile {arch!r} does not have{hint} kinds are "
+                 "{kinds}; the stack is derived from the profile's other rules instead")
+
+
+def unknown_type(index: int, name: str, arch: str, kinds: str, close: Optional[str] = None) -> Issue:
+    """The warning for a layer_types name the profile lacks, at its first entry."""
+    hint = f": did you mean {close!r}? Its" if close else ". Its"
+    return (("layer_types", index), "stack.layer-types-unknown",
+            UNKNOWN_TYPES.format(index=index, name=name, arch=arch, hint=hint, kinds=kinds))
+
 
 DERIVED_WITH_WARNINGS = [
     # a profile that lacks the kinds: a warning, and the other rules give the stack
+    # one warning per name, at its first entry, with the closest kind when one is close
     pytest.param(PLAIN, 4, 0, (SLIDE, FULL, SLIDE, FULL), 0, [(FULL, 4, False)], [
-        (("layer_types",), "stack.layer-types-unknown",
-         UNKNOWN_TYPES.format(arch="plain", kinds="['full_attention']"))], id="unknown-falls-back-to-default"),
+        unknown_type(0, SLIDE, "plain", "['full_attention']", close=FULL)], id="unknown-falls-back-to-default"),
     pytest.param(DENSE_MOE, 4, 1, (SLIDE, SLIDE, SLIDE, SLIDE), 1,
                  [("dense", 1, False), ("moe", 3, False), ("moe", 1, True)], [
-        (("layer_types",), "stack.layer-types-unknown",
-         UNKNOWN_TYPES.format(arch="densemoe", kinds="['dense', 'moe']"))], id="unknown-falls-back-to-dense-moe"),
+        unknown_type(0, SLIDE, "densemoe", "['dense', 'moe']")], id="unknown-falls-back-to-dense-moe"),
+    pytest.param(PLAIN, 4, 0, (FULL, "full_atention", "mamba", "full_atention"), 0, [(FULL, 4, False)], [
+        unknown_type(1, "full_atention", "plain", "['full_attention']", close=FULL),
+        unknown_type(2, "mamba", "plain", "['full_attention']")], id="each-unknown-name-once-in-order"),
     # longer than the body: a warning, and the list is cut to the body
     pytest.param(HYBRID, 3, 0, (LIN, LIN, FULL, LIN, LIN), 0, [(LIN, 2, False), (FULL, 1, False)], [
         (("layer_types",), "stack.layer-types-long",
@@ -197,8 +210,7 @@ DERIVED_WITH_WARNINGS = [
     pytest.param(PLAIN, 1, 0, (SLIDE, FULL), 0, [(FULL, 1, False)], [
         (("layer_types",), "stack.layer-types-long",
          "layer_types lists 2 layers, but num_hidden_layers is 1; the last 1 are ignored"),
-        (("layer_types",), "stack.layer-types-unknown",
-         UNKNOWN_TYPES.format(arch="plain", kinds="['full_attention']"))], id="long-and-unknown"),
+        unknown_type(0, SLIDE, "plain", "['full_attention']", close=FULL)], id="long-and-unknown"),
 ]
 
 
@@ -213,15 +225,21 @@ def test_derive_layers_warns(profile: OpProfile, num_layers: int, mtp: int, laye
     assert as_issues(warnings) == expected_warnings
 
 
-def test_derive_layers_warns_before_a_fallback_refuses() -> None:
-    # the hybrid profile has no default, so the fallback refuses; the warning says why it was needed
-    warnings: List[SpecIssue] = []
-    assert [code for _, code, _ in issues_of(derive_layers, HYBRID, 2, layer_types=("mamba", SLIDE),
-                                             warnings=warnings)] == ["stack.no-default"]
-    assert as_issues(warnings) == [
-        (("layer_types",), "stack.layer-types-unknown",
-         "layer_types names ['mamba', 'sliding_attention'], which op profile 'hybrid' does not have (its kinds are "
-         "['full_attention', 'linear_attention']); the stack is derived from the profile's other rules instead")]
+HYBRID_KINDS = "['full_attention', 'linear_attention']"
+NO_DEFAULT_AFTER_TYPES = ("op profile 'hybrid' has several kinds ['full_attention', 'linear_attention'] and names no "
+                          "default; name the profile's kinds in layer_types, or state the stack in layers")
+
+
+def test_derive_layers_raises_the_warnings_with_a_fallback_that_refuses() -> None:
+    # the hybrid profile has no default, so the fallback refuses; the unknown names are why, and come with it
+    warnings: List[SpecIssue] = [SpecIssue(("earlier",), "stack.layer-types-long", "a warning from before")]
+    assert issues_of(derive_layers, HYBRID, 2, layer_types=("mamba", "sliding_attention", "x"),
+                     warnings=warnings) == [
+        (("layer_types",), "stack.layer-types-long",
+         "layer_types lists 3 layers, but num_hidden_layers is 2; the last 1 are ignored"),
+        unknown_type(0, "mamba", "hybrid", HYBRID_KINDS),
+        unknown_type(1, SLIDE, "hybrid", HYBRID_KINDS, close=LIN),
+        (("layer_types",), "stack.no-default", NO_DEFAULT_AFTER_TYPES)]
 
 
 def test_derive_layers_without_a_warnings_list_still_derives() -> None:
@@ -245,11 +263,12 @@ DERIVE_REFUSALS = [
         (("num_hidden_layers",), "stack.odd-encoder-decoder",
          "an encoder-decoder stack splits num_hidden_layers in halves, but it is 5; state the halves in layers")],
                  id="odd-halves"),
+    # at arch, the field that picked the profile: there is no layers key to point at
     pytest.param(HYBRID, 4, 0, None, [
-        (("layers",), "stack.no-default",
+        (("arch",), "stack.no-default",
          NO_DEFAULT.format(arch="hybrid", kinds="['full_attention', 'linear_attention']"))], id="no-default"),
     pytest.param(SLIDING, 4, 1, None, [
-        (("layers",), "stack.no-default",
+        (("arch",), "stack.no-default",
          NO_DEFAULT.format(arch="sliding", kinds="['full_attention', 'sliding_attention']"))],
                  id="no-default-before-mtp"),
     pytest.param(DENSE_MOE, 0, 1, None, [(("mtp_depth",), "stack.mtp-kind", MTP_KIND.format(arch="densemoe"))],
@@ -403,8 +422,7 @@ def test_spec_layer_stack_derives_and_keeps_the_warnings() -> None:
     assert as_issues(stack.warnings) == [
         (("layer_types",), "stack.layer-types-long",
          "layer_types lists 5 layers, but num_hidden_layers is 4; the last 1 are ignored"),
-        (("layer_types",), "stack.layer-types-unknown",
-         UNKNOWN_TYPES.format(arch="plain", kinds="['full_attention']")),
+        unknown_type(0, SLIDE, "plain", "['full_attention']", close=FULL),
     ]
     # the warnings say how the stack was reached; they are not part of what it is
     assert stack == LayerStack("plain", (StackGroup(LayerKind(FULL, COUNTS_A, "full", "dense"), 4),))
@@ -471,16 +489,63 @@ def test_spec_layer_stack_refuses_mla_without_its_ranks() -> None:
     ({"num_experts": 8}, "routed experts"),
     ({"num_experts": 8, "num_experts_per_tok": 2}, "routed experts"),
     ({"moe_intermediate_size": 32}, "routed experts"),
+    ({"num_shared_experts": 1}, "routed experts"),
+    ({"shared_expert_intermediate_size": 32}, "routed experts"),
+    ({"shared_expert_gate": True}, "routed experts"),
     ({"kv_lora_rank": 8}, "multi-head latent attention"),
     ({"q_lora_rank": 8}, "multi-head latent attention"),
+    ({"sliding_window": 4096}, "sliding-window attention"),
+    (LINEAR, "linear attention"),
 ])
-def test_spec_layer_stack_refuses_a_field_no_kind_of_the_stack_reads(fields: Dict[str, int], words: str) -> None:
-    # a cost model prices kinds, so experts or MLA ranks beside a plain dense stack would be silently ignored
+def test_spec_layer_stack_refuses_a_field_no_kind_of_the_stack_reads(fields: Dict[str, Any], words: str) -> None:
+    # a cost model prices kinds, so experts, shared experts, MLA ranks, a window or DeltaNet dimensions beside a
+    # plain dense stack would be silently ignored
     assert issues_of(spec_layer_stack, spec(arch="plain", **fields), PROFILES) == [
         ((name,), "stack.field-without-kind",
          f"{name} is declared, but no layer of the stack has {words} (its kinds are ['full_attention']); state an "
          f"arch or layers whose kinds have it, or leave {name} out")
         for name in fields]
+
+
+@pytest.mark.parametrize("fields", [
+    pytest.param({"num_shared_experts": 0}, id="no-shared-expert"),
+    pytest.param({"shared_expert_gate": False}, id="no-shared-expert-gate"),
+    pytest.param({"first_k_dense_replace": 0}, id="no-leading-dense-layer"),
+])
+def test_spec_layer_stack_takes_a_field_that_states_nothing(fields: Dict[str, Any]) -> None:
+    # 0 shared experts, no gate, no leading dense layer: true of a plain dense stack, and nothing goes unpriced
+    assert stack_groups(spec_layer_stack(spec(arch="plain", **fields), PROFILES)) == [(FULL, 4, False)]
+
+
+def test_spec_layer_stack_judges_a_window_and_linear_dimensions_by_the_kinds_the_stack_uses() -> None:
+    # the sliding profile has a sliding kind, but this stack does not use it; the hybrid one's stack is all full
+    sliding_unused = spec(arch="sliding", layers=[{"kind": FULL, "count": 4}], sliding_window=128)
+    assert [code for _, code, _ in issues_of(spec_layer_stack, sliding_unused, PROFILES)] == [
+        "stack.field-without-kind"]
+    full_only = spec(arch="hybrid", layer_types=[FULL] * 4, **LINEAR)
+    assert [path for path, _, _ in issues_of(spec_layer_stack, full_only, PROFILES)] == [
+        (name,) for name in LINEAR]
+
+
+FIRST_K_UNREAD = ("first_k_dense_replace is declared, but op profile {arch!r} has no 'dense' and 'moe' kinds for it to "
+                  "split the body into (its kinds are {kinds}), so no stack rule reads it; state an arch whose "
+                  "profile has them, or layers, or leave first_k_dense_replace out")
+
+
+@pytest.mark.parametrize("arch, fields, kinds", [
+    pytest.param("plain", {}, "['full_attention']", id="dense-profile"),
+    # a profile whose kinds have routed experts but are not named dense and moe: the rule never splits its body
+    pytest.param("hybrid", {"layer_types": [LIN, LIN, LIN, FULL], **LINEAR}, HYBRID_KINDS, id="hybrid-profile"),
+])
+def test_spec_layer_stack_refuses_first_k_dense_no_rule_reads(arch: str, fields: Dict[str, Any], kinds: str) -> None:
+    assert issues_of(spec_layer_stack, spec(arch=arch, first_k_dense_replace=2, **fields), PROFILES) == [
+        (("first_k_dense_replace",), "stack.field-without-kind", FIRST_K_UNREAD.format(arch=arch, kinds=kinds))]
+
+
+def test_spec_layer_stack_takes_first_k_dense_that_makes_every_layer_dense() -> None:
+    # the dense-then-MoE rule reads it even when no MoE layer is left: it is what made the stack all dense
+    all_dense = spec(arch="densemoe", first_k_dense_replace=4, **MLA)
+    assert stack_groups(spec_layer_stack(all_dense, PROFILES)) == [("dense", 4, False)]
 
 
 def test_spec_layer_stack_reports_both_missing_widths_at_once() -> None:
@@ -497,9 +562,181 @@ def test_spec_layer_stack_judges_only_the_kinds_the_stack_uses() -> None:
     assert stack_groups(spec_layer_stack(moe_only, PROFILES)) == [("moe", 4, False)]
 
 
+# ---- layer_types the profile lacks, and where a derived stack is refused ------------------------------------------
+
+#: A one-kind profile whose default is linear attention, so a derived stack needs the linear_* dimensions.
+LINEAR_DEFAULT = _profile("lineardefault", [(LIN, "linear", "dense", COUNTS_B)], default=LIN, match=("linear-*",))
+LOCATING = OpProfiles(Path("locating"), {p.arch: p for p in (HYBRID, LINEAR_DEFAULT)})
+LINEAR_DIMS_MISSING = ("op profile {arch!r} prices linear-attention layers, but the model declares none of "
+                       "linear_num_key_heads, linear_key_head_dim, linear_num_value_heads, linear_value_head_dim, "
+                       "linear_conv_kernel_dim")
+
+
+def test_spec_layer_stack_keeps_the_unknown_names_when_the_fallback_refuses() -> None:
+    typo = spec(arch="hybrid", layer_types=[LIN, LIN, "full_atention", LIN], **LINEAR)
+    assert issues_of(spec_layer_stack, typo, PROFILES) == [
+        unknown_type(2, "full_atention", "hybrid", HYBRID_KINDS, close=FULL),
+        (("layer_types",), "stack.no-default", NO_DEFAULT_AFTER_TYPES)]
+
+
+@pytest.mark.parametrize("fields, where, arch", [
+    # the stack comes from layer_types: the list is where it went wrong
+    pytest.param({"arch": "hybrid", "layer_types": [LIN, LIN, LIN, FULL]}, ("layer_types",), "hybrid",
+                 id="layer-types"),
+    # from the profile's default: the field that picked the profile, stated or inferred from the name
+    pytest.param({"arch": "lineardefault"}, ("arch",), "lineardefault", id="default-of-the-stated-arch"),
+    pytest.param({"name": "linear-1b"}, ("name",), "lineardefault", id="default-of-the-inferred-arch"),
+    pytest.param({"arch": "hybrid", "layers": [{"kind": LIN, "count": 4}]}, ("layers",), "hybrid",
+                 id="stated-layers"),
+])
+def test_linear_dimensions_missing_from_a_stack_are_located_where_it_comes_from(
+        fields: Dict[str, Any], where: Tuple[str, ...], arch: str) -> None:
+    assert issues_of(spec_layer_stack, spec(**fields), LOCATING) == [
+        (where, "stack.linear-dims", LINEAR_DIMS_MISSING.format(arch=arch))]
+
+
+def test_no_default_is_located_at_the_name_that_picked_the_profile() -> None:
+    assert issues_of(spec_layer_stack, spec(name="hybrid-2b", **LINEAR), PROFILES) == [
+        (("name",), "stack.no-default", NO_DEFAULT.format(arch="hybrid", kinds=HYBRID_KINDS))]
+
+
+#: A spec file of the hybrid profile whose layer_types has a typo and a name of another family (lines numbered).
+HYBRID_FILE = """\
+name: hybrid-2b
+hidden_size: 64
+num_hidden_layers: 4
+num_attention_heads: 4
+vocab_size: 100
+intermediate_size: 128
+linear_num_key_heads: 2
+linear_key_head_dim: 8
+linear_num_value_heads: 2
+linear_value_head_dim: 8
+linear_conv_kernel_dim: 4
+layer_types:
+  - linear_attention
+  - full_atention
+  - mamba
+  - full_atention
+"""
+
+
+def test_check_reports_each_unknown_name_at_its_entry_with_the_refusal() -> None:
+    checked = check_document(load_bytes(HYBRID_FILE.encode(), "hybrid.yaml"), PROFILES)
+    assert [(p.line, p.column, p.code, p.severity, p.message) for p in checked.result.problems] == [
+        (13, 3, "stack.no-default", Severity.ERROR, NO_DEFAULT_AFTER_TYPES),
+        (14, 5, "stack.layer-types-unknown", Severity.ERROR,
+         unknown_type(1, "full_atention", "hybrid", HYBRID_KINDS, close=FULL)[2]),
+        (15, 5, "stack.layer-types-unknown", Severity.ERROR, unknown_type(2, "mamba", "hybrid", HYBRID_KINDS)[2]),
+    ]
+
+
+def test_check_reports_an_unknown_name_as_a_warning_when_the_fallback_resolves() -> None:
+    text = HYBRID_FILE.replace("name: hybrid-2b", "name: plain-2b").replace("linear_attention", "full_attention")
+    text = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("linear_"))
+    checked = check_document(load_bytes(text.encode(), "plain.yaml"), PROFILES)
+    assert [(p.line, p.column, p.code, p.severity) for p in checked.result.problems] == [
+        (9, 5, "stack.layer-types-unknown", Severity.WARNING), (10, 5, "stack.layer-types-unknown", Severity.WARNING)]
+    assert stack_groups(checked.stack) == [(FULL, 4, False)]
+
+
+# ---- what a kind's counts assume -------------------------------------------------------------------------------
+
+#: Kinds whose counts assume spec values: q/k norms in both, one shared expert in the MoE kind, and a head_dim
+#: stated (the test's stand-in for DeepSeek's q_lora_rank).
+ASSUMING = OpProfile("assuming", "assuming family.", "tests", ("assuming",), ("assuming-*",), None, {
+    "dense": LayerKind("dense", COUNTS_A, "full", "dense", (Assumption("qk_norm", True),)),
+    "moe": LayerKind("moe", COUNTS_C, "full", "moe", (Assumption("qk_norm", True), Assumption("num_shared_experts", 1),
+                                                      Assumption("head_dim", "stated"))),
+}, Path("assuming.yaml"))
+#: A vision profile whose encoder's counts assume a patch size.
+ASSUMING_VISION = OpProfile("vision", "vision towers.", "tests", (), (), "encoder", {
+    "encoder": LayerKind("encoder", COUNTS_A, "full", "dense", (Assumption("patch_size", 14),))}, Path("vision.yaml"))
+ASSUMING_PROFILES = OpProfiles(Path("assuming"), {"assuming": ASSUMING, "vision": ASSUMING_VISION})
+#: A spec whose fields fit every assumption of the profile; a stack of 1 dense and 3 MoE layers.
+FITTING = {"arch": "assuming", "first_k_dense_replace": 1, "num_experts": 4, "num_shared_experts": 1,
+           "moe_intermediate_size": 32, "qk_norm": True, "head_dim": 16}
+ASSUMED = ("op profile 'assuming' counts the ops of kind {kinds} {assumed}, but {found}: a model that differs there "
+           "runs other ops and needs its own; use an arch whose counts fit it, or state {ops} with the model's own "
+           "counts")
+
+
+def test_a_spec_that_fits_the_assumptions_resolves() -> None:
+    stack = spec_layer_stack(spec(**FITTING), ASSUMING_PROFILES)
+    assert stack_groups(stack) == [("dense", 1, False), ("moe", 3, False)]
+    assert stack.groups[1].kind.assumes == ASSUMING.layer_kinds["moe"].assumes
+    # a flag left out is unstated: the counts decide what it is
+    assert stack_groups(spec_layer_stack(spec(**dict(FITTING, qk_norm=None)), ASSUMING_PROFILES))[0] == (
+        "dense", 1, False)
+
+
+ASSUMPTION_REFUSALS = [
+    pytest.param({"qk_norm": False}, [
+        (("qk_norm",), ASSUMED.format(kinds="['dense', 'moe']", assumed="for qk_norm: true",
+                                      found="this spec states qk_norm: false", ops="ops.dense and ops.moe"))],
+                 id="flag-stated-otherwise"),
+    pytest.param({"num_shared_experts": 2}, [
+        (("num_shared_experts",), ASSUMED.format(kinds="['moe']", assumed="for num_shared_experts: 1",
+                                                 found="this spec states num_shared_experts: 2", ops="ops.moe"))],
+                 id="count-stated-otherwise"),
+    pytest.param({"num_shared_experts": 0}, [
+        (("num_shared_experts",), ASSUMED.format(kinds="['moe']", assumed="for num_shared_experts: 1",
+                                                 found="this spec states num_shared_experts: 0", ops="ops.moe"))],
+                 id="count-stated-zero"),
+    # absent shared experts are priced as none (shared_expert_width 0): no line of their own, so at arch
+    pytest.param({"num_shared_experts": None}, [
+        (("arch",), ASSUMED.format(kinds="['moe']", assumed="for num_shared_experts: 1",
+                                   found="this spec leaves num_shared_experts out, which is priced as 0",
+                                   ops="ops.moe"))], id="count-absent-priced-as-zero"),
+    pytest.param({"head_dim": None}, [
+        (("arch",), ASSUMED.format(kinds="['moe']", assumed="with head_dim stated",
+                                   found="this spec leaves head_dim out", ops="ops.moe"))], id="stated-absent"),
+    # every contradiction at once, in the order of the kinds and their assumes
+    pytest.param({"qk_norm": False, "num_shared_experts": None, "head_dim": None}, [
+        (("qk_norm",), ASSUMED.format(kinds="['dense', 'moe']", assumed="for qk_norm: true",
+                                      found="this spec states qk_norm: false", ops="ops.dense and ops.moe")),
+        (("arch",), ASSUMED.format(kinds="['moe']", assumed="for num_shared_experts: 1",
+                                   found="this spec leaves num_shared_experts out, which is priced as 0",
+                                   ops="ops.moe")),
+        (("arch",), ASSUMED.format(kinds="['moe']", assumed="with head_dim stated",
+                                   found="this spec leaves head_dim out", ops="ops.moe")),
+    ], id="all-at-once"),
+    # arch inferred from the name: the name picked the profile
+    pytest.param({"arch": None, "name": "assuming-1b", "num_shared_experts": None}, [
+        (("name",), ASSUMED.format(kinds="['moe']", assumed="for num_shared_experts: 1",
+                                   found="this spec leaves num_shared_experts out, which is priced as 0",
+                                   ops="ops.moe"))], id="at-the-name-that-picked-the-profile"),
+]
+
+
+@pytest.mark.parametrize("changes, expected", ASSUMPTION_REFUSALS)
+def test_a_spec_that_contradicts_an_assumption_is_refused(changes: Dict[str, Any],
+                                                          expected: List[Tuple[Tuple[str, ...], str]]) -> None:
+    assert issues_of(spec_layer_stack, spec(**dict(FITTING, **changes)), ASSUMING_PROFILES) == [
+        (path, "stack.profile-assumes", message) for path, message in expected]
+
+
+def test_declared_ops_replace_what_the_profiles_counts_assumed() -> None:
+    # the MoE layers run the spec's own counts, so its missing shared expert is no contradiction; the dense ones do not
+    own = spec(**dict(FITTING, num_shared_experts=None, head_dim=None, qk_norm=False, ops={"moe": DECLARED.to_dict()}))
+    assert issues_of(spec_layer_stack, own, ASSUMING_PROFILES) == [
+        (("qk_norm",), "stack.profile-assumes",
+         ASSUMED.format(kinds="['dense']", assumed="for qk_norm: true", found="this spec states qk_norm: false",
+                        ops="ops.dense"))]
+    both = spec(**dict(FITTING, qk_norm=False, ops={"moe": DECLARED.to_dict(), "dense": DECLARED.to_dict()}))
+    stack = spec_layer_stack(both, ASSUMING_PROFILES)
+    assert [(kind.ops, kind.assumes) for kind in stack.distinct_kinds()] == [(DECLARED, ()), (DECLARED, ())]
+
+
+def test_only_the_kinds_of_the_stack_are_judged() -> None:
+    # every layer dense: what the MoE kind's counts assume is no one's business
+    all_dense = spec(arch="assuming", first_k_dense_replace=4, qk_norm=True)
+    assert stack_groups(spec_layer_stack(all_dense, ASSUMING_PROFILES)) == [("dense", 4, False)]
+
+
 # ---- tower_layer_stack ------------------------------------------------------------------
 
-TOWER = {"hidden_size": 1152, "num_hidden_layers": 27, "num_attention_heads": 16}
+TOWER = {"hidden_size": 1152, "num_hidden_layers": 27, "num_attention_heads": 16, "intermediate_size": 4304}
 
 
 def test_tower_layer_stack_defaults_to_one_encoder_group() -> None:
@@ -528,6 +765,37 @@ def test_tower_layer_stack_refuses_an_unknown_kind() -> None:
         (("vision", "layers", 1, "kind"), "stack.unknown-kind",
          "vision.layers[1] names kind 'decoder', but op profile 'vision' has "
          "['encoder', 'gated_encoder', 'window_encoder']")]
+
+
+@pytest.mark.parametrize("layers, kinds", [
+    pytest.param(None, "['encoder']", id="default-kind"),
+    pytest.param([{"kind": "window_encoder", "count": 26}, {"kind": "gated_encoder", "count": 1}],
+                 "['window_encoder', 'gated_encoder']", id="stated-layers"),
+])
+def test_tower_layer_stack_refuses_a_dense_kind_without_intermediate_size(layers: Any, kinds: str) -> None:
+    tower = VisionSpec.from_dict({**TOWER, "intermediate_size": None, "layers": layers})
+    assert issues_of(tower_layer_stack, tower) == [
+        (("vision", "intermediate_size"), "stack.dense-without-intermediate",
+         f"the stack has layers of kind {kinds} with a dense feed-forward, but vision.intermediate_size is not "
+         "declared; declare the dense width")]
+
+
+@pytest.mark.parametrize("patch_size, where, found", [
+    pytest.param(16, ("vision", "patch_size"), "this spec states vision.patch_size: 16", id="stated-otherwise"),
+    # absent and not priced as a value: unstated, the counts decide
+    pytest.param(None, None, None, id="absent"),
+])
+def test_tower_layer_stack_judges_what_the_vision_counts_assume(patch_size: Optional[int], where: Any,
+                                                                found: Optional[str]) -> None:
+    tower = VisionSpec.from_dict({**TOWER, "patch_size": patch_size})
+    if where is None:
+        assert stack_groups(tower_layer_stack(tower, ASSUMING_PROFILES)) == [("encoder", 27, False)]
+        return
+    assert issues_of(tower_layer_stack, tower, ASSUMING_PROFILES) == [
+        (where, "stack.profile-assumes",
+         f"op profile 'vision' counts the ops of kind ['encoder'] for vision.patch_size: 14, but {found}: a tower "
+         "that differs there runs other ops; state vision.layers with kinds of op profile 'vision' whose counts fit "
+         "it")]
 
 
 def test_tower_layer_stack_without_a_vision_profile() -> None:
@@ -705,10 +973,102 @@ def test_mixtral_without_its_expert_count_is_refused() -> None:
 
 def test_gpt_oss_without_layer_types_is_refused() -> None:
     data = {key: value for key, value in GPT_OSS_20B.items() if key != "layer_types"}
+    # no arch is stated: the name picked the profile, so the refusal is located there
     assert issues_of(spec_layer_stack, ModelSpec.from_dict(data)) == [
-        (("layers",), "stack.no-default",
+        (("name",), "stack.no-default",
          "op profile 'gpt_oss' has several kinds ['full_attention', 'sliding_attention'] and names no default; "
          "state the stack in layers")]
+    assert issues_of(spec_layer_stack, ModelSpec.from_dict(dict(data, arch="gpt_oss")))[0][0] == ("arch",)
+
+
+# ---- real models the profiles' counts do not describe ------------------------------------------------
+
+#: Moonlight-16B-A3B (moonshotai): DeepSeek-V3's code and model_type, but no query low-rank projection.
+MOONLIGHT = {key: value for key, value in DEEPSEEK_V3.items() if key != "q_lora_rank"}
+MOONLIGHT.update(name="moonlight-16b-a3b", arch="deepseek_v3")
+DEEPSEEK_ASSUMED = ("op profile 'deepseek_v3' counts the ops of kind {kinds} {assumed}, but {found}: a model that "
+                    "differs there runs other ops and needs its own; use an arch whose counts fit it, or state {ops} "
+                    "with the model's own counts")
+
+REAL_ASSUMPTION_REFUSALS = [
+    # DeepSeek-V3's moe kind counts its one shared expert (ffMM 7, ffAct 2)
+    pytest.param(dict(DEEPSEEK_V3, num_shared_experts=0), [
+        (("num_shared_experts",), DEEPSEEK_ASSUMED.format(
+            kinds="['moe']", assumed="for num_shared_experts: 1", found="this spec states num_shared_experts: 0",
+            ops="ops.moe"))], id="deepseek-v3-without-shared-experts"),
+    pytest.param({key: value for key, value in DEEPSEEK_V3.items() if key != "num_shared_experts"}, [
+        (("name",), DEEPSEEK_ASSUMED.format(
+            kinds="['moe']", assumed="for num_shared_experts: 1",
+            found="this spec leaves num_shared_experts out, which is priced as 0", ops="ops.moe"))],
+                 id="deepseek-v3-shared-experts-absent"),
+    # its MLA counts the query's low-rank path (q_a_proj, q_b_proj, q_a_layernorm): attMM 5, normOp 4
+    pytest.param(MOONLIGHT, [
+        (("arch",), DEEPSEEK_ASSUMED.format(
+            kinds="['dense', 'moe']", assumed="with q_lora_rank stated", found="this spec leaves q_lora_rank out",
+            ops="ops.dense and ops.moe"))], id="moonlight-without-q-lora-rank"),
+    # Mixtral's counts have no shared expert
+    pytest.param(dict(MIXTRAL_8X7B, num_shared_experts=2), [
+        (("num_shared_experts",), "op profile 'mixtral' counts the ops of kind ['full_attention'] for "
+                                  "num_shared_experts: 0, but this spec states num_shared_experts: 2: a model that "
+                                  "differs there runs other ops and needs its own; use an arch whose counts fit it, "
+                                  "or state ops.full_attention with the model's own counts")], id="mixtral-shared"),
+    # Qwen3.5-MoE's full attention counts the output gate and the q/k norms
+    pytest.param(dict(QWEN35_35B_A3B, attn_output_gate=False, qk_norm=False), [
+        (("qk_norm",), "op profile 'qwen3_5_moe' counts the ops of kind ['full_attention'] for qk_norm: true, but "
+                       "this spec states qk_norm: false: a model that differs there runs other ops and needs its "
+                       "own; use an arch whose counts fit it, or state ops.full_attention with the model's own "
+                       "counts"),
+        (("attn_output_gate",), "op profile 'qwen3_5_moe' counts the ops of kind ['full_attention'] for "
+                                "attn_output_gate: true, but this spec states attn_output_gate: false: a model that "
+                                "differs there runs other ops and needs its own; use an arch whose counts fit it, "
+                                "or state ops.full_attention with the model's own counts")], id="qwen3.5-ungated"),
+]
+
+
+@pytest.mark.parametrize("data, expected", REAL_ASSUMPTION_REFUSALS)
+def test_a_real_model_the_profiles_counts_do_not_describe_is_refused(
+        data: Dict[str, Any], expected: List[Tuple[Tuple[str, ...], str]]) -> None:
+    assert issues_of(spec_layer_stack, ModelSpec.from_dict(data)) == [
+        (path, "stack.profile-assumes", message) for path, message in expected]
+
+
+def test_moonlight_with_its_own_ops_resolves() -> None:
+    own = dict(MOONLIGHT, ops={"dense": DECLARED.to_dict(), "moe": DECLARED.to_dict()})
+    assert [kind.ops for kind in spec_layer_stack(ModelSpec.from_dict(own)).distinct_kinds()] == [DECLARED, DECLARED]
+
+
+#: Qwen/Qwen3-8B's config.json as a spec, under arch llama: what `modelspec import --arch llama` of it writes.
+QWEN3_AS_LLAMA = """\
+name: qwen3-8b
+hidden_size: 4096
+num_hidden_layers: 36
+num_attention_heads: 32
+vocab_size: 151936
+num_key_value_heads: 8
+head_dim: 128
+intermediate_size: 12288
+qk_norm: true
+arch: llama
+"""
+
+
+def test_check_refuses_a_qwen3_config_priced_as_llama() -> None:
+    # import checks what it is about to write with these passes; Llama's counts have no q_norm, k_norm
+    checked = check_document(load_bytes(QWEN3_AS_LLAMA.encode(), "qwen3-8b.yaml"), load_op_profiles())
+    assert [(p.line, p.column, p.pass_name, p.code, p.message) for p in checked.result.problems] == [
+        (9, 10, "stack", "stack.profile-assumes",
+         "op profile 'llama' counts the ops of kind ['full_attention'] for qk_norm: false, but this spec states "
+         "qk_norm: true: a model that differs there runs other ops and needs its own; use an arch whose counts fit "
+         "it, or state ops.full_attention with the model's own counts")]
+
+
+def test_codes() -> None:
+    assert sorted(CODES) == [
+        "stack.dense-without-intermediate", "stack.field-without-kind", "stack.layer-types-long",
+        "stack.layer-types-short", "stack.layer-types-unknown", "stack.linear-dims", "stack.mla-without-ranks",
+        "stack.moe-without-experts", "stack.mtp-kind", "stack.no-default", "stack.odd-encoder-decoder",
+        "stack.profile-assumes", "stack.sliding-without-window", "stack.unknown-kind"]
+    assert all(text.endswith(".") for text in CODES.values())
 
 
 # ---- import cost ---------------------------------------------------------------------------
