@@ -44,9 +44,9 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
             wait: float) -> None:
     """Regenerate the resolved-stack artifacts in resolved/ (or --check them).
 
-    One resolved/<name>.json per spec that passes check (its resolved layer
-    stack, op counts, tower and derived widths, and a digest of its inputs),
-    and resolved/index.json listing them. Byte-identical between runs on the
+    One resolved/<name>.json per spec that passes check (the spec's facts,
+    its resolved layer stack, op counts, tower and derived widths, and a
+    digest of its inputs), and resolved/index.json listing them. Byte-identical between runs on the
     same inputs; each file replaced atomically; only files regen wrote (the
     mark, a file name that is their name, the artifact's shape) are
     overwritten, or removed when their spec is gone or renamed. A spec that
