@@ -65,6 +65,7 @@ CODES: Dict[str, str] = {
     "spec.first-k-dense-above": "first_k_dense_replace is larger than num_hidden_layers.",
     "spec.moe-width": "Routed experts are declared but no feed-forward width resolves for them.",
     "spec.shared-expert-width": "Shared experts are declared but no feed-forward width resolves for them.",
+    "spec.shared-without-count": "A shared expert's width or gate is stated but num_shared_experts is not (or 0).",
     "spec.linear-partial": "Some linear_* (gated DeltaNet) fields are stated but not all five.",
     "spec.layer-kind": "A layer group does not name its kind, or op counts or activations are keyed by "
                        "something other than a kind's name.",
@@ -1016,6 +1017,14 @@ class ModelSpec:
             issues.add(("num_experts",), "spec.moe-width",
                        f"no feed-forward width resolves for {self.num_experts} routed experts; declare "
                        "moe_intermediate_size, or intermediate_size if the experts run at the dense width")
+        shared_facts = [key for key in ("shared_expert_intermediate_size", "shared_expert_gate")
+                        if getattr(self, key)]
+        if shared_facts and not self.num_shared_experts:
+            issues.add((shared_facts[0],), "spec.shared-without-count",
+                       f"{' and '.join(shared_facts)} {'describe' if len(shared_facts) > 1 else 'describes'} a "
+                       "shared expert, but num_shared_experts is "
+                       f"{self.num_shared_experts if self.num_shared_experts is not None else 'not stated'}; declare "
+                       "num_shared_experts, or leave them out")
         if self.num_shared_experts and not self.shared_expert_width:
             issues.add(("num_shared_experts",), "spec.shared-expert-width",
                        "num_shared_experts is set but no width resolves for it; declare "

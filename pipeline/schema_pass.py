@@ -237,7 +237,9 @@ def _enum_message(error: "ValidationError", path: FieldPath) -> str:
 
 def _pattern_message(error: "ValidationError", path: FieldPath) -> str:
     """``arch must be lower-case letters, digits and _, got 'Llama'``, in words where the pattern has some."""
-    words = _PATTERN_WORDS.get(error.validator_value, f"match the pattern {error.validator_value}")
+    words = _PATTERN_WORDS.get(error.validator_value)
+    if words is None:
+        return f"{_name(path)} must match the pattern {error.validator_value}, got {_show(error.instance)}"
     return f"{_name(path)} must be {words}, got {_show(error.instance)}"
 
 

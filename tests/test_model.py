@@ -613,6 +613,14 @@ VALIDATE_REFUSALS = [
         ("num_shared_experts",), "spec.shared-expert-width",
         "num_shared_experts is set but no width resolves for it; declare shared_expert_intermediate_size or "
         "moe_intermediate_size"), id="shared-expert-width"),
+    pytest.param({"shared_expert_intermediate_size": 512, "shared_expert_gate": True}, one(
+        ("shared_expert_intermediate_size",), "spec.shared-without-count",
+        "shared_expert_intermediate_size and shared_expert_gate describe a shared expert, but num_shared_experts is "
+        "not stated; declare num_shared_experts, or leave them out"), id="shared-without-count"),
+    pytest.param({"shared_expert_gate": True, "num_shared_experts": 0}, one(
+        ("shared_expert_gate",), "spec.shared-without-count",
+        "shared_expert_gate describes a shared expert, but num_shared_experts is 0; declare num_shared_experts, or "
+        "leave them out"), id="shared-gate-with-zero"),
     pytest.param({"linear_num_key_heads": 16, "linear_key_head_dim": 128}, one(
         ("linear_num_key_heads",), "spec.linear-partial",
         "linear attention states ['linear_num_key_heads', 'linear_key_head_dim'] but not ['linear_num_value_heads', "
@@ -1100,8 +1108,7 @@ def valid_specs(draw: Callable[..., Any]) -> Dict[str, Any]:
     if draw(st.booleans()):  # MLA
         for key in ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"):
             _maybe(draw, out, key, st.integers(1, 2048))
-    for key in ("attn_output_gate", "tie_word_embeddings", "qk_norm", "qkv_bias", "o_bias", "mlp_bias", "norm_bias",
-                "shared_expert_gate"):
+    for key in ("attn_output_gate", "tie_word_embeddings", "qk_norm", "qkv_bias", "o_bias", "mlp_bias", "norm_bias"):
         _maybe(draw, out, key, st.booleans())
     _maybe(draw, out, "torch_dtype", st.sampled_from(["bfloat16", "torch.bfloat16", "float16", "torch.float32"]))
     _maybe(draw, out, "arch", KIND_NAMES)
@@ -1111,7 +1118,9 @@ def valid_specs(draw: Callable[..., Any]) -> Dict[str, Any]:
         _maybe(draw, out, "num_experts_per_tok", st.integers(1, experts))
         out[draw(st.sampled_from(["moe_intermediate_size", "intermediate_size"]))] = draw(st.integers(1, 1 << 15))
         _maybe(draw, out, "num_shared_experts", st.integers(0, 4))
-        _maybe(draw, out, "shared_expert_intermediate_size", st.integers(1, 1 << 15))
+        if out.get("num_shared_experts"):  # a shared expert's own width and gate only beside a count
+            _maybe(draw, out, "shared_expert_intermediate_size", st.integers(1, 1 << 15))
+            _maybe(draw, out, "shared_expert_gate", st.booleans())
         _maybe(draw, out, "first_k_dense_replace", st.integers(0, layers))
     if draw(st.booleans()):
         out.update({key: draw(st.integers(1, 256)) for key in LINEAR_FIELDS})
