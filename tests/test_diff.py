@@ -40,7 +40,7 @@ def two_commits(tmp_path: Path) -> Path:
     git(root, "tag", "v1")
     edit(root / DEEPSEEK, "num_hidden_layers: 61", "num_hidden_layers: 60")
     edit(root / DEEPSEEK, "mtp_depth: 1", "mtp_depth: 2")
-    edit(root / QWEN, "num_shared_experts: 1", "num_shared_experts: 0")
+    edit(root / QWEN, "shared_expert_intermediate_size: 512", "shared_expert_intermediate_size: 1024")
     (root / LLAMA).unlink()
     (root / "specs" / "llama" / "llama-3.1-70b.yaml").write_text(LLAMA_70B, encoding="utf-8")
     (root / "specs" / "broken.yaml").write_text("name: broken\nhidden_size: 0\n", encoding="utf-8")
@@ -61,7 +61,8 @@ def test_diff_text_golden(two_commits: Path, golden: Callable[[str, str], None])
     # v1 is the merge base of v1 and v2 itself, so the heading names it as given.
     assert result.stdout.splitlines()[0].startswith("resolved stacks v1 -> v2: ")
     assert "deepseek-v3: moe 58 -> 57; MTP 1 -> 2; num_hidden_layers 61 -> 60; mtp_depth 1 -> 2\n" in result.stdout
-    assert "qwen3.5-35b-a3b: shared_expert_width 512 -> none; num_shared_experts 1 -> 0\n" in result.stdout
+    assert "qwen3.5-35b-a3b: shared_expert_width 512 -> 1024; shared_expert_intermediate_size 512 -> 1024\n" \
+        in result.stdout
 
 
 def test_diff_markdown_golden(two_commits: Path, golden: Callable[[str, str], None]) -> None:
