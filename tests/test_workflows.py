@@ -53,7 +53,7 @@ EXPECTED_CALLS: Dict[str, List[List[str]]] = {
     "pr.yml": [
         ["check", "--changed-since", "origin/$BASE_REF", "--format", "github", "--output", "sarif=modelspec.sarif",
          "--output", "junit=modelspec-junit.xml", "--output", "markdown=modelspec-summary.md"],
-        ["diff", "$base", "HEAD", "--format", "markdown"],
+        ["diff", "origin/$BASE_REF", "HEAD", "--format", "markdown"],
         ["regen", "--check"],
     ],
 }
