@@ -52,6 +52,12 @@ def test_a_modified_spec_is_checked_alone(repo: Path) -> None:
     assert result.stderr == f"changed since main (merge base {base_of(repo)}): 1 of 3 specs (1 modified)\n"
 
 
+def test_quiet_says_nothing_on_success_even_about_the_change(repo: Path) -> None:
+    edit(repo / DEEPSEEK, "mtp_depth: 1", "mtp_depth: 2")
+    result = run(repo, "check", "--changed-since", "main", "-q")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+
+
 def test_a_staged_change_and_an_untracked_spec_are_checked(repo: Path) -> None:
     edit(repo / LLAMA, "vocab_size: 128256", "vocab_size: 128000")
     git(repo, "add", LLAMA)

@@ -104,7 +104,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     if changed_since is not None:
         from pipeline.commands.git_options import changed_files
 
-        files = changed_files(repo, changed_since, files, profiles, list(paths) or [repo.specs])
+        files = changed_files(repo, changed_since, files, profiles, list(paths) or [repo.specs], quiet)
     pairs = [(path, repo.display(path)) for path in files]
     checked = _run(pairs, profiles, jobs)
     result = run_result(checked, strict)

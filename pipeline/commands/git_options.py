@@ -50,8 +50,9 @@ def _scope(repo: SpecRepo, paths: Sequence[Path]) -> List[str]:
 
 
 def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpProfiles,
-                  paths: Sequence[Path]) -> List[Path]:
-    """Return the files among *files* that the change since *ref* touches, saying on stderr what was chosen.
+                  paths: Sequence[Path], quiet: bool = False) -> List[Path]:
+    """Return the files among *files* that the change since *ref* touches, saying on stderr what was chosen
+    (unless *quiet*).
 
     Args:
         repo: The spec repository.
@@ -59,6 +60,7 @@ def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpP
         files: The spec files the command would check otherwise.
         profiles: The op profiles (to tell each spec's arch when a profile changed).
         paths: The folders or files the user named (default: ``specs/``), scoping the removed specs.
+        quiet: Say nothing (``check --quiet``: nothing on success).
 
     Raises:
         GitFailure: If the change cannot be computed (exit code 2).
@@ -72,6 +74,6 @@ def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpP
         changes = changes_since(repo.root, ref)
     selection = select_specs(changes, sorted(by_display), lambda display: spec_facts(by_display[display], profiles),
                              repo.display(repo.profiles) + "/" if own_profiles else None, _scope(repo, paths))
-    for line in selection.summary():
+    for line in () if quiet else selection.summary():
         click.echo(line, err=True)
     return [by_display[display] for display in selection.specs]
