@@ -22,13 +22,15 @@ def write_atomic(path: Path, text: str) -> None:
 
     The destination's folder must exist. The temporary file is named
     ``.<name>.<random>.tmp`` beside it and is removed if writing fails. The
-    new file keeps the old one's permissions, or gets ``0644`` if it is new.
+    new file keeps the old regular file's permissions, or gets ``0644`` (a
+    symlink is replaced by the file, never followed: use :func:`write_output`
+    to follow it).
 
     Raises:
         OSError: If the folder is missing or not writable.
     """
     try:
-        mode = stat.S_IMODE(path.stat().st_mode)
+        mode = stat.S_IMODE(path.lstat().st_mode) if path.is_file() and not path.is_symlink() else 0o644
     except FileNotFoundError:
         mode = 0o644
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -57,7 +59,10 @@ def write_output(path: Path, text: str) -> None:
         OSError: If the folder is missing, not writable, or *path* is a folder.
     """
     if path.is_symlink():
-        path = path.resolve()
+        try:
+            path = path.resolve(strict=False)
+        except RuntimeError as error:  # a symlink loop
+            raise OSError(40, "a symlink loop", str(path)) from error
     if path.exists() and not path.is_file():
         if path.is_dir():
             raise IsADirectoryError(21, "is a folder", str(path))

@@ -67,9 +67,10 @@ def dotted(path: FieldPath) -> str:
     return out
 
 
-# Control characters (C0, DEL, C1) and lone surrogates: a terminal would act on them, XML 1.0 cannot hold
-# them, and a lone surrogate (a file name's undecodable byte) cannot be encoded as UTF-8.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# Control characters (C0, DEL, C1), lone surrogates and the noncharacters U+FFFE/U+FFFF: a terminal would
+# act on them, XML 1.0 cannot hold them, and a lone surrogate (a file name's undecodable byte) cannot be
+# encoded as UTF-8.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 
 
 def printable(text: str, keep: str = "") -> str:

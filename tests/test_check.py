@@ -507,3 +507,22 @@ def test_an_activations_record_of_a_kind_no_layer_has_is_reported_at_its_key() -
 def test_a_name_that_is_no_plain_file_name_is_refused(name: str, code: str, message: str) -> None:
     text = LLAMA.replace("name: llama-x", f"name: {json.dumps(name)}")
     assert problems_of(text) == [(1, 7, code, message)]
+
+
+def test_a_checked_spec_cannot_take_the_name_of_one_left_out(repo: Path) -> None:
+    for name in ("a.yaml", "b.yaml"):
+        (repo / "specs" / name).write_text(LLAMA, encoding="utf-8")
+    code, document = report(repo, repo / "specs" / "a.yaml")
+    assert (code, [found(f) for f in document["files"]]) == (1, [[
+        (1, 7, "spec.duplicate-name", "error", "name 'llama-x' is also the name of specs/b.yaml; each spec needs "
+                                               "its own name (it names its resolved artifact)")]])
+
+
+def test_every_output_is_written_even_when_one_cannot_be(repo: Path) -> None:
+    (repo / "specs" / "ok.yaml").write_text(LLAMA, encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", "--root", str(repo), "--output", f"json={repo / 'no' / 'x.json'}",
+                                       "--output", f"sarif={repo / 'good.sarif'}"])
+    assert (result.exit_code, (repo / "good.sarif").exists()) == (2, True)
+    assert result.stdout == "1 file checked, no problems\n"
+    assert f"modelspec: cannot write the report to {repo / 'no' / 'x.json'}: No such file or directory" in \
+        result.stderr

@@ -107,17 +107,30 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
         files = changed_files(repo, changed_since, files, profiles, list(paths) or [repo.specs], quiet)
     pairs = [(path, repo.display(path)) for path in files]
     checked = _run(pairs, profiles, jobs)
-    result = run_result(checked, strict)
+    result = run_result(checked, strict, _names_elsewhere(repo, files))
     codes = all_codes()
     use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     report = _render(fmt, result, codes, color=use_color, quiet=quiet)
-    written = _print(report) and all(
-        _write(out_path, _render(out_fmt, result, codes, color=False, quiet=False)) for out_fmt, out_path in outputs)
-    raise SystemExit(result.exit_code if written else 2)
+    written = [_print(report)] + [_write(out_path, _render(out_fmt, result, codes, color=False, quiet=False))
+                                  for out_fmt, out_path in outputs]
+    raise SystemExit(result.exit_code if all(written) else 2)
+
+
+def _names_elsewhere(repo, files: List[Path]) -> Dict[str, list]:
+    """The names of the repository's specs this run leaves out (see :func:`pipeline.runner.spec_names`)."""
+    from pipeline.runner import find_spec_files, spec_names
+
+    if not repo.specs.is_dir():
+        return {}
+    checked = {path.resolve() for path in files}
+    return spec_names([(path, repo.display(path)) for path in find_spec_files([repo.specs])
+                       if path.resolve() not in checked])
 
 
 def _print(report: str) -> bool:
     """Print the stdout report; ``False`` (after saying why on stderr) when stdout cannot take it."""
+    if sys.stdout is None:  # started with stdout closed
+        return not report
     try:
         if report:
             click.echo(report, nl=False)
