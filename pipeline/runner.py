@@ -23,7 +23,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.model import ModelSpec, ModelSpecError, SpecIssue
 from pipeline.op_profiles import OpProfiles, load_op_profiles
@@ -145,7 +145,7 @@ def check_document(doc: "SourceDoc", profiles: OpProfiles) -> CheckedSpec:
         stack = spec_layer_stack(spec, profiles)
         tower = tower_layer_stack(spec.vision, profiles) if spec.vision else None
     except ModelSpecError as error:
-        run.record("stack", _as_findings(error.issues, Severity.ERROR))
+        run.record("stack", _as_findings(error.issues, Severity.ERROR) + _as_findings(error.warnings, Severity.WARNING))
         stack = tower = None
     else:
         run.record("stack", _as_findings(stack.warnings, Severity.WARNING))
@@ -255,25 +255,52 @@ def check_paths(files: Sequence[Tuple[Path, str]], profiles: OpProfiles, jobs: O
     return sorted(checked, key=lambda item: item.result.file)
 
 
-def run_result(checked: Sequence[CheckedSpec], strict: bool) -> RunResult:
+def spec_names(files: Sequence[Tuple[Path, str]]) -> Dict[str, List[Tuple[str, str]]]:
+    """The names the spec files state, case-folded, each with ``(name, display)`` of the files stating it.
+
+    Only the ``name`` key is read (strict loading, no other pass), so a run
+    over a few changed specs can still see the names of all the others; a file
+    that does not load, or states no name, names nothing.
+    """
+    from pipeline.yaml_source import load_path  # pylint: disable=import-outside-toplevel
+
+    names: Dict[str, List[Tuple[str, str]]] = {}
+    for path, display in files:
+        data = load_path(path, display).data
+        name = data.get("name") if isinstance(data, dict) else None
+        if isinstance(name, str):
+            names.setdefault(name.casefold(), []).append((name, display))
+    return names
+
+
+def run_result(checked: Sequence[CheckedSpec], strict: bool,
+               elsewhere: Optional[Mapping[str, Sequence[Tuple[str, str]]]] = None) -> RunResult:
     """The run's result from each file's check, with the problems only the whole run can see.
 
     Two specs of one name (compared case-folded, as a case-insensitive file
     system would) would write one ``resolved/<name>.json``: each is refused,
     naming the other, under its ``semantic`` pass.
+
+    Args:
+        checked: Each file's check.
+        strict: Whether warnings fail the run.
+        elsewhere: :func:`spec_names` of the repository's specs this run did
+            not check (``--changed-since``, or named files), so a checked spec
+            cannot take the name of one left out.
     """
-    by_name: Dict[str, List[CheckedSpec]] = {}
+    by_name: Dict[str, List[str]] = {key: [display for _, display in found]
+                                     for key, found in (elsewhere or {}).items()}
     for item in checked:
         if item.spec is not None:
-            by_name.setdefault(item.spec.name.casefold(), []).append(item)
-    clashes = {id(item): group for group in by_name.values() if len(group) > 1 for item in group}
-    return RunResult(tuple(_with_clash(item, clashes[id(item)]) if id(item) in clashes else item.result
-                           for item in checked), strict)
+            by_name.setdefault(item.spec.name.casefold(), []).append(item.result.file)
+    return RunResult(tuple(_with_clash(item, by_name[item.spec.name.casefold()])
+                           if item.spec is not None and len(by_name[item.spec.name.casefold()]) > 1
+                           else item.result for item in checked), strict)
 
 
-def _with_clash(item: CheckedSpec, group: Sequence[CheckedSpec]) -> FileResult:
+def _with_clash(item: CheckedSpec, files: Sequence[str]) -> FileResult:
     """*item*'s result with a ``spec.duplicate-name`` error naming the other files of its name."""
-    others = [other.result.file for other in group if other is not item]
+    others = [file for file in files if file != item.result.file]
     problem = Problem(item.result.file, item.name_at.line, item.name_at.column, "semantic", "spec.duplicate-name",
                       Severity.ERROR, f"name {item.spec.name!r} is also the name of {', '.join(others)}; "
                                       "each spec needs its own name (it names its resolved artifact)", ("name",))

@@ -842,3 +842,19 @@ def test_any_config_is_imported_or_refused_never_crashed(base, data):
     except ConfigImportError as error:
         assert error.issues and all(issue.code in CODES or issue.code.startswith(("spec.", "stack."))
                                     for issue in error.issues)
+
+
+def test_a_name_another_spec_states_is_refused_and_nothing_is_written(tmp_path):
+    (tmp_path / "specs" / "llama").mkdir(parents=True)
+    taken = tmp_path / "specs" / "llama" / "first.yaml"
+    assert run(["import", str(CONFIGS / "llama-3.1-8b.json"), "--name", "llama-x", "-o", str(taken),
+                "--root", str(tmp_path)]).exit_code == 0
+    second = tmp_path / "specs" / "llama" / "second.yaml"
+    result = run(["import", str(CONFIGS / "llama-3.1-8b.json"), "--name", "LLAMA-X", "-o", str(second),
+                  "--root", str(tmp_path)])
+    assert (result.exit_code, second.exists()) == (1, False)
+    assert result.stderr == ("specs/llama/second.yaml: error [spec.duplicate-name] name 'LLAMA-X' is already the "
+                             "name of specs/llama/first.yaml; choose another --name\n")
+    # writing over the spec that holds the name is re-importing it, not taking it
+    assert run(["import", str(CONFIGS / "llama-3.1-8b.json"), "--name", "llama-x", "-o", str(taken), "--force",
+                "--root", str(tmp_path)]).exit_code == 0

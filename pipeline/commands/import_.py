@@ -12,9 +12,10 @@ passes on the text it is about to write and refuses to write a spec that
 fails them, each problem located at the config key its field came from (the
 text was never written, so a line of it would point nowhere). Nothing is
 written on any refusal; a written file is written whole
-(:func:`pipeline.atomic.write_atomic`; through a symlink, to its target,
-keeping the link), and ``-o`` into a folder that does not exist is refused
-before any work.
+(:func:`pipeline.atomic.write_output`; through a symlink, to its target,
+keeping the link; a device in place), ``-o`` into a folder that does not
+exist is refused before any work, and a name another spec of the repository
+already states is refused.
 """
 
 from __future__ import annotations
@@ -362,13 +363,39 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
     if output is None:
         click.echo(text, nl=False)
         return
-    from pipeline.atomic import write_atomic
+    _refuse_a_taken_name(repo, output, imported.spec.name)
+    from pipeline.atomic import write_output
 
     try:
-        write_atomic(output.resolve(), text)  # through a symlink: the link stays
+        write_output(output, text)  # through a symlink: the link stays; a device is written in place
     except OSError as error:
-        raise click.FileError(str(output), hint=error.strerror) from None
+        raise _WriteFailed(f"cannot write {output}: {error.strerror or error}") from None
     click.echo(f"wrote {repo.display(output)}", err=True)
+
+
+class _WriteFailed(click.ClickException):
+    """The spec could not be written where ``-o`` points: a usage or environment error, exit code 2."""
+
+    exit_code = 2
+
+
+def _refuse_a_taken_name(repo: Any, output: Path, name: str) -> None:
+    """Refuse to write a spec whose name another spec of the repository already states (exit code 1).
+
+    Raises:
+        SystemExit: 1, after naming the other spec on stderr.
+    """
+    from pipeline.runner import find_spec_files, spec_names
+
+    if not repo.specs.is_dir():
+        return
+    others = [(path, repo.display(path)) for path in find_spec_files([repo.specs])
+              if path.resolve() != output.resolve()]
+    taken = spec_names(others).get(name.casefold())
+    if taken:
+        click.echo(f"{repo.display(output)}: error [spec.duplicate-name] name {name!r} is already the name of "
+                   f"{', '.join(display for _, display in taken)}; choose another --name", err=True)
+        raise SystemExit(1)
 
 
 def _spec_text(data: Any, repo: Any, output: Optional[Path], sources: Sequence[str], config_name: str) -> str:
