@@ -105,8 +105,11 @@ class ModelSpecError(ValueError):
     messages.
     """
 
-    def __init__(self, issues: SpecIssue | Sequence[SpecIssue]):
+    def __init__(self, issues: SpecIssue | Sequence[SpecIssue], warnings: Sequence[SpecIssue] = ()):
         self.issues: Tuple[SpecIssue, ...] = (issues,) if isinstance(issues, SpecIssue) else tuple(issues)
+        #: What was noticed on the way to the refusal and only warned about
+        #: (a ``layer_types`` name the op profile lacks); not part of ``str()``.
+        self.warnings: Tuple[SpecIssue, ...] = tuple(warnings)
         super().__init__("; ".join(issue.message for issue in self.issues))
 
 

@@ -270,22 +270,17 @@ def derive_layers(profile: OpProfile, num_layers: int, mtp_depth: int = 0,
 
     Raises:
         ModelSpecError: If ``layer_types`` lists fewer layers than the body,
-            or no rule gives the body or the MTP layers a kind. When
-            ``layer_types`` named kinds the profile lacks and the other rules
-            refuse the body too, the warnings this call gathered come first
-            in the error: they are why the other rules were asked.
+            or no rule gives the body or the MTP layers a kind. *warnings*
+            has what this call gathered even then: a ``layer_types`` name the
+            profile lacks is often why the other rules were asked.
     """
     warnings = [] if warnings is None else warnings
-    gathered = len(warnings)
     body = _body_from_layer_types(profile, num_layers, layer_types, warnings) if layer_types else None
     if body is None:
         refused_at, fix = where, "state the stack in layers"
         if layer_types:
             refused_at, fix = ("layer_types",), "name the profile's kinds in layer_types, or state the stack in layers"
-        try:
-            body = _structural_body(profile, num_layers, first_k_dense, refused_at, fix)
-        except ModelSpecError as error:
-            raise ModelSpecError(warnings[gathered:] + list(error.issues)) from None
+        body = _structural_body(profile, num_layers, first_k_dense, refused_at, fix)
     if not mtp_depth:
         return body
     last = body[-1].kind if body else profile.default
@@ -371,14 +366,25 @@ def spec_layer_stack(spec: ModelSpec, profiles: Optional[OpProfiles] = None) -> 
             ``stack.mla-without-ranks``), the spec declares a field no rule or
             kind of it reads (``stack.field-without-kind``), or it contradicts
             what a kind's counts assume (``stack.profile-assumes``); every
-            problem of the last three kinds at once.
+            problem of the last three kinds at once. The error's
+            ``warnings`` hold what the derivation ignored on the way (a
+            ``layer_types`` name the profile lacks is often the cause).
     """
     profiles = profiles or load_op_profiles()
     arch = spec_arch(spec, profiles)
+    warnings: List[SpecIssue] = []
+    try:
+        stack = _checked_stack(spec, profiles, arch, warnings)
+    except ModelSpecError as error:
+        raise ModelSpecError(error.issues, warnings) from None
+    return LayerStack(stack.arch, stack.groups, stack.linear, tuple(warnings))
+
+
+def _checked_stack(spec: ModelSpec, profiles: OpProfiles, arch: str, warnings: List[SpecIssue]) -> LayerStack:
+    """The body of :func:`spec_layer_stack`: derive, resolve and judge the stack, gathering *warnings*."""
     profile = profiles.get(arch)
     picked_by = ("arch",) if spec.arch else ("name",)
     linear = LinearAttentionDims.from_fields({name: getattr(spec, name) for name in LINEAR_FIELDS})
-    warnings: List[SpecIssue] = []
     layers = spec.layers
     if layers is None:
         layers = derive_layers(profile, spec.num_hidden_layers, spec.mtp_depth or 0,
@@ -390,7 +396,7 @@ def spec_layer_stack(spec: ModelSpec, profiles: Optional[OpProfiles] = None) -> 
               + _assumption_issues(spec, stack.distinct_kinds(), arch, (), picked_by))
     if issues:
         raise ModelSpecError(issues)
-    return LayerStack(stack.arch, stack.groups, stack.linear, tuple(warnings))
+    return stack
 
 
 @dataclass(frozen=True)
@@ -428,7 +434,8 @@ _FLAVOUR_FIELDS = (
     _FlavourFields("ffn", "moe", "routed experts",
                    ("num_experts", "num_experts_per_tok", "moe_intermediate_size", "num_shared_experts",
                     "shared_expert_intermediate_size", "shared_expert_gate"),
-                   ("num_experts",), "stack.moe-without-experts", "the number of routed experts"),
+                   ("num_experts", "num_experts_per_tok"), "stack.moe-without-experts",
+                   "how many routed experts there are and how many each token is sent to"),
     _FlavourFields("attention", "mla", "multi-head latent attention",
                    ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"),
                    ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"),

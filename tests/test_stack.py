@@ -230,16 +230,16 @@ NO_DEFAULT_AFTER_TYPES = ("op profile 'hybrid' has several kinds ['full_attentio
                           "default; name the profile's kinds in layer_types, or state the stack in layers")
 
 
-def test_derive_layers_raises_the_warnings_with_a_fallback_that_refuses() -> None:
-    # the hybrid profile has no default, so the fallback refuses; the unknown names are why, and come with it
+def test_derive_layers_keeps_the_warnings_when_a_fallback_refuses() -> None:
+    # the hybrid profile has no default, so the fallback refuses; the unknown names are why, and stay in the list
     warnings: List[SpecIssue] = [SpecIssue(("earlier",), "stack.layer-types-long", "a warning from before")]
     assert issues_of(derive_layers, HYBRID, 2, layer_types=("mamba", "sliding_attention", "x"),
-                     warnings=warnings) == [
+                     warnings=warnings) == [(("layer_types",), "stack.no-default", NO_DEFAULT_AFTER_TYPES)]
+    assert [(w.path, w.code, w.message) for w in warnings[1:]] == [
         (("layer_types",), "stack.layer-types-long",
          "layer_types lists 3 layers, but num_hidden_layers is 2; the last 1 are ignored"),
         unknown_type(0, "mamba", "hybrid", HYBRID_KINDS),
-        unknown_type(1, SLIDE, "hybrid", HYBRID_KINDS, close=LIN),
-        (("layer_types",), "stack.no-default", NO_DEFAULT_AFTER_TYPES)]
+        unknown_type(1, SLIDE, "hybrid", HYBRID_KINDS, close=LIN)]
 
 
 def test_derive_layers_without_a_warnings_list_still_derives() -> None:
@@ -435,6 +435,7 @@ MLA = {"kv_lora_rank": 8, "qk_rope_head_dim": 4, "qk_nope_head_dim": 8, "v_head_
 def test_spec_layer_stack_takes_stated_layers_over_the_rules() -> None:
     stated = spec(arch="densemoe", first_k_dense_replace=1,
                   layers=[{"kind": "moe", "count": 2}, {"kind": "dense", "count": 2}], num_experts=4,
+                  num_experts_per_tok=2,
                   moe_intermediate_size=32, **MLA)
     assert stack_groups(spec_layer_stack(stated, PROFILES)) == [("moe", 2, False), ("dense", 2, False)]
 
@@ -468,9 +469,10 @@ def test_spec_layer_stack_refuses_a_moe_kind_without_experts() -> None:
     # the profile's counts price one routed expert per token; without num_experts nothing says how many there are
     moe = spec(arch="densemoe", first_k_dense_replace=1, **MLA)
     assert issues_of(spec_layer_stack, moe, PROFILES) == [
-        (("num_experts",), "stack.moe-without-experts",
-         "the stack has layers of kind ['moe'] with routed experts, but num_experts is not declared; declare the "
-         "number of routed experts")]
+        ((name,), "stack.moe-without-experts",
+         f"the stack has layers of kind ['moe'] with routed experts, but {name} is not declared; declare how many "
+         "routed experts there are and how many each token is sent to")
+        for name in ("num_experts", "num_experts_per_tok")]
     # an all-dense stack of the same profile needs no experts
     assert stack_groups(spec_layer_stack(spec(arch="densemoe", first_k_dense_replace=4, **MLA), PROFILES)) == [
         ("dense", 4, False)]
@@ -558,7 +560,7 @@ def test_spec_layer_stack_reports_both_missing_widths_at_once() -> None:
 
 def test_spec_layer_stack_judges_only_the_kinds_the_stack_uses() -> None:
     # the profile has a dense kind, but a stack of MoE layers only needs no dense width
-    moe_only = spec(arch="densemoe", intermediate_size=None, num_experts=4, moe_intermediate_size=32, **MLA)
+    moe_only = spec(arch="densemoe", intermediate_size=None, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32, **MLA)
     assert stack_groups(spec_layer_stack(moe_only, PROFILES)) == [("moe", 4, False)]
 
 
@@ -574,9 +576,20 @@ LINEAR_DIMS_MISSING = ("op profile {arch!r} prices linear-attention layers, but 
 
 def test_spec_layer_stack_keeps_the_unknown_names_when_the_fallback_refuses() -> None:
     typo = spec(arch="hybrid", layer_types=[LIN, LIN, "full_atention", LIN], **LINEAR)
-    assert issues_of(spec_layer_stack, typo, PROFILES) == [
-        unknown_type(2, "full_atention", "hybrid", HYBRID_KINDS, close=FULL),
+    with pytest.raises(ModelSpecError) as caught:
+        spec_layer_stack(typo, PROFILES)
+    assert [(i.path, i.code, i.message) for i in caught.value.issues] == [
         (("layer_types",), "stack.no-default", NO_DEFAULT_AFTER_TYPES)]
+    assert [(w.path, w.code, w.message) for w in caught.value.warnings] == [
+        unknown_type(2, "full_atention", "hybrid", HYBRID_KINDS, close=FULL)]
+
+
+def test_spec_layer_stack_keeps_the_unknown_names_when_a_later_rule_refuses() -> None:
+    # the fallback resolves, but the stack it gives then contradicts the spec: the typo is why
+    typo = spec(arch="sliding", layer_types=[SLIDE, "sliding_atention", SLIDE, FULL], sliding_window=128)
+    with pytest.raises(ModelSpecError) as caught:
+        spec_layer_stack(typo, PROFILES)
+    assert [w.code for w in caught.value.warnings] == ["stack.layer-types-unknown"]
 
 
 @pytest.mark.parametrize("fields, where, arch", [
@@ -625,9 +638,9 @@ def test_check_reports_each_unknown_name_at_its_entry_with_the_refusal() -> None
     checked = check_document(load_bytes(HYBRID_FILE.encode(), "hybrid.yaml"), PROFILES)
     assert [(p.line, p.column, p.code, p.severity, p.message) for p in checked.result.problems] == [
         (13, 3, "stack.no-default", Severity.ERROR, NO_DEFAULT_AFTER_TYPES),
-        (14, 5, "stack.layer-types-unknown", Severity.ERROR,
+        (14, 5, "stack.layer-types-unknown", Severity.WARNING,
          unknown_type(1, "full_atention", "hybrid", HYBRID_KINDS, close=FULL)[2]),
-        (15, 5, "stack.layer-types-unknown", Severity.ERROR, unknown_type(2, "mamba", "hybrid", HYBRID_KINDS)[2]),
+        (15, 5, "stack.layer-types-unknown", Severity.WARNING, unknown_type(2, "mamba", "hybrid", HYBRID_KINDS)[2]),
     ]
 
 
@@ -654,7 +667,8 @@ ASSUMING_VISION = OpProfile("vision", "vision towers.", "tests", (), (), "encode
     "encoder": LayerKind("encoder", COUNTS_A, "full", "dense", (Assumption("patch_size", 14),))}, Path("vision.yaml"))
 ASSUMING_PROFILES = OpProfiles(Path("assuming"), {"assuming": ASSUMING, "vision": ASSUMING_VISION})
 #: A spec whose fields fit every assumption of the profile; a stack of 1 dense and 3 MoE layers.
-FITTING = {"arch": "assuming", "first_k_dense_replace": 1, "num_experts": 4, "num_shared_experts": 1,
+FITTING = {"arch": "assuming", "first_k_dense_replace": 1, "num_experts": 4, "num_experts_per_tok": 2,
+           "num_shared_experts": 1,
            "moe_intermediate_size": 32, "qk_norm": True, "head_dim": 16}
 ASSUMED = ("op profile 'assuming' counts the ops of kind {kinds} {assumed}, but {found}: a model that differs there "
            "runs other ops and needs its own; use an arch whose counts fit it, or state {ops} with the model's own "
@@ -967,8 +981,17 @@ def test_gpt_oss_without_its_window_is_refused() -> None:
 
 def test_mixtral_without_its_expert_count_is_refused() -> None:
     data = {key: value for key, value in MIXTRAL_8X7B.items() if key not in ("num_experts", "num_experts_per_tok")}
-    assert [code for _, code, _ in issues_of(spec_layer_stack, ModelSpec.from_dict(data))] == [
-        "stack.moe-without-experts"]
+    assert [(path, code) for path, code, _ in issues_of(spec_layer_stack, ModelSpec.from_dict(data))] == [
+        (("num_experts",), "stack.moe-without-experts"), (("num_experts_per_tok",), "stack.moe-without-experts")]
+
+
+def test_a_moe_spec_without_its_top_k_is_refused() -> None:
+    # routed-expert compute is top-k times one expert: without num_experts_per_tok it cannot be priced
+    data = {key: value for key, value in MIXTRAL_8X7B.items() if key != "num_experts_per_tok"}
+    assert issues_of(spec_layer_stack, ModelSpec.from_dict(data)) == [
+        (("num_experts_per_tok",), "stack.moe-without-experts",
+         "the stack has layers of kind ['full_attention'] with routed experts, but num_experts_per_tok is not "
+         "declared; declare how many routed experts there are and how many each token is sent to")]
 
 
 def test_gpt_oss_without_layer_types_is_refused() -> None:
