@@ -11,6 +11,7 @@ profiles bundled with modelspec.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -46,13 +47,23 @@ class SpecRepo:
         return own if own.is_dir() else bundled_profiles_dir()
 
     def display(self, path: Path) -> str:
-        """*path* as reports show it: relative to the root when inside it, forward slashes, printable
-        (an undecodable byte of a file name shown as ``\\xff``)."""
-        try:
-            shown = path.resolve().relative_to(self.root.resolve()).as_posix()
-        except ValueError:
-            shown = path.as_posix()
-        return printable(shown)
+        """*path* as reports show it: relative to the root when inside it (a symlink under the root by its own
+        name), forward slashes, printable (an undecodable byte of a file name shown as ``\\xff``)."""
+        root = self.root.resolve()
+        for candidate in (Path(os.path.abspath(path)), _resolved(path)):
+            try:
+                return printable(candidate.relative_to(root).as_posix())
+            except ValueError:
+                continue
+        return printable(path.as_posix())
+
+
+def _resolved(path: Path) -> Path:
+    """*path* with its symlinks resolved, or as it is when they loop."""
+    try:
+        return path.resolve()
+    except RuntimeError:
+        return path
 
 
 def find_repo(root: Optional[Path] = None, start: Optional[Path] = None) -> SpecRepo:

@@ -179,7 +179,9 @@ def check_file(path: Path, display: str, profiles: OpProfiles) -> CheckedSpec:
 def find_spec_files(paths: Sequence[Path]) -> List[Path]:
     """Expand folders into the spec files under them (``*.yaml``, ``*.yml``, any case), sorted, each file once.
 
-    A path that is a file is kept whatever its suffix: the user named it. A file
+    A path that is a file is kept whatever its suffix: the user named it. Under
+    a folder, everything but a folder that has a spec's suffix is kept, so a
+    dangling link or a FIFO there is reported rather than skipped. A file
     reached twice (through a symlink) is kept once, under the first path found.
 
     Raises:
@@ -190,7 +192,9 @@ def find_spec_files(paths: Sequence[Path]) -> List[Path]:
     found = []
     for path in paths:
         if path.is_dir():
-            found.extend(p for p in sorted(path.rglob("*")) if p.suffix.lower() in SPEC_SUFFIXES and p.is_file())
+            # Whatever bears a spec's name is a spec: a dangling link or a FIFO under specs/ is reported
+            # (yaml.unreadable), not silently left out.
+            found.extend(p for p in sorted(path.rglob("*")) if p.suffix.lower() in SPEC_SUFFIXES and not p.is_dir())
         elif path.is_file():
             found.append(path)
         elif path.exists():
@@ -199,7 +203,11 @@ def find_spec_files(paths: Sequence[Path]) -> List[Path]:
             raise FileNotFoundError(f"{path}: no such file or folder")
     unique: Dict[Path, Path] = {}
     for path in found:
-        unique.setdefault(path.resolve(), path)
+        try:
+            real = path.resolve()
+        except RuntimeError:  # a symlink loop: reported unreadable under its own name
+            real = path
+        unique.setdefault(real, path)
     return sorted(unique.values())
 
 

@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -593,9 +595,10 @@ def load_bytes(raw: bytes, file: str) -> SourceDoc:
 def load_path(path: Path, file: Optional[str] = None) -> SourceDoc:
     """Read one spec file, strictly; never raises for bad input.
 
-    Reads at most :data:`MAX_BYTES` + 1 bytes, so a huge file (or a device)
-    costs no more than the cap. A file that cannot be opened or read is a
-    ``yaml.unreadable`` problem.
+    Reads at most :data:`MAX_BYTES` + 1 bytes, so a huge file costs no more
+    than the cap. A path that is not a regular file (a FIFO would block the
+    read forever), a dangling symlink, or a file that cannot be opened or read
+    is a ``yaml.unreadable`` problem.
 
     Args:
         path: The file to read.
@@ -603,6 +606,10 @@ def load_path(path: Path, file: Optional[str] = None) -> SourceDoc:
     """
     name = str(path) if file is None else file
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return _refused(name, "yaml.unreadable", FILE_START,
+                            "not a regular file (a FIFO, device or folder would block or mislead the read); "
+                            "a spec is a file")
         with open(path, "rb") as handle:
             raw = handle.read(MAX_BYTES + 1)
     except OSError as error:

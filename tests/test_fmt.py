@@ -125,7 +125,9 @@ def test_a_symlinked_spec_is_formatted_through_its_link(tmp_path, monkeypatch, t
     link.symlink_to(os.path.relpath(root / target, link.parent))
     monkeypatch.chdir(root)
     result = run(["fmt", *args])
-    assert (result.exit_code, result.stdout, result.stderr) == (0, f"reformatted {target}\n", "")
+    # reported by the name it was reached by: the link, unless the folder search reached the target first
+    shown = target if not args and target.startswith("specs/") else "specs/b/link.yaml"
+    assert (result.exit_code, result.stdout, result.stderr) == (0, f"reformatted {shown}\n", "")
     schema = os.path.relpath(root / "schemas" / "model-spec.schema.json", (root / target).parent)
     assert (link.is_symlink(), (root / target).read_text(encoding="utf-8")) == (
         True, f"# yaml-language-server: $schema={schema}\n" + BODY)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -670,14 +671,29 @@ def test_load_path_names_the_file_as_given(tmp_path: Path) -> None:
     assert [p.file for p in load_path(spec, "specs/spec.yaml").problems] == ["specs/spec.yaml"]
 
 
-@pytest.mark.parametrize("make, reason", [
-    (lambda tmp: tmp / "missing.yaml", "No such file or directory"),
-    (lambda tmp: tmp, "Is a directory"),
+NOT_A_FILE = ("not a regular file (a FIFO, device or folder would block or mislead the read); a spec is a file")
+
+
+def _fifo(tmp: Path) -> Path:
+    os.mkfifo(tmp / "pipe.yaml")
+    return tmp / "pipe.yaml"
+
+
+def _loop(tmp: Path) -> Path:
+    (tmp / "loop.yaml").symlink_to(tmp / "loop.yaml")
+    return tmp / "loop.yaml"
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda tmp: tmp / "missing.yaml",
+     "cannot read the file (No such file or directory); check the path and its permissions"),
+    (_loop, "cannot read the file (Too many levels of symbolic links); check the path and its permissions"),
+    (lambda tmp: tmp, NOT_A_FILE),
+    (_fifo, NOT_A_FILE),  # read, it would block forever
 ])
-def test_unreadable_files_are_a_problem(tmp_path: Path, make, reason: str) -> None:
+def test_unreadable_files_are_a_problem(tmp_path: Path, make, message: str) -> None:
     doc = load_path(make(tmp_path), "spec.yaml")
-    assert [(p.code, p.line, p.column, p.message) for p in doc.problems] == [
-        ("yaml.unreadable", 1, 1, f"cannot read the file ({reason}); check the path and its permissions")]
+    assert [(p.code, p.line, p.column, p.message) for p in doc.problems] == [("yaml.unreadable", 1, 1, message)]
     assert doc.fatal and doc.data is None
 
 

@@ -122,9 +122,9 @@ def _names_elsewhere(repo, files: List[Path]) -> Dict[str, list]:
 
     if not repo.specs.is_dir():
         return {}
-    checked = {path.resolve() for path in files}
+    checked = {os.path.abspath(path) for path in files}
     return spec_names([(path, repo.display(path)) for path in find_spec_files([repo.specs])
-                       if path.resolve() not in checked])
+                       if os.path.abspath(path) not in checked])
 
 
 def _print(report: str) -> bool:

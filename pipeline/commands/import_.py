@@ -20,6 +20,8 @@ already states is refused.
 
 from __future__ import annotations
 
+import os
+
 import json
 import re
 from pathlib import Path
@@ -389,8 +391,9 @@ def _refuse_a_taken_name(repo: Any, output: Path, name: str) -> None:
 
     if not repo.specs.is_dir():
         return
+    target = os.path.realpath(output)
     others = [(path, repo.display(path)) for path in find_spec_files([repo.specs])
-              if path.resolve() != output.resolve()]
+              if os.path.realpath(path) != target]
     taken = spec_names(others).get(name.casefold())
     if taken:
         click.echo(f"{repo.display(output)}: error [spec.duplicate-name] name {name!r} is already the name of "
