@@ -502,6 +502,7 @@ def test_an_activations_record_of_a_kind_no_layer_has_is_reported_at_its_key() -
     (".hidden", "schema.pattern", "name must be letters, digits, '.', '_' and '-', not starting with '.' (it names "
                                   "the spec's artifact file), got '.hidden'"),
     ("index", "schema.enum", "name must not be 'index', which is reserved"),
+    ("Index", "schema.enum", "name must not be 'Index', which is reserved"),
     ("x" * 251, "schema.length", "name: '" + "x" * 251 + "' is too long"),
 ])
 def test_a_name_that_is_no_plain_file_name_is_refused(name: str, code: str, message: str) -> None:
