@@ -17,6 +17,8 @@ from typing import Optional, Tuple
 
 import click
 
+from pipeline.output import echo
+
 from pipeline.commands.options import root_option
 
 
@@ -58,18 +60,18 @@ def command(paths: Tuple[Path, ...], check: bool, root: Optional[Path]) -> None:
     failed = False
     for path, result in format_files(list(targets.values()), repo.display, lambda p: schema_line(repo, p)):
         for problem in result.problems:
-            click.echo(f"{problem.file}:{problem.line}:{problem.column}: {problem.severity.value} "
+            echo(f"{problem.file}:{problem.line}:{problem.column}: {problem.severity.value} "
                        f"[{problem.code}] {problem.message}", err=True)
         failed = failed or bool(result.problems)
         if not result.changed:
             continue
         if check:
-            click.echo(f"would reformat {repo.display(path)}")
+            echo(f"would reformat {repo.display(path)}")
             failed = True
             continue
         try:
             write_atomic(path.resolve(), result.text)
         except OSError as error:
             raise click.FileError(str(path), hint=error.strerror) from None
-        click.echo(f"reformatted {repo.display(path)}")
+        echo(f"reformatted {repo.display(path)}")
     raise SystemExit(1 if failed else 0)

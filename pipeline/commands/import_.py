@@ -29,6 +29,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import click
 
+from pipeline.output import echo, echo_rendered
+
 from pipeline.commands.options import repository_errors, root_option
 from pipeline.problems import FILE_START, Location
 
@@ -353,7 +355,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
         _fail([f"{_located(file, locations, issue.path)}: error [{issue.code}] {issue.message}"
                for issue in error.issues])
     for path in imported.unknown:
-        click.echo(f"{_located(file, locations, path)}: warning [import.unknown-key] {'.'.join(path)} is not "
+        echo(f"{_located(file, locations, path)}: warning [import.unknown-key] {'.'.join(path)} is not "
                    "imported: the importer does not know it", err=True)
     text = _spec_text(imported.data, repo, output, sources, config.name)
 
@@ -363,7 +365,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
 
     _check(text, profiles, at_config_key)
     if output is None:
-        click.echo(text, nl=False)
+        echo_rendered(text, nl=False)
         return
     _refuse_a_taken_name(repo, output, imported.spec.name)
     from pipeline.atomic import write_output
@@ -372,7 +374,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
         write_output(output, text)  # through a symlink: the link stays; a device is written in place
     except OSError as error:
         raise _WriteFailed(f"cannot write {output}: {error.strerror or error}") from None
-    click.echo(f"wrote {repo.display(output)}", err=True)
+    echo(f"wrote {repo.display(output)}", err=True)
 
 
 class _WriteFailed(click.ClickException):
@@ -396,7 +398,7 @@ def _refuse_a_taken_name(repo: Any, output: Path, name: str) -> None:
               if os.path.realpath(path) != target]
     taken = spec_names(others).get(name.casefold())
     if taken:
-        click.echo(f"{repo.display(output)}: error [spec.duplicate-name] name {name!r} is already the name of "
+        echo(f"{repo.display(output)}: error [spec.duplicate-name] name {name!r} is already the name of "
                    f"{', '.join(display for _, display in taken)}; choose another --name", err=True)
         raise SystemExit(1)
 
@@ -431,10 +433,10 @@ def _check(text: str, profiles: Any, at_config_key: Callable[[Sequence[Any]], Tu
     if any(p.severity is Severity.ERROR for p in checked.result.problems):
         _fail(lines + ["modelspec: the imported spec fails modelspec check; nothing was written"])
     for line in lines:
-        click.echo(line, err=True)
+        echo(line, err=True)
 
 
 def _fail(lines: Sequence[str]) -> None:
     for line in lines:
-        click.echo(line, err=True)
+        echo(line, err=True)
     raise SystemExit(1)

@@ -14,6 +14,8 @@ from typing import Iterator
 
 import click
 
+from pipeline.output import echo
+
 from pipeline.op_profiles import OpProfileError
 
 root_option = click.option(
@@ -29,7 +31,7 @@ def repository_errors() -> Iterator[None]:
         yield
     except OpProfileError as error:
         for problem in error.problems:
-            click.echo(f"{problem.file}:{problem.line}:{problem.column}: error [{problem.code}] {problem.message}",
+            echo(f"{problem.file}:{problem.line}:{problem.column}: error [{problem.code}] {problem.message}",
                        err=True)
-        click.echo("modelspec: the op profiles are broken; fix them before checking specs", err=True)
+        echo("modelspec: the op profiles are broken; fix them before checking specs", err=True)
         raise SystemExit(2) from None
