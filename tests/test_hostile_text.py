@@ -324,3 +324,11 @@ def test_no_string_field_of_the_schema_is_free_text() -> None:
     schema = json.loads(schema_path("model-spec.schema.json").read_text(encoding="utf-8"))
     free = [where for where, node in strings(schema) if "pattern" not in node and "enum" not in node]
     assert free == []
+
+
+def test_a_usage_error_naming_a_hostile_path_is_inert(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    result = CliRunner().invoke(main, ["check", "--root", str(repo), str(tmp_path / "a\n::error::x ##[y]")])
+    assert result.exit_code == 2
+    assert "a\\n::error::x #\\x23[y]: no such file or folder" in result.stderr
+    assert_inert(result.stderr)
