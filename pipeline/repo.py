@@ -11,6 +11,7 @@ profiles bundled with modelspec.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,11 +47,25 @@ class SpecRepo:
         own = self.root / "op_profiles"
         return own if own.is_dir() else bundled_profiles_dir()
 
+    @functools.cached_property
+    def _resolved_root(self) -> Path:
+        """The root with its symlinks resolved (once: :meth:`display` runs per file)."""
+        return self.root.resolve()
+
+    @functools.cached_property
+    def _root_prefix(self) -> str:
+        """The resolved root as the start of the absolute path of a file inside it, separator included."""
+        root = str(self._resolved_root)
+        return root if root.endswith(os.sep) else root + os.sep
+
     def display(self, path: Path) -> str:
         """*path* as reports show it: relative to the root when inside it (a symlink under the root by its own
         name), forward slashes, printable (an undecodable byte of a file name shown as ``\\xff``)."""
-        root = self.root.resolve()
-        for candidate in (Path(os.path.abspath(path)), _resolved(path)):
+        absolute = os.path.abspath(path)
+        if absolute.startswith(self._root_prefix):
+            return printable(absolute[len(self._root_prefix):].replace(os.sep, "/"))
+        root = self._resolved_root
+        for candidate in (Path(absolute), _resolved(path)):
             try:
                 return printable(candidate.relative_to(root).as_posix())
             except ValueError:
