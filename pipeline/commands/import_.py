@@ -341,7 +341,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
                                  f"{', '.join(sorted(profiles.profiles))}", param_hint="--arch")
     if output is not None and output.exists() and not force:
         raise click.UsageError(f"{output} exists; pass --force to overwrite it")
-    file = repo.display(config)
+    file = repo.report_name(config)
     try:
         data, locations = read_config(read_config_file(config))
     except ConfigReadError as error:
@@ -372,7 +372,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
         write_output(output, text)  # through a symlink: the link stays; a device is written in place
     except OSError as error:
         raise _WriteFailed(f"cannot write {output}: {error.strerror or error}") from None
-    click.echo(f"wrote {repo.display(output)}", err=True)
+    click.echo(f"wrote {repo.report_name(output)}", err=True)
 
 
 class _WriteFailed(click.ClickException):
@@ -396,7 +396,7 @@ def _refuse_a_taken_name(repo: Any, output: Path, name: str) -> None:
               if os.path.realpath(path) != target]
     taken = spec_names(others).get(name.casefold())
     if taken:
-        click.echo(f"{repo.display(output)}: error [spec.duplicate-name] name {name!r} is already the name of "
+        click.echo(f"{repo.report_name(output)}: error [spec.duplicate-name] name {name!r} is already the name of "
                    f"{', '.join(display for _, display in taken)}; choose another --name", err=True)
         raise SystemExit(1)
 
