@@ -107,13 +107,15 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
         from pipeline.commands.git_options import changed_files
 
         files = changed_files(repo, changed_since, files, profiles, list(paths) or [repo.specs], quiet)
-    pairs = [(path, repo.display(path)) for path in files]
+    pairs = [(path, repo.report_name(path)) for path in files]
     checked = _run(pairs, profiles, jobs)
     result = run_result(checked, strict, _names_elsewhere(repo, files))
     codes = all_codes()
     use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
-    report = _render(fmt, result, codes, color=use_color, quiet=quiet)
-    written = [_print(report)] + [_write(out_path, _render(out_fmt, result, codes, color=False, quiet=False))
+    source_root = repo.report_base.as_uri().rstrip("/") + "/"
+    report = _render(fmt, result, codes, color=use_color, quiet=quiet, source_root=source_root)
+    written = [_print(report)] + [_write(out_path, _render(out_fmt, result, codes, color=False, quiet=False,
+                                                           source_root=source_root))
                                   for out_fmt, out_path in outputs]
     raise SystemExit(result.exit_code if all(written) else 2)
 
@@ -125,7 +127,7 @@ def _names_elsewhere(repo, files: List[Path]) -> Dict[str, list]:
     if not repo.specs.is_dir():
         return {}
     checked = {os.path.abspath(path) for path in files}
-    return spec_names([(path, repo.display(path)) for path in find_spec_files([repo.specs])
+    return spec_names([(path, repo.report_name(path)) for path in find_spec_files([repo.specs])
                        if os.path.abspath(path) not in checked])
 
 
@@ -153,8 +155,9 @@ def _run(pairs, profiles, jobs: Optional[int]):
         return check_paths(pairs, profiles, jobs, progress=bar.update)
 
 
-def _render(fmt: str, result, codes: Dict[str, str], color: bool, quiet: bool) -> str:
-    """The report of *fmt*, with the text format's options applied."""
+def _render(fmt: str, result, codes: Dict[str, str], color: bool, quiet: bool, source_root: str) -> str:
+    """The report of *fmt*, with the text format's options (and SARIF's *source_root*, the ``file:`` URI of
+    the folder report paths are relative to) applied."""
     import dataclasses
 
     from pipeline.reporters import REPORTERS
@@ -162,6 +165,8 @@ def _render(fmt: str, result, codes: Dict[str, str], color: bool, quiet: bool) -
     reporter = REPORTERS[fmt]
     if fmt == "text":
         reporter = dataclasses.replace(reporter, color=color, quiet=quiet)
+    elif fmt == "sarif":
+        reporter = dataclasses.replace(reporter, source_root=source_root)
     return reporter.render(result, codes)
 
 

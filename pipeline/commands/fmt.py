@@ -58,7 +58,7 @@ def command(paths: Tuple[Path, ...], check: bool, root: Optional[Path]) -> None:
     for path in files:
         targets.setdefault(path.resolve(), path)
     failed = False
-    for path, result in format_files(list(targets.values()), repo.display, lambda p: schema_line(repo, p)):
+    for path, result in format_files(list(targets.values()), repo.report_name, lambda p: schema_line(repo, p)):
         for problem in result.problems:
             echo(f"{problem.file}:{problem.line}:{problem.column}: {problem.severity.value} "
                        f"[{problem.code}] {problem.message}", err=True)
@@ -66,12 +66,12 @@ def command(paths: Tuple[Path, ...], check: bool, root: Optional[Path]) -> None:
         if not result.changed:
             continue
         if check:
-            echo(f"would reformat {repo.display(path)}")
+            echo(f"would reformat {repo.report_name(path)}")
             failed = True
             continue
         try:
             write_atomic(path.resolve(), result.text)
         except OSError as error:
             raise click.FileError(str(path), hint=error.strerror) from None
-        echo(f"reformatted {repo.display(path)}")
+        echo(f"reformatted {repo.report_name(path)}")
     raise SystemExit(1 if failed else 0)

@@ -343,7 +343,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
                                  f"{', '.join(sorted(profiles.profiles))}", param_hint="--arch")
     if output is not None and output.exists() and not force:
         raise click.UsageError(f"{output} exists; pass --force to overwrite it")
-    file = repo.display(config)
+    file = repo.report_name(config)
     try:
         data, locations = read_config(read_config_file(config))
     except ConfigReadError as error:
@@ -374,7 +374,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
         write_output(output, text)  # through a symlink: the link stays; a device is written in place
     except OSError as error:
         raise _WriteFailed(f"cannot write {output}: {error.strerror or error}") from None
-    echo(f"wrote {repo.display(output)}", err=True)
+    echo(f"wrote {repo.report_name(output)}", err=True)
 
 
 class _WriteFailed(click.ClickException):
@@ -398,7 +398,7 @@ def _refuse_a_taken_name(repo: Any, output: Path, name: str) -> None:
               if os.path.realpath(path) != target]
     taken = spec_names(others).get(name.casefold())
     if taken:
-        echo(f"{repo.display(output)}: error [spec.duplicate-name] name {name!r} is already the name of "
+        echo(f"{repo.report_name(output)}: error [spec.duplicate-name] name {name!r} is already the name of "
                    f"{', '.join(display for _, display in taken)}; choose another --name", err=True)
         raise SystemExit(1)
 
