@@ -150,6 +150,8 @@ _CODE_MODULES = (
     "pipeline.importer",
     "pipeline.fmt",
     "pipeline.regen",
+    "pipeline.config",
+    "pipeline.suppress",
 )
 
 
@@ -178,6 +180,21 @@ class Outcome(str, enum.Enum):
 
 
 @dataclass(frozen=True)
+class InlineIgnore:
+    """A ``# modelspec: ignore[CODE, ...]`` comment in a spec file (see :mod:`pipeline.suppress`).
+
+    Attributes:
+        line: The comment's 1-based line: the line whose warnings it silences.
+        column: The 1-based column of its ``#``.
+        codes: The codes or code prefixes it names, as written; empty when it names none.
+    """
+
+    line: int
+    column: int
+    codes: Tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class FileResult:
     """Every pass's outcome and every problem for one file.
 
@@ -185,11 +202,13 @@ class FileResult:
         file: The path as reported.
         outcomes: ``(pass name, Outcome)`` for each of :data:`PASSES`, in order.
         problems: The file's problems, sorted.
+        ignores: The file's inline ignore comments, in order; :func:`pipeline.suppress.suppress` applies them.
     """
 
     file: str
     outcomes: Tuple[Tuple[str, Outcome], ...]
     problems: Tuple[Problem, ...]
+    ignores: Tuple[InlineIgnore, ...] = ()
 
     def outcome(self, pass_name: str) -> Outcome:
         """Return the outcome of *pass_name*.
