@@ -18,6 +18,7 @@ when the specs sit in a subfolder (``--root catalogue``).
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,16 +54,22 @@ class SpecRepo:
         own = self.root / "op_profiles"
         return own if own.is_dir() else bundled_profiles_dir()
 
+    @functools.cached_property
+    def _resolved_root(self) -> Path:
+        """The root with its symlinks resolved (once: :meth:`display` runs per file)."""
+        return self.root.resolve()
+
     def display(self, path: Path) -> str:
         """*path* relative to the root when inside it (a symlink under the root by its own name), forward
         slashes, printable (an undecodable byte of a file name shown as ``\\xff``)."""
-        return _relative(path, self.root.resolve())
+        return _relative(path, self._resolved_root)
 
-    @property
+    @functools.cached_property
     def report_base(self) -> Path:
         """The folder report paths are relative to: the top of the git work tree holding the root; outside
-        git, the current folder when the root is inside it, else the root itself."""
-        root = self.root.resolve()
+        git, the current folder when the root is inside it, else the root itself (found once per repository
+        object: :meth:`report_name` runs per file)."""
+        root = self._resolved_root
         for folder in (root, *root.parents):
             if (folder / ".git").exists():
                 return folder
@@ -77,8 +84,12 @@ class SpecRepo:
 
 def _relative(path: Path, base: Path) -> str:
     """*path* relative to *base* when inside it, by its own name first, then with its links resolved; else as
-    given. Forward slashes, printable."""
-    for candidate in (Path(os.path.abspath(path)), _resolved(path)):
+    given. Forward slashes, printable. A path spelled under *base* costs string operations only."""
+    absolute = os.path.abspath(path)
+    prefix = str(base) if str(base).endswith(os.sep) else str(base) + os.sep
+    if absolute.startswith(prefix):
+        return printable(absolute[len(prefix):].replace(os.sep, "/"))
+    for candidate in (Path(absolute), _resolved(path)):
         try:
             return printable(candidate.relative_to(base).as_posix())
         except ValueError:
