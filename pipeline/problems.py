@@ -132,6 +132,8 @@ _CODE_MODULES = (
     "pipeline.importer",
     "pipeline.fmt",
     "pipeline.regen",
+    "pipeline.config",
+    "pipeline.suppress",
 )
 
 
@@ -160,6 +162,21 @@ class Outcome(str, enum.Enum):
 
 
 @dataclass(frozen=True)
+class InlineIgnore:
+    """A ``# modelspec: ignore[CODE, ...]`` comment in a spec file (see :mod:`pipeline.suppress`).
+
+    Attributes:
+        line: The comment's 1-based line: the line whose warnings it silences.
+        column: The 1-based column of its ``#``.
+        codes: The codes or code prefixes it names, as written; empty when it names none.
+    """
+
+    line: int
+    column: int
+    codes: Tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class FileResult:
     """Every pass's outcome and every problem for one file.
 
@@ -167,11 +184,13 @@ class FileResult:
         file: The path as reported.
         outcomes: ``(pass name, Outcome)`` for each of :data:`PASSES`, in order.
         problems: The file's problems, sorted.
+        ignores: The file's inline ignore comments, in order; :func:`pipeline.suppress.suppress` applies them.
     """
 
     file: str
     outcomes: Tuple[Tuple[str, Outcome], ...]
     problems: Tuple[Problem, ...]
+    ignores: Tuple[InlineIgnore, ...] = ()
 
     def __post_init__(self) -> None:
         """Make the file name printable in every report format, as each problem's (see :func:`printable`)."""

@@ -161,15 +161,28 @@ def _name_at(doc: "SourceDoc") -> Location:
 def check_file(path: Path, display: str, profiles: OpProfiles) -> CheckedSpec:
     """Load *path* strictly and run the five passes; a crash becomes a ``check.internal`` problem.
 
+    The file's inline ignore comments go with its result
+    (:attr:`~pipeline.problems.FileResult.ignores`), applied later by
+    :func:`pipeline.suppress.suppress`.
+
     Args:
         path: The file to read.
         display: The path as reports show it.
         profiles: The op profiles to resolve stacks against.
     """
+    import dataclasses  # pylint: disable=import-outside-toplevel
+
+    from pipeline.suppress import inline_ignores  # pylint: disable=import-outside-toplevel
     from pipeline.yaml_source import load_path  # pylint: disable=import-outside-toplevel
 
     try:
-        return check_document(load_path(path, display), profiles)
+        checked = check_document(load_path(path, display), profiles)
+        if checked.result.outcome("load") is Outcome.FAILED:
+            return checked
+        with open(path, "rb") as handle:  # read again only for its comments; the page cache has it
+            ignores = inline_ignores(handle.read())
+        return dataclasses.replace(checked, result=dataclasses.replace(checked.result, ignores=ignores)) \
+            if ignores else checked
     except Exception as error:  # pylint: disable=broad-except  # one file's crash must not hide the others
         problem = Problem(display, 1, 1, "load", "check.internal", Severity.ERROR,
                           f"modelspec crashed on this file ({type(error).__name__}: {error}); please report it")
@@ -340,4 +353,4 @@ def _with_clash(item: CheckedSpec, files: Sequence[str]) -> FileResult:
                                       "each spec needs its own name (it names its resolved artifact)", ("name",))
     outcomes = tuple((name, Outcome.FAILED if name == "semantic" else outcome)
                      for name, outcome in item.result.outcomes)
-    return FileResult(item.result.file, outcomes, tuple(sorted(item.result.problems + (problem,))))
+    return FileResult(item.result.file, outcomes, tuple(sorted(item.result.problems + (problem,))), item.result.ignores)

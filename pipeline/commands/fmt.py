@@ -17,9 +17,8 @@ from typing import Optional, Tuple
 
 import click
 
+from pipeline.commands.options import root_option, run_config, spec_files
 from pipeline.output import echo
-
-from pipeline.commands.options import root_option
 
 
 @click.command(name="fmt", context_settings={"help_option_names": ["-h", "--help"]})
@@ -47,13 +46,9 @@ def command(paths: Tuple[Path, ...], check: bool, root: Optional[Path]) -> None:
     from pipeline.atomic import write_atomic
     from pipeline.fmt import format_files, schema_line
     from pipeline.repo import find_repo
-    from pipeline.runner import find_spec_files
 
     repo = find_repo(root)
-    try:
-        files = find_spec_files(list(paths) or [repo.specs])
-    except FileNotFoundError as error:
-        raise click.UsageError(str(error)) from None
+    files = spec_files(paths, repo, run_config(repo))
     targets = {}
     for path in files:
         targets.setdefault(path.resolve(), path)
