@@ -23,7 +23,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.model import ModelSpec, ModelSpecError, SpecIssue
 from pipeline.op_profiles import OpProfiles, load_op_profiles
@@ -161,15 +161,28 @@ def _name_at(doc: "SourceDoc") -> Location:
 def check_file(path: Path, display: str, profiles: OpProfiles) -> CheckedSpec:
     """Load *path* strictly and run the five passes; a crash becomes a ``check.internal`` problem.
 
+    The file's inline ignore comments go with its result
+    (:attr:`~pipeline.problems.FileResult.ignores`), applied later by
+    :func:`pipeline.suppress.suppress`.
+
     Args:
         path: The file to read.
         display: The path as reports show it.
         profiles: The op profiles to resolve stacks against.
     """
+    import dataclasses  # pylint: disable=import-outside-toplevel
+
+    from pipeline.suppress import inline_ignores  # pylint: disable=import-outside-toplevel
     from pipeline.yaml_source import load_path  # pylint: disable=import-outside-toplevel
 
     try:
-        return check_document(load_path(path, display), profiles)
+        checked = check_document(load_path(path, display), profiles)
+        if checked.result.outcome("load") is Outcome.FAILED:
+            return checked
+        with open(path, "rb") as handle:  # read again only for its comments; the page cache has it
+            ignores = inline_ignores(handle.read())
+        return dataclasses.replace(checked, result=dataclasses.replace(checked.result, ignores=ignores)) \
+            if ignores else checked
     except Exception as error:  # pylint: disable=broad-except  # one file's crash must not hide the others
         problem = Problem(display, 1, 1, "load", "check.internal", Severity.ERROR,
                           f"modelspec crashed on this file ({type(error).__name__}: {error}); please report it")
@@ -189,26 +202,52 @@ def find_spec_files(paths: Sequence[Path]) -> List[Path]:
         ValueError: If a named path is neither a folder nor a regular file (a
             FIFO would block the read forever).
     """
-    found = []
+    found: List[Tuple[Path, str]] = []
     for path in paths:
         if path.is_dir():
             # Whatever bears a spec's name is a spec: a dangling link or a FIFO under specs/ is reported
             # (yaml.unreadable), not silently left out.
-            found.extend(p for p in sorted(path.rglob("*")) if p.suffix.lower() in SPEC_SUFFIXES and not p.is_dir())
+            found.extend(_folder_specs(str(path), os.path.realpath(path)))
         elif path.is_file():
-            found.append(path)
+            found.append((path, _real(path)))
         elif path.exists():
             raise ValueError(f"{path}: not a regular file or a folder; name spec files or the folders holding them")
         else:
             raise FileNotFoundError(f"{path}: no such file or folder")
-    unique: Dict[Path, Path] = {}
-    for path in found:
-        try:
-            real = path.resolve()
-        except RuntimeError:  # a symlink loop: reported unreadable under its own name
-            real = path
+    unique: Dict[str, Path] = {}
+    for path, real in sorted(found):
         unique.setdefault(real, path)
     return sorted(unique.values())
+
+
+def _real(path: Path) -> str:
+    """*path* with its symlinks resolved; itself when they loop (then it is reported unreadable by its name)."""
+    try:
+        return str(path.resolve())
+    except RuntimeError:
+        return str(path)
+
+
+def _folder_specs(folder: str, real_folder: str) -> Iterator[Tuple[Path, str]]:
+    """``(path, real path)`` of each spec-named entry under *folder* that is not a folder, as ``Path.rglob``
+    finds them: a symlinked folder is not entered, an unreadable one is skipped.
+
+    One ``scandir`` per folder: only a symlink costs a ``stat`` (is it a folder?) and a ``resolve``;
+    any other entry's real path is its folder's, which is known.
+    """
+    try:
+        with os.scandir(folder) as listing:
+            entries = list(listing)
+    except PermissionError:
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            yield from _folder_specs(entry.path, os.path.join(real_folder, entry.name))
+        elif os.path.splitext(entry.name)[1].lower() in SPEC_SUFFIXES:
+            if not entry.is_symlink():
+                yield Path(entry.path), os.path.join(real_folder, entry.name)
+            elif not entry.is_dir():
+                yield Path(entry.path), _real(Path(entry.path))
 
 
 def _check_chunk(items: Sequence[Tuple[str, str]], profiles_root: str) -> List[CheckedSpec]:
@@ -314,4 +353,4 @@ def _with_clash(item: CheckedSpec, files: Sequence[str]) -> FileResult:
                                       "each spec needs its own name (it names its resolved artifact)", ("name",))
     outcomes = tuple((name, Outcome.FAILED if name == "semantic" else outcome)
                      for name, outcome in item.result.outcomes)
-    return FileResult(item.result.file, outcomes, tuple(sorted(item.result.problems + (problem,))))
+    return FileResult(item.result.file, outcomes, tuple(sorted(item.result.problems + (problem,))), item.result.ignores)

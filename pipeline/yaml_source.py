@@ -734,6 +734,63 @@ def dump(data: Mapping, header: str = "") -> str:
     return _comment_lines(header) + body
 
 
+
+# Text that goes plain and comes back as itself: a letter, then letters, digits, ``.``, ``_``, ``-``
+# (model names, dtypes, kinds, arch names). Whether it is refused or read as another type is asked of
+# the readers below; no character here starts a YAML indicator or a comment.
+_SIMPLE_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9._-]*")
+_YAML11 = yaml.resolver.Resolver()
+
+
+@functools.lru_cache(maxsize=16384)
+def _scalar_survives(kind: type, value: Any) -> bool:
+    """Whether :func:`dump` writes the scalar *value* (of exact type *kind*, one of str, int, bool, None and
+    float, which comes as its ``repr``) so :func:`load_bytes` reads it back as the same value of the same type.
+
+    Ints within :data:`MAX_NUMBER_CHARS`, booleans and ``None`` always do; so
+    does text of :data:`_SIMPLE_TEXT` that both YAML versions read as text.
+    Anything else (floats, other text) is dumped and read back once, as the
+    value of a one-key mapping, and the answer cached.
+    """
+    if kind is bool or kind is type(None):
+        return True
+    if kind is int:
+        return abs(value) < _INT_LIMIT
+    if kind is str and _SIMPLE_TEXT.fullmatch(value) and _read_plain(value) == (value, None) \
+            and _YAML11.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG:
+        return True
+    if kind is float:
+        value = float(value)
+    try:
+        back = load_bytes(dump({"k": value}).encode("utf-8"), "<round-trip>")
+    except (TypeError, ValueError):
+        return False
+    if back.problems or back.data is None or list(back.data) != ["k"]:
+        return False
+    return type(back.data["k"]) is kind and repr(back.data["k"]) == repr(value)  # -0.0 is not 0.0
+
+
+def survives_dump(data: Any, depth: int = 1) -> bool:
+    """Whether ``load_bytes(dump(data).encode()).data`` is *data* itself, the same values of the same types.
+
+    Decided without writing the document: a block-style dump writes each
+    scalar on its own line, as it would write it alone, so the document comes
+    back exactly when every key and scalar does (:func:`_scalar_survives`,
+    cached per value). Only dicts with text keys, lists and scalars are
+    answered; anything else (a tuple, another mapping type, nesting past
+    :data:`MAX_DEPTH`) is ``False``, for the caller to dump and read back.
+    ``True`` is a guarantee; ``False`` only means "not known cheaply".
+    """
+    kind = type(data)
+    if kind is dict:
+        return depth <= MAX_DEPTH and all(type(key) is str and _scalar_survives(str, key)
+                                          and survives_dump(item, depth + 1) for key, item in data.items())
+    if kind is list:
+        return depth <= MAX_DEPTH and all(survives_dump(item, depth + 1) for item in data)
+    if kind is float:  # cached by spelling: -0.0 == 0.0 would share an answer
+        return _scalar_survives(float, repr(data))
+    return kind in _SCALARS and _scalar_survives(kind, data)
+
 # ---- comments ------------------------------------------------------------
 
 def comment_locations(text: str) -> Tuple[Location, ...]:

@@ -30,6 +30,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import click
 
+from pipeline.output import echo, echo_rendered
+
 from pipeline.commands.options import repository_errors, root_option
 from pipeline.problems import FILE_START, Location
 
@@ -339,7 +341,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
                                  f"{', '.join(sorted(profiles.profiles))}", param_hint="--arch")
     if output is not None and output.exists() and not force:
         raise click.UsageError(f"{output} exists; pass --force to overwrite it")
-    file = repo.display(config)
+    file = repo.report_name(config)
     try:
         data, locations = read_config(read_config_file(config))
     except ConfigReadError as error:
@@ -351,7 +353,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
         _fail([f"{_located(file, locations, issue.path)}: error [{issue.code}] {issue.message}"
                for issue in error.issues])
     for path in imported.unknown:
-        click.echo(f"{_located(file, locations, path)}: warning [import.unknown-key] {'.'.join(path)} is not "
+        echo(f"{_located(file, locations, path)}: warning [import.unknown-key] {'.'.join(path)} is not "
                    "imported: the importer does not know it", err=True)
     text = _spec_text(imported.data, repo, output, sources, config.name)
 
@@ -361,7 +363,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
 
     _check(text, profiles, at_config_key)
     if output is None:
-        click.echo(text, nl=False)
+        echo_rendered(text, nl=False)
         return
     _refuse_a_taken_name(repo, output, imported.spec.name)
     from pipeline.atomic import write_output
@@ -370,7 +372,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
         write_output(output, text)  # through a symlink: the link stays; a device is written in place
     except OSError as error:
         raise _WriteFailed(f"cannot write {output}: {error.strerror or error}") from None
-    click.echo(f"wrote {repo.display(output)}", err=True)
+    echo(f"wrote {repo.report_name(output)}", err=True)
 
 
 class _WriteFailed(click.ClickException):
@@ -394,7 +396,7 @@ def _refuse_a_taken_name(repo: Any, output: Path, name: str) -> None:
               if os.path.realpath(path) != target]
     taken = spec_names(others).get(name.casefold())
     if taken:
-        click.echo(f"{repo.display(output)}: error [spec.duplicate-name] name {name!r} is already the name of "
+        echo(f"{repo.report_name(output)}: error [spec.duplicate-name] name {name!r} is already the name of "
                    f"{', '.join(display for _, display in taken)}; choose another --name", err=True)
         raise SystemExit(1)
 
@@ -429,10 +431,10 @@ def _check(text: str, profiles: Any, at_config_key: Callable[[Sequence[Any]], Tu
     if any(p.severity is Severity.ERROR for p in checked.result.problems):
         _fail(lines + ["modelspec: the imported spec fails modelspec check; nothing was written"])
     for line in lines:
-        click.echo(line, err=True)
+        echo(line, err=True)
 
 
 def _fail(lines: Sequence[str]) -> None:
     for line in lines:
-        click.echo(line, err=True)
+        echo(line, err=True)
     raise SystemExit(1)
