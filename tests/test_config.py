@@ -171,8 +171,10 @@ INLINE_CASES = {
         "it out; remove the line\n"
         "specs/a.yaml:8:32: warning [ignore.malformed] a '# modelspec:' comment must be '# modelspec: "
         "ignore[CODE, ...]', naming the codes it silences on this line (e.g. # modelspec: ignore[roundtrip.null])\n"),
+    # No field is free text (issue 12), so the quoted value is refused as a dtype; the hash in it is still no
+    # comment: neither an ignore nor a malformed one is reported.
     "a hash inside a quoted value is no comment": (
-        "torch_dtype: \"bfloat16 # modelspec: ignore[roundtrip.null]\"\n", 0, None),
+        "torch_dtype: \"bfloat16 # modelspec: ignore[roundtrip.null]\"\n", 1, None),
 }
 
 

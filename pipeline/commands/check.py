@@ -16,6 +16,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import click
 
+from pipeline.output import echo, echo_rendered
+
 from pipeline.commands.git_options import changed_since_option
 from pipeline.commands.options import (ignore_option, repository_errors, root_option, run_config, select_option,
                                        spec_files)
@@ -145,10 +147,10 @@ def _print(report: str) -> bool:
         return not report
     try:
         if report:
-            click.echo(report, nl=False)
+            echo_rendered(report, nl=False)
         sys.stdout.flush()
     except OSError as error:
-        click.echo(f"modelspec: cannot write the report to stdout: {error.strerror or error}", err=True)
+        echo(f"modelspec: cannot write the report to stdout: {error.strerror or error}", err=True)
         return False
     return True
 
@@ -185,6 +187,6 @@ def _write(path: Path, text: str) -> bool:
     try:
         write_output(path, text)
     except OSError as error:
-        click.echo(f"modelspec: cannot write the report to {path}: {error.strerror or error}", err=True)
+        echo(f"modelspec: cannot write the report to {path}: {error.strerror or error}", err=True)
         return False
     return True

@@ -19,6 +19,7 @@ from typing import Optional, Tuple
 import click
 
 from pipeline.commands.options import root_option, run_config, spec_files
+from pipeline.output import echo
 
 
 @click.command(name="fmt", context_settings={"help_option_names": ["-h", "--help"]})
@@ -64,22 +65,22 @@ def command(paths: Tuple[Path, ...], check: bool, show_diff: bool, root: Optiona
 
     for path, result in format_files(list(targets.values()), repo.report_name, lambda p: schema_line(repo, p)):
         for problem in result.problems:
-            click.echo(f"{problem.file}:{problem.line}:{problem.column}: {problem.severity.value} "
+            echo(f"{problem.file}:{problem.line}:{problem.column}: {problem.severity.value} "
                        f"[{problem.code}] {problem.message}", err=True)
         failed = failed or bool(result.problems)
         if not result.changed:
             continue
         if show_diff:
-            click.echo(unified_diff(original(path), result.text, repo.report_name(path)), nl=False)
+            echo(unified_diff(original(path), result.text, repo.report_name(path)), nl=False)
             failed = True
             continue
         if check:
-            click.echo(f"would reformat {repo.report_name(path)}: {change_summary(original(path), result.text)}")
+            echo(f"would reformat {repo.report_name(path)}: {change_summary(original(path), result.text)}")
             failed = True
             continue
         try:
             write_atomic(path.resolve(), result.text)
         except OSError as error:
             raise click.FileError(str(path), hint=error.strerror) from None
-        click.echo(f"reformatted {repo.report_name(path)}")
+        echo(f"reformatted {repo.report_name(path)}")
     raise SystemExit(1 if failed else 0)

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Iterator, List, Sequence, Tuple
 
 import click
 
+from pipeline.output import echo
+
 from pipeline.op_profiles import OpProfileError
 
 if TYPE_CHECKING:
@@ -35,9 +37,9 @@ def repository_errors() -> Iterator[None]:
         yield
     except OpProfileError as error:
         for problem in error.problems:
-            click.echo(f"{problem.file}:{problem.line}:{problem.column}: error [{problem.code}] {problem.message}",
-                       err=True)
-        click.echo("modelspec: the op profiles are broken; fix them before checking specs", err=True)
+            echo(f"{problem.file}:{problem.line}:{problem.column}: error [{problem.code}] {problem.message}",
+                 err=True)
+        echo("modelspec: the op profiles are broken; fix them before checking specs", err=True)
         raise SystemExit(2) from None
 
 
@@ -51,9 +53,9 @@ def run_config(repo: "SpecRepo") -> "Config":
         return load_config(repo.root, repo.report_base, tuple(all_codes()), lambda path: repo.report_name(path))
     except ConfigError as error:
         for problem in error.problems:
-            click.echo(f"{problem.file}:{problem.line}:{problem.column}: error [{problem.code}] {problem.message}",
-                       err=True)
-        click.echo("modelspec: the configuration is broken; fix it before checking specs", err=True)
+            echo(f"{problem.file}:{problem.line}:{problem.column}: error [{problem.code}] {problem.message}",
+                 err=True)
+        echo("modelspec: the configuration is broken; fix it before checking specs", err=True)
         raise SystemExit(2) from None
 
 
