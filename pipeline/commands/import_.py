@@ -1,9 +1,9 @@
 """``modelspec import``: a spec from a Hugging Face ``config.json``, checked before it is written.
 
 The mapping is :mod:`pipeline.importer`'s; this command reads the JSON
-strictly (a duplicate key, NaN, an infinity or a number too long to convert
-is refused, each at its line and column), and boundedly: at most
-:data:`MAX_BYTES` are read and nesting deeper than :data:`MAX_DEPTH` is
+strictly (a duplicate key or a number too long to convert is refused, each
+at its line and column; a NaN or an infinity is kept, for the importer to
+refuse where a rule reads it), and boundedly: at most :data:`MAX_BYTES` are read and nesting deeper than :data:`MAX_DEPTH` is
 refused before the parser recurses into it, so no file costs more than the
 cap or ends in a traceback. It writes the header block (the
 ``yaml-language-server`` schema line for a file in a repository with
@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -66,15 +67,11 @@ class _Refused:
     """A number the JSON states that a config cannot mean, kept to be refused at its key.
 
     Attributes:
-        why: The message's tail after the key: ``is NaN; a config states finite numbers``.
+        why: The message's tail after the key: ``is a number of 4001 characters; ...``.
     """
 
     def __init__(self, why: str):
         self.why = why
-
-
-def _non_finite(text: str) -> Any:
-    return _Refused(f"is {text}; a config states finite numbers")
 
 
 def _too_long(text: str) -> Any:
@@ -89,8 +86,7 @@ def _int(text: str) -> Any:
 def _float(text: str) -> Any:
     if len(text) > MAX_NUMBER_CHARS:
         return _too_long(text)
-    number = float(text)
-    return _non_finite(text) if number in (float("inf"), float("-inf")) else number
+    return float(text)
 
 
 def _key_locations(text: str) -> Tuple[Dict[Tuple[Any, ...], Location], List[Tuple[Tuple[Any, ...], Location]]]:
@@ -226,8 +222,9 @@ def read_config(raw: bytes) -> Tuple[Any, Dict[Tuple[Any, ...], Location]]:
     Raises:
         ConfigReadError: For bytes that are not UTF-8, text that is not JSON,
             nesting deeper than :data:`MAX_DEPTH`, a key stated twice in one
-            object, a key or text holding a lone surrogate escape, a NaN or
-            infinity, or a number of more than :data:`MAX_NUMBER_CHARS` characters.
+            object, a key or text holding a lone surrogate escape, a document
+            that is only a NaN or an infinity, or a number of more than
+            :data:`MAX_NUMBER_CHARS` characters.
     """
     try:
         text = raw.decode("utf-8-sig")
@@ -238,9 +235,11 @@ def read_config(raw: bytes) -> Tuple[Any, Dict[Tuple[Any, ...], Location]]:
         raise ConfigReadError(_location(text, deep), f"nesting deeper than {MAX_DEPTH} levels; a config nests a "
                                                      "few, so check that this is the right file")
     try:
-        data = json.loads(text, parse_constant=_non_finite, parse_float=_float, parse_int=_int)
+        data = json.loads(text, parse_constant=float, parse_float=_float, parse_int=_int)
     except json.JSONDecodeError as error:
         raise ConfigReadError(Location(error.lineno, error.colno), f"not valid JSON: {error.msg}") from None
+    if isinstance(data, float) and not math.isfinite(data):
+        raise ConfigReadError(FILE_START, f"the config is {text.strip()}; a config states finite numbers")
     locations, repeats = _key_locations(text)
     if repeats:
         path, where = repeats[0]
