@@ -473,13 +473,16 @@ def format_files(paths: Sequence[Any], display: Any, schema_for: Any) -> List[Tu
         ``(path, Formatted)`` per file, in the order given. An unreadable
         file is a ``yaml.unreadable`` problem, as :func:`~pipeline.yaml_source.load_path` reports it.
     """
-    from pipeline.yaml_source import load_path
+    from pipeline.yaml_source import MAX_BYTES, load_path, read_bounded
 
     results = []
     for path in paths:
         try:
-            text = path.read_bytes().decode("utf-8-sig")
-        except (OSError, UnicodeDecodeError):
+            raw = read_bounded(path)
+            if len(raw) > MAX_BYTES:
+                raise ValueError("larger than the cap")  # load_path says so, located
+            text = raw.decode("utf-8-sig")
+        except (OSError, ValueError):
             doc = load_path(path, display(path))
             results.append((path, Formatted(None, False, doc.problems)))
             continue

@@ -616,7 +616,8 @@ def test_unknown_model_type_exits_1_naming_the_known_types(tmp_path):
     (["--arch", "nope"], "Invalid value for --arch: 'nope' names no op profile; the profiles are deepseek_v3, "
                          "gemma3, gpt2, gpt_oss, llama, mistral, mixtral, qwen2, qwen2_5_vl, qwen3, qwen3_5, "
                          "qwen3_5_moe, qwen3_moe, qwen3_next, t5, vision"),
-    (["--source", "two\nlines"], "Invalid value for '--source': a source is one non-empty line of text"),
+    (["--source", "two\nlines"], "Invalid value for '--source': a source is one line of printable text; U+000A at "
+                                     "character 4 is a control character or line break"),
 ])
 def test_usage_errors_exit_2(tmp_path, args, message):
     path = _write(tmp_path, LLAMA)
