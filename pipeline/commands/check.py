@@ -17,12 +17,9 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import click
 
 from pipeline.commands.git_options import changed_since_option
-from pipeline.commands.options import repository_errors, root_option
+from pipeline.commands.options import no_cache_option, open_cache, repository_errors, root_option, save_cache
 
 _FORMATS = ("text", "json", "junit", "sarif", "github", "markdown")
-
-# A run over more files than this shows a progress bar on an interactive stderr.
-_PROGRESS_THRESHOLD = 200
 
 
 def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> List[Tuple[str, Path]]:
@@ -54,13 +51,15 @@ def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[
 @click.option("--strict", is_flag=True, help="Warnings fail the run too.")
 @click.option("-q", "--quiet", is_flag=True, help="Text report: only what fails the run; nothing on success.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Worker processes. Default: every core, for runs large enough to pay for starting them "
-                   "(a few hundred files); small runs stay in one process.")
+              help="Worker processes. Default: the cores other work leaves idle (by the load average), for "
+                   "runs large enough to pay for starting them (a few hundred files to check); small runs, and "
+                   "files the result cache answers, stay in one process.")
 @click.option("--color/--no-color", default=None,
               help="Colour the text report. Default: when stdout is a terminal and NO_COLOR is unset.")
+@no_cache_option
 @changed_since_option
 def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: List[Tuple[str, Path]],
-            strict: bool, quiet: bool, jobs: Optional[int], color: Optional[bool],
+            strict: bool, quiet: bool, jobs: Optional[int], color: Optional[bool], no_cache: bool,
             changed_since: Optional[str]) -> None:
     """Check spec files: every problem of every file, located, in one run.
 
@@ -74,6 +73,11 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
       roundtrip  what the file states survives parsing and serialising
     A pass with nothing to work on after an earlier failure is reported as
     skipped.
+
+    A file's result is cached (.modelspec_cache/ at the repository's root,
+    or $MODELSPEC_CACHE_DIR) and reused, with the same report, while its
+    bytes, path, op profiles, the schemas and modelspec are unchanged;
+    --no-cache checks every file afresh.
 
     \b
     Examples:
@@ -106,8 +110,11 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
 
         files = changed_files(repo, changed_since, files, profiles, list(paths) or [repo.specs], quiet)
     pairs = [(path, repo.report_name(path)) for path in files]
-    checked = _run(pairs, profiles, jobs)
-    result = run_result(checked, strict, _names_elsewhere(repo, files))
+    cache = open_cache(repo, profiles, not no_cache)
+    checked = _run(pairs, profiles, jobs, cache)
+    everything = not paths and changed_since is None  # the whole catalogue is checked: no name is elsewhere
+    result = run_result(checked, strict, {} if everything else _names_elsewhere(repo, files, cache))
+    save_cache(cache, quiet)
     codes = all_codes()
     use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     source_root = repo.report_base.as_uri().rstrip("/") + "/"
@@ -118,7 +125,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     raise SystemExit(result.exit_code if all(written) else 2)
 
 
-def _names_elsewhere(repo, files: List[Path]) -> Dict[str, list]:
+def _names_elsewhere(repo, files: List[Path], cache) -> Dict[str, list]:
     """The names of the repository's specs this run leaves out (see :func:`pipeline.runner.spec_names`)."""
     from pipeline.runner import find_spec_files, spec_names
 
@@ -126,7 +133,7 @@ def _names_elsewhere(repo, files: List[Path]) -> Dict[str, list]:
         return {}
     checked = {os.path.abspath(path) for path in files}
     return spec_names([(path, repo.report_name(path)) for path in find_spec_files([repo.specs])
-                       if os.path.abspath(path) not in checked])
+                       if os.path.abspath(path) not in checked], cache)
 
 
 def _print(report: str) -> bool:
@@ -143,14 +150,13 @@ def _print(report: str) -> bool:
     return True
 
 
-def _run(pairs, profiles, jobs: Optional[int]):
-    """Check the files, with a progress bar on an interactive stderr for a long run."""
-    from pipeline.runner import check_paths
+def _run(pairs, profiles, jobs: Optional[int], cache):
+    """Each file's verdict, with a progress bar on an interactive stderr for a long run."""
+    from pipeline.commands.options import progress_bar
+    from pipeline.runner import verdicts
 
-    if len(pairs) < _PROGRESS_THRESHOLD or not sys.stderr.isatty():
-        return check_paths(pairs, profiles, jobs)
-    with click.progressbar(length=len(pairs), label="checking", file=sys.stderr) as bar:
-        return check_paths(pairs, profiles, jobs, progress=bar.update)
+    with progress_bar(len(pairs), "checking") as update:
+        return verdicts(pairs, profiles, jobs, progress=update, cache=cache)
 
 
 def _render(fmt: str, result, codes: Dict[str, str], color: bool, quiet: bool, source_root: str) -> str:
