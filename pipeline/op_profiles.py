@@ -38,6 +38,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from pipeline.families import Family, family_problems, parse_family, spec_field_types
 from pipeline.model import ModelSpec, ModelSpecError, OpCounts, SpecIssue, VisionSpec, refuse
 from pipeline.problems import FieldPath, Location, Problem, Severity, dotted
 
@@ -59,6 +60,10 @@ CODES: Dict[str, str] = {
                              "a vision tower, in the vision profile): a typo, or a field no count can depend on.",
     "profile.assumes-value": "A kind's assumes gives a field a value of the wrong type: a flag takes true or false, "
                              "a count a whole number it can hold, and either may be 'stated'.",
+    "profile.import": "An op profile's import section names something the schema cannot check: a fixed fact or a "
+                      "key's field that is no model spec field (or a fixed value not of its type), a default for a "
+                      "key no rule reads, an expression over something else than whole-number spec fields, or a "
+                      "key both mapped and listed as ignored.",
     "stack.no-arch": "A spec states no arch and no op profile's match pattern picks one from its name.",
     "stack.ambiguous-arch": "A spec states no arch and several op profiles' match patterns fit its name.",
     "stack.unknown-arch": "A spec's arch names no op profile.",
@@ -151,6 +156,9 @@ class OpProfile:
         default: The kind a body layer is when no other rule gives one.
         layer_kinds: The kinds by name, in file order.
         path: The file it was read from.
+        family: How ``modelspec import`` reads a config of one of
+            :attr:`model_types` (its ``import`` section); ``None`` when no
+            config is imported as this profile.
     """
 
     arch: str
@@ -161,6 +169,7 @@ class OpProfile:
     default: Optional[str]
     layer_kinds: Mapping[str, LayerKind]
     path: Path
+    family: Optional[Family] = None
 
     def op_counts(self, ops: Optional[Mapping[str, OpCounts]] = None) -> Dict[str, OpCounts]:
         """Return ``{kind: OpCounts}``: the profile's counts, replaced by a spec's declared *ops*.
@@ -315,6 +324,13 @@ def _profile_rules(doc: "SourceDoc", path: Path) -> List[Problem]:
                 code, message = refusal
                 at = doc.key_location(where) if code == "profile.assumes-field" else None
                 found.append(_located(doc, where, code, f"{dotted(where[:-1])}: {message}", at))
+    if "import" in data:
+        from pipeline.importer import shared_keys  # pylint: disable=import-outside-toplevel
+
+        for where, message in family_problems(data["import"], spec_field_types(), shared_keys(),
+                                               spec_field_types(tower=True)):
+            at = doc.key_location(("import",) + where)
+            found.append(_located(doc, ("import",) + where, "profile.import", f"import.{message}", at))
     return found
 
 
@@ -366,8 +382,9 @@ def _profile(data: Mapping, path: Path) -> OpProfile:
                         tuple(Assumption(field, value) for field, value in kind.get("assumes", {}).items()))
         for name, kind in data["layer_kinds"].items()
     }
+    family = parse_family(data["import"]) if "import" in data else None
     return OpProfile(data["arch"], data["summary"], data["source"], tuple(data["model_types"]),
-                     tuple(data["match"]), data.get("default"), kinds, path)
+                     tuple(data["match"]), data.get("default"), kinds, path, family)
 
 
 def _model_type_clashes(profiles: Mapping[str, OpProfile], docs: Mapping[str, "SourceDoc"]) -> List[Problem]:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Optional
 
 from pipeline.op_profiles import bundled_profiles_dir
-from pipeline.problems import printable
+from pipeline.escape import printable
 
 
 @dataclass(frozen=True)

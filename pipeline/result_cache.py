@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from pipeline.problems import PASSES, FileResult, Location, Outcome, Problem, Severity
+from pipeline.problems import PASSES, FileResult, InlineIgnore, Location, Outcome, Problem, Severity
 from pipeline.runner import Verdict, shared_outcomes
 
 #: The environment variable that moves the cache folder.
@@ -209,6 +209,7 @@ def encode_verdict(verdict: Verdict) -> Optional[Tuple[str, str]]:
               for p in result.problems],
         "n": verdict.name,
         "a": [verdict.name_at.line, verdict.name_at.column],
+        "i": [[ignore.line, ignore.column, list(ignore.codes)] for ignore in result.ignores],
     }
     return json_text(payload), json_text(verdict.row)
 
@@ -233,10 +234,12 @@ def decode_verdict(file: str, record: "Record", with_row: bool = False) -> Verdi
     problems = tuple(Problem(file, int(line), int(column), str(pass_name), str(code), _LETTER_SEVERITIES[severity],
                              str(message), tuple(part if isinstance(part, (str, int)) else str(part) for part in path))
                      for line, column, pass_name, code, severity, message, path in payload["p"])
+    ignores = tuple(InlineIgnore(int(line), int(column), tuple(str(code) for code in codes))
+                    for line, column, codes in payload["i"])
     line, column = payload["a"]
     name = payload["n"]
     row = json.loads(record.row or "null") if with_row else None
-    return Verdict(FileResult(file, outcomes, problems), name if isinstance(name, str) else None,
+    return Verdict(FileResult(file, outcomes, problems, ignores), name if isinstance(name, str) else None,
                    Location(int(line), int(column)), record.stated_name, row if isinstance(row, dict) else None)
 
 

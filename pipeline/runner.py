@@ -209,7 +209,23 @@ def check_file(path: Path, display: str, profiles: OpProfiles) -> CheckedSpec:
     """
     from pipeline.yaml_source import load_path  # pylint: disable=import-outside-toplevel
 
-    return _guarded(lambda: (check_document(load_path(path, display), profiles), None), display)[0]
+    def check() -> Tuple[CheckedSpec, Optional[str]]:
+        checked = check_document(load_path(path, display), profiles)
+        if checked.result.outcome("load") is Outcome.FAILED:
+            return checked, None
+        with open(path, "rb") as handle:  # read again only for its comments; the page cache has it
+            return _with_ignores(checked, handle.read()), None
+
+    return _guarded(check, display)[0]
+
+
+def _with_ignores(checked: CheckedSpec, raw: bytes) -> CheckedSpec:
+    """*checked* with the inline ignore comments of the file's bytes *raw* (:mod:`pipeline.suppress`)."""
+    from pipeline.suppress import inline_ignores  # pylint: disable=import-outside-toplevel
+
+    ignores = inline_ignores(raw)
+    return dataclasses.replace(checked, result=dataclasses.replace(checked.result, ignores=ignores)) \
+        if ignores else checked
 
 
 def _guarded(check: Callable[[], Tuple[CheckedSpec, Optional[str]]], display: str) -> Tuple[CheckedSpec, Optional[str]]:
@@ -358,7 +374,10 @@ def cached_verdict(path: Path, display: str, profiles: OpProfiles, keys: Optiona
 
     def check() -> Tuple[CheckedSpec, Optional[str]]:
         doc = load_bytes(raw, display)
-        return check_document(doc, watched), _stated_name(doc)
+        checked = check_document(doc, watched)
+        if checked.result.outcome("load") is not Outcome.FAILED:
+            checked = _with_ignores(checked, raw)
+        return checked, _stated_name(doc)
 
     checked, stated = _guarded(check, display)
     verdict = verdict_of(checked, stated)
@@ -581,4 +600,4 @@ def _with_clash(item: Verdict, files: Sequence[str]) -> FileResult:
                                       "each spec needs its own name (it names its resolved artifact)", ("name",))
     outcomes = tuple((name, Outcome.FAILED if name == "semantic" else outcome)
                      for name, outcome in item.result.outcomes)
-    return FileResult(item.result.file, outcomes, tuple(sorted(item.result.problems + (problem,))))
+    return FileResult(item.result.file, outcomes, tuple(sorted(item.result.problems + (problem,))), item.result.ignores)

@@ -230,8 +230,18 @@ def _range_message(error: "ValidationError", path: FieldPath) -> str:
 
 
 def _enum_message(error: "ValidationError", path: FieldPath) -> str:
-    """``attention must be one of ['full', ...], got 'ful'``."""
+    """``attention must be one of ['full', ...], got 'ful'``.
+
+    A list of names that also admits each with a ``torch.`` prefix (``torch_dtype``)
+    is told by its plain names, the prefix said once.
+    """
     allowed = error.validator_value if error.validator == "enum" else [error.validator_value]
+    names = [value for value in allowed if value is not None]
+    plain = [value for value in names if not (isinstance(value, str) and value.startswith("torch.")
+                                              and value.removeprefix("torch.") in names)]
+    if len(plain) < len(names):
+        return (f"{_name(path)} must be one of {', '.join(map(str, plain))} (a torch. prefix may be written), "
+                f"got {_show(error.instance)}")
     return f"{_name(path)} must be one of {allowed}, got {_show(error.instance)}"
 
 
@@ -246,6 +256,7 @@ def _pattern_message(error: "ValidationError", path: FieldPath) -> str:
 # The schemas' patterns, in words.
 _PATTERN_WORDS = {
     "^[a-z0-9_]+$": "lower-case letters, digits and _ (an op profile's file name)",
+    "^[a-z][a-z0-9_]*$": "lower-case letters, digits and _, starting with a letter (a layer kind's name)",
     "^[A-Za-z0-9_-][A-Za-z0-9._-]*$": "letters, digits, '.', '_' and '-', not starting with '.' (it names the "
                                       "spec's artifact file)",
     "^[^A-Z]+$": "lower case",

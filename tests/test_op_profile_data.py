@@ -25,7 +25,6 @@ from typing import Any, Dict
 import pytest
 
 from pipeline import yaml_source
-from pipeline.importer import MODEL_TYPES
 from pipeline.op_profiles import load_op_profiles
 
 PROFILE_DIR = Path(__file__).resolve().parent.parent / "op_profiles"
@@ -33,7 +32,7 @@ PROFILE_DIR = Path(__file__).resolve().parent.parent / "op_profiles"
 OPS = ("attMM", "attBMM", "ffMM", "softmax", "dropout", "normOp", "gather", "headCast", "ffAct", "linrec")
 ATTENTION_FLAVOURS = {"full", "sliding", "mla", "linear", "none"}
 FFN_FLAVOURS = {"dense", "moe", "none"}
-TOP_KEYS = {"arch", "summary", "source", "model_types", "match", "default", "layer_kinds"}
+TOP_KEYS = {"arch", "summary", "source", "model_types", "match", "default", "import", "layer_kinds"}
 KIND_KEYS = {"attention", "ffn", "ops"}
 #: A kind's optional key: the spec values its counts were read under.
 ASSUMES = "assumes"
@@ -85,7 +84,7 @@ def test_op_profile_data_top_level(arch):
     profile = _profile(arch)
     assert profile["arch"] == arch
     assert set(profile) - TOP_KEYS == set()
-    assert TOP_KEYS - {"default"} <= set(profile)
+    assert TOP_KEYS - {"default", "import"} <= set(profile)
     assert isinstance(profile["summary"], str) and "\n" not in profile["summary"].strip()
     assert isinstance(profile["source"], str) and profile["source"]
     assert all(isinstance(item, str) and item for item in profile["model_types"] + profile["match"])
@@ -161,10 +160,12 @@ def test_op_profile_data_exact_assumptions(arch, expected):
 ASSUMED_FACTS = ("qk_norm", "attn_output_gate", "num_shared_experts", "shared_expert_gate")
 
 
-@pytest.mark.parametrize("record", MODEL_TYPES, ids=lambda record: record.names[0])
-def test_op_profile_data_assumptions_agree_with_the_importers_fixed_facts(record):
+@pytest.mark.parametrize("arch", [path.stem for path in sorted(PROFILE_DIR.glob("*.yaml"))
+                                  if "import" in _load_profile(path)])
+def test_op_profile_data_assumptions_agree_with_the_importers_fixed_facts(arch):
     """A config imported under its own model type states what the profile's counts assume, never the opposite."""
-    profile = load_op_profiles(PROFILE_DIR).for_model_type(record.names[0])
+    profile = load_op_profiles(PROFILE_DIR).get(arch)
+    record = profile.family
     clashes = [(kind.name, assumption.field, assumption.value, record.fixed[assumption.field])
                for kind in profile.layer_kinds.values() for assumption in kind.assumes
                if assumption.field in record.fixed and record.fixed[assumption.field] != assumption.value]

@@ -17,7 +17,8 @@ from typing import Optional, Tuple
 
 import click
 
-from pipeline.commands.options import root_option
+from pipeline.commands.options import root_option, run_config, spec_files
+from pipeline.output import echo
 
 
 @click.command(name="fmt", context_settings={"help_option_names": ["-h", "--help"]})
@@ -45,31 +46,27 @@ def command(paths: Tuple[Path, ...], check: bool, root: Optional[Path]) -> None:
     from pipeline.atomic import write_atomic
     from pipeline.fmt import format_files, schema_line
     from pipeline.repo import find_repo
-    from pipeline.runner import find_spec_files
 
     repo = find_repo(root)
-    try:
-        files = find_spec_files(list(paths) or [repo.specs])
-    except FileNotFoundError as error:
-        raise click.UsageError(str(error)) from None
+    files = spec_files(paths, repo, run_config(repo))
     targets = {}
     for path in files:
         targets.setdefault(path.resolve(), path)
     failed = False
     for path, result in format_files(list(targets.values()), repo.report_name, lambda p: schema_line(repo, p)):
         for problem in result.problems:
-            click.echo(f"{problem.file}:{problem.line}:{problem.column}: {problem.severity.value} "
+            echo(f"{problem.file}:{problem.line}:{problem.column}: {problem.severity.value} "
                        f"[{problem.code}] {problem.message}", err=True)
         failed = failed or bool(result.problems)
         if not result.changed:
             continue
         if check:
-            click.echo(f"would reformat {repo.report_name(path)}")
+            echo(f"would reformat {repo.report_name(path)}")
             failed = True
             continue
         try:
             write_atomic(path.resolve(), result.text)
         except OSError as error:
             raise click.FileError(str(path), hint=error.strerror) from None
-        click.echo(f"reformatted {repo.report_name(path)}")
+        echo(f"reformatted {repo.report_name(path)}")
     raise SystemExit(1 if failed else 0)

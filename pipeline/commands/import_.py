@@ -1,9 +1,9 @@
 """``modelspec import``: a spec from a Hugging Face ``config.json``, checked before it is written.
 
 The mapping is :mod:`pipeline.importer`'s; this command reads the JSON
-strictly (a duplicate key, NaN, an infinity or a number too long to convert
-is refused, each at its line and column), and boundedly: at most
-:data:`MAX_BYTES` are read and nesting deeper than :data:`MAX_DEPTH` is
+strictly (a duplicate key or a number too long to convert is refused, each
+at its line and column; a NaN or an infinity is kept, for the importer to
+refuse where a rule reads it), and boundedly: at most :data:`MAX_BYTES` are read and nesting deeper than :data:`MAX_DEPTH` is
 refused before the parser recurses into it, so no file costs more than the
 cap or ends in a traceback. It writes the header block (the
 ``yaml-language-server`` schema line for a file in a repository with
@@ -23,11 +23,14 @@ from __future__ import annotations
 import os
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import click
+
+from pipeline.output import echo, echo_rendered
 
 from pipeline.commands.options import repository_errors, root_option
 from pipeline.problems import FILE_START, Location
@@ -64,15 +67,11 @@ class _Refused:
     """A number the JSON states that a config cannot mean, kept to be refused at its key.
 
     Attributes:
-        why: The message's tail after the key: ``is NaN; a config states finite numbers``.
+        why: The message's tail after the key: ``is a number of 4001 characters; ...``.
     """
 
     def __init__(self, why: str):
         self.why = why
-
-
-def _non_finite(text: str) -> Any:
-    return _Refused(f"is {text}; a config states finite numbers")
 
 
 def _too_long(text: str) -> Any:
@@ -87,8 +86,7 @@ def _int(text: str) -> Any:
 def _float(text: str) -> Any:
     if len(text) > MAX_NUMBER_CHARS:
         return _too_long(text)
-    number = float(text)
-    return _non_finite(text) if number in (float("inf"), float("-inf")) else number
+    return float(text)
 
 
 def _key_locations(text: str) -> Tuple[Dict[Tuple[Any, ...], Location], List[Tuple[Tuple[Any, ...], Location]]]:
@@ -200,8 +198,8 @@ def read_config(raw: bytes) -> Tuple[Any, Dict[Tuple[Any, ...], Location]]:
     Raises:
         ConfigReadError: For bytes that are not UTF-8, text that is not JSON,
             nesting deeper than :data:`MAX_DEPTH`, a key stated twice in one
-            object, a NaN or infinity, or a number of more than
-            :data:`MAX_NUMBER_CHARS` characters.
+            object, a document that is only a NaN or an infinity, or a number
+            of more than :data:`MAX_NUMBER_CHARS` characters.
     """
     try:
         text = raw.decode("utf-8-sig")
@@ -212,9 +210,11 @@ def read_config(raw: bytes) -> Tuple[Any, Dict[Tuple[Any, ...], Location]]:
         raise ConfigReadError(_location(text, deep), f"nesting deeper than {MAX_DEPTH} levels; a config nests a "
                                                      "few, so check that this is the right file")
     try:
-        data = json.loads(text, parse_constant=_non_finite, parse_float=_float, parse_int=_int)
+        data = json.loads(text, parse_constant=float, parse_float=_float, parse_int=_int)
     except json.JSONDecodeError as error:
         raise ConfigReadError(Location(error.lineno, error.colno), f"not valid JSON: {error.msg}") from None
+    if isinstance(data, float) and not math.isfinite(data):
+        raise ConfigReadError(FILE_START, f"the config is {text.strip()}; a config states finite numbers")
     locations, repeats = _key_locations(text)
     if repeats:
         path, where = repeats[0]
@@ -353,7 +353,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
         _fail([f"{_located(file, locations, issue.path)}: error [{issue.code}] {issue.message}"
                for issue in error.issues])
     for path in imported.unknown:
-        click.echo(f"{_located(file, locations, path)}: warning [import.unknown-key] {'.'.join(path)} is not "
+        echo(f"{_located(file, locations, path)}: warning [import.unknown-key] {'.'.join(path)} is not "
                    "imported: the importer does not know it", err=True)
     text = _spec_text(imported.data, repo, output, sources, config.name)
 
@@ -363,7 +363,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
 
     _check(text, profiles, at_config_key)
     if output is None:
-        click.echo(text, nl=False)
+        echo_rendered(text, nl=False)
         return
     _refuse_a_taken_name(repo, output, imported.spec.name)
     from pipeline.atomic import write_output
@@ -372,7 +372,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
         write_output(output, text)  # through a symlink: the link stays; a device is written in place
     except OSError as error:
         raise _WriteFailed(f"cannot write {output}: {error.strerror or error}") from None
-    click.echo(f"wrote {repo.report_name(output)}", err=True)
+    echo(f"wrote {repo.report_name(output)}", err=True)
 
 
 class _WriteFailed(click.ClickException):
@@ -396,7 +396,7 @@ def _refuse_a_taken_name(repo: Any, output: Path, name: str) -> None:
               if os.path.realpath(path) != target]
     taken = spec_names(others).get(name.casefold())
     if taken:
-        click.echo(f"{repo.report_name(output)}: error [spec.duplicate-name] name {name!r} is already the name of "
+        echo(f"{repo.report_name(output)}: error [spec.duplicate-name] name {name!r} is already the name of "
                    f"{', '.join(display for _, display in taken)}; choose another --name", err=True)
         raise SystemExit(1)
 
@@ -431,10 +431,10 @@ def _check(text: str, profiles: Any, at_config_key: Callable[[Sequence[Any]], Tu
     if any(p.severity is Severity.ERROR for p in checked.result.problems):
         _fail(lines + ["modelspec: the imported spec fails modelspec check; nothing was written"])
     for line in lines:
-        click.echo(line, err=True)
+        echo(line, err=True)
 
 
 def _fail(lines: Sequence[str]) -> None:
     for line in lines:
-        click.echo(line, err=True)
+        echo(line, err=True)
     raise SystemExit(1)

@@ -16,6 +16,9 @@ from typing import Optional
 
 import click
 
+from pipeline.escape import json_text
+from pipeline.output import echo, echo_rendered
+
 from pipeline.commands.options import (no_cache_option, open_cache, progress_bar, repository_errors, root_option,
                                        save_cache)
 
@@ -65,10 +68,13 @@ def command(fmt: str, root: Optional[Path], no_cache: bool) -> None:
         if errors or item.row is None:
             failed = True
             for problem in errors:
-                click.echo(f"{problem.file}:{problem.line}:{problem.column}: error [{problem.code}] "
+                echo(f"{problem.file}:{problem.line}:{problem.column}: error [{problem.code}] "
                            f"{problem.message}", err=True)
             continue
         rows.append(item.row)
     rows.sort(key=lambda row: (row["name"], row["file"]))
-    click.echo(json.dumps(rows, indent=2) if fmt == "json" else render_list(rows), nl=fmt == "json")
+    if fmt == "json":
+        echo_rendered(json_text(json.dumps(rows, indent=2)))
+    else:
+        echo(render_list(rows), nl=False)
     raise SystemExit(1 if failed else 0)

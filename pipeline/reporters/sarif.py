@@ -30,6 +30,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
+from pipeline.escape import json_text, printable
 from pipeline.problems import Problem, RunResult, Severity
 from pipeline.reporters.summary import TOOL_NAME, TOOL_VERSION, help_text, posix_path
 
@@ -63,7 +64,7 @@ class SarifReporter:
         Raises:
             ValueError: If a problem's code is not in *codes* (see :func:`help_text`).
         """
-        return json.dumps(sarif_log(result, codes, self.source_root), indent=2, ensure_ascii=False) + "\n"
+        return json_text(json.dumps(sarif_log(result, codes, self.source_root), indent=2, ensure_ascii=False)) + "\n"
 
 
 def sarif_log(result: RunResult, codes: Mapping[str, str], source_root: Optional[str] = None) -> dict[str, Any]:
@@ -126,14 +127,15 @@ def _result(problem: Problem, rule_index: int, result: RunResult) -> dict[str, A
         },
     }
     if problem.path:
-        location["logicalLocations"] = [{"name": str(problem.path[-1]), "fullyQualifiedName": problem.pointer}]
+        location["logicalLocations"] = [{"name": printable(str(problem.path[-1])),
+                                          "fullyQualifiedName": printable(problem.pointer)}]
     return {
         "ruleId": problem.code,
         "ruleIndex": rule_index,
         "level": problem.severity.value,
         "message": {"text": problem.message},
         "locations": [location],
-        "properties": {"pass": problem.pass_name, "pointer": problem.pointer, "failing": result.failing(problem)},
+        "properties": {"pass": problem.pass_name, "pointer": printable(problem.pointer), "failing": result.failing(problem)},
     }
 
 
