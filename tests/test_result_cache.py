@@ -56,6 +56,12 @@ def corpus_repo(dest: Path) -> Path:
         target = dest / "specs" / path.relative_to(ROOT).as_posix().replace("/", "__")
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
+    # inline ignores: one that silences a warning, one that silences nothing (itself a warning)
+    llama = (ROOT / "specs" / "llama" / "llama-3.1-8b.yaml").read_text(encoding="utf-8")
+    (dest / "specs" / "inline-ignores.yaml").write_text(llama.replace(
+        "name: llama-3.1-8b", "name: inline-ignores  # modelspec: ignore[roundtrip.null]").replace(
+        "torch_dtype: bfloat16", "torch_dtype: torch.bfloat16  # modelspec: ignore[roundtrip.torch-prefix]"),
+        encoding="utf-8")
     (dest / ".git").mkdir()
     return dest
 
@@ -91,7 +97,7 @@ def test_a_cached_run_reports_byte_for_byte_what_a_cold_one_does(tmp_path: Path,
     cold = check(repo, "--format", fmt, "--no-cache")
     assert not (repo / ".modelspec_cache").exists()  # --no-cache writes nothing
     files = len(checked)
-    assert files == len(CORPUS)
+    assert files == len(CORPUS) + 1
     assert check(repo, "--format", fmt) == cold  # the first cached run checks everything and records it
     assert len(checked) == 2 * files
     age(repo)
@@ -109,11 +115,11 @@ def test_the_cache_folder_keeps_out_of_git_and_moves_with_the_environment(
     assert (folder / ".gitignore").read_text() == ("# modelspec's result cache: never committed "
                                                    "(see modelspec check --help)\n*\n")
     assert (folder / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55\n")
-    assert len(results_lines(folder)) == len(CORPUS)
+    assert len(results_lines(folder)) == len(CORPUS) + 1
     monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "elsewhere"))
     checked.clear()
     check(repo)
-    assert len(checked) == len(CORPUS)  # a new, empty cache
+    assert len(checked) == len(CORPUS) + 1  # a new, empty cache
     assert results_lines(tmp_path / "elsewhere").keys() == results_lines(folder).keys()
 
 
@@ -160,7 +166,7 @@ def test_a_damaged_record_is_ignored_and_rewritten(tmp_path: Path, checked: List
     checked.clear()
     assert check(repo, "--format", "json") == cold
     assert sorted(checked) == sorted(hit)  # exactly the damaged records' files were checked again
-    assert len(results_lines(folder)) == len(CORPUS)  # and their records rewritten
+    assert len(results_lines(folder)) == len(CORPUS) + 1  # and their records rewritten
     checked.clear()
     age(repo)
     assert check(repo, "--format", "json") == cold and checked == []
@@ -283,7 +289,7 @@ def test_concurrent_processes_share_one_cache(tmp_path: Path) -> None:
         for run in runs:
             out, err = run.communicate(timeout=300)
             assert (run.returncode, out, err) == (expected.returncode, expected.stdout, "")
-        assert len(results_lines(repo / ".modelspec_cache")) == len(CORPUS)
+        assert len(results_lines(repo / ".modelspec_cache")) == len(CORPUS) + 1
     assert not list((repo / ".modelspec_cache").glob("*.tmp"))
 
 
