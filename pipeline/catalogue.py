@@ -18,12 +18,12 @@ sliding, 1 full, ten times) is drawn once with its repeat count.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from pipeline.model import ModelSpec, VisionSpec
+from pipeline.problems import near_misses
 from pipeline.stack import LayerStack
 
 # The MLA ranks a stack with mla attention is priced on, in the order the view lists them.
@@ -90,7 +90,7 @@ def find(catalogue: Sequence[Entry], name: str) -> Entry:
     if matches:
         return matches[0]
     names = sorted(entry.name for entry in catalogue if entry.name)
-    close = difflib.get_close_matches(name, names, n=3)
+    close = near_misses(name, names, n=3)
     if close:
         hint = f"; did you mean {', '.join(close)}?"
     elif len(names) > LISTED_NAMES:

@@ -75,6 +75,13 @@ def defuse_commands(text: str, escapes: tuple[str, str] = TEXT_ESCAPES) -> str:
     return text.replace(_LEGACY_COMMAND, "#" + hash_ + "[")
 
 
+def first_unprintable(text: str) -> "str | None":
+    """The first character of *text* that :func:`printable` would escape (a control character, a line or
+    paragraph separator, a bidi control, a lone surrogate), or ``None``."""
+    match = _UNPRINTABLE.search(text)
+    return match.group() if match else None
+
+
 def printable(text: str, keep: str = "") -> str:
     """*text* safe on a terminal and in a CI log: see the module docstring.
 

@@ -1147,6 +1147,10 @@ def _layer_types(value: Any, path: FieldPath) -> Tuple[str, ...]:
         raise refuse(path, "spec.not-a-list", f"{dotted(path)} must list layer type names, got {_show(value)}")
     issues = _Issues()
     names = tuple(issues.take(_text, kind, path + (index,)) for index, kind in enumerate(value))
+    for index, kind in enumerate(value):
+        if kind is None:  # an entry is a kind's name: null here is no layer, not an absent field
+            issues.add(path + (index,), "spec.not-string", f"{dotted(path + (index,))} must name a layer kind, "
+                                                           "got null; list one kind per body layer")
     issues.raise_if_any()
     return names
 

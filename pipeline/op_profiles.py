@@ -29,7 +29,6 @@ spec that names a missing profile gets a :class:`~pipeline.model.ModelSpecError`
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import functools
 import typing
@@ -40,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 
 from pipeline.families import Family, family_problems, parse_family, spec_field_types
 from pipeline.model import ModelSpec, ModelSpecError, OpCounts, SpecIssue, VisionSpec, refuse
-from pipeline.problems import FieldPath, Location, Problem, Severity, dotted
+from pipeline.problems import FieldPath, Location, Problem, Severity, dotted, near_misses
 
 if TYPE_CHECKING:
     from pipeline.yaml_source import SourceDoc
@@ -355,7 +354,7 @@ def _assumption_refusal(field: Any, value: Any, record: str) -> Optional[Tuple[s
     """``(code, message)`` when ``field: value`` is not a valid ``assumes`` entry for *record*, else ``None``."""
     fields = assumable_fields(record)
     if field not in fields:
-        close = difflib.get_close_matches(str(field), list(fields), n=1)
+        close = near_misses(str(field), fields)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         return ("profile.assumes-field",
                 f"{field!r} is not a flag or a count of a {record}, so no spec could contradict it{hint}")

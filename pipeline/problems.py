@@ -17,11 +17,12 @@ checks both against it.
 
 from __future__ import annotations
 
+import difflib
 import enum
 import functools
 import importlib
 from dataclasses import dataclass, field
-from typing import Mapping, Tuple, Union
+from typing import Iterable, Mapping, Tuple, Union
 
 from pipeline.escape import printable
 
@@ -66,6 +67,19 @@ def dotted(path: FieldPath) -> str:
     for part in path:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
+
+
+def near_misses(value: object, choices: Iterable[object], n: int = 1, cutoff: float = 0.6) -> list[str]:
+    """The *choices* closest to *value* (``difflib``), for a message's "did you mean ...?"; any input is safe.
+
+    A *value* that is not text (``null``, a number, a list in a list of names)
+    has no near miss, and only the text *choices* are compared: a suggestion
+    must never be what crashes a pass.
+    """
+    if not isinstance(value, str):
+        return []
+    return difflib.get_close_matches(value, [choice for choice in choices if isinstance(choice, str)], n=n,
+                                     cutoff=cutoff)
 
 
 @functools.total_ordering

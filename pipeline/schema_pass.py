@@ -19,13 +19,12 @@ that fail. Both implement draft 2020-12, so they agree on what is valid.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List
 
 from pipeline.model import RUN_PRECISION_KEYS, unknown_key_message
-from pipeline.problems import FieldPath, Problem, Severity, dotted
+from pipeline.problems import FieldPath, Problem, Severity, dotted, near_misses
 from pipeline.resources import schema_path
 
 if TYPE_CHECKING:
@@ -171,7 +170,7 @@ def _unknown_key(path: FieldPath, key: Any, known: List[str], schema_name: str) 
     a nested mapping lists its keys.
     """
     top_of_spec = not path and schema_name == MODEL_SPEC_SCHEMA
-    close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.8)
+    close = near_misses(str(key), known, cutoff=0.8)
     if close and not (top_of_spec and key in RUN_PRECISION_KEYS):
         where = "model spec key" if top_of_spec else f"key in {dotted(path) or 'the top level'}:"
         return f"unknown {where} {key!r}; did you mean {close[0]!r}?"

@@ -815,7 +815,7 @@ def test_tuples_are_written_as_lists() -> None:
     ({1: "x"}, ValueError, "the top level: key 1 is not text; a spec's keys are field names"),
     ({"a": {None: "x"}}, ValueError, "a: key None is not text; a spec's keys are field names"),
     ({"a": {True: "x"}}, ValueError, "a: key True is not text; a spec's keys are field names"),
-    ({"a": 10 ** (MAX_NUMBER_CHARS - 1)}, ValueError, f"a has more than {MAX_NUMBER_CHARS - 1} digits"),
+    ({"a": 10 ** MAX_NUMBER_CHARS}, ValueError, f"a has more than {MAX_NUMBER_CHARS} digits"),
     ({"a": {1, 2}}, TypeError, "a is a set; a spec holds dicts, lists, str, int, float, bool and None"),
     ({"a": b"x"}, TypeError, "a is a bytes; a spec holds dicts, lists, str, int, float, bool and None"),
     ({"a": Severity.ERROR}, TypeError, "a is a Severity; a spec holds dicts, lists, str, int, float, bool and None"),

@@ -156,6 +156,29 @@ def _refused_paths(value: Any, path: Tuple[Any, ...] = ()) -> List[Tuple[Tuple[A
     return []
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogates(value: Any, path: Tuple[Any, ...] = ()) -> List[Tuple[Tuple[Any, ...], str]]:
+    """``(path, text)`` of each key or string holding a lone surrogate (``"\\udfff"``), which UTF-8 cannot encode.
+
+    JSON lets a ``\\u`` escape name half a UTF-16 pair; Python decodes it to
+    a lone surrogate that no file or terminal can take.
+    """
+    found: List[Tuple[Tuple[Any, ...], str]] = []
+    if isinstance(value, str) and _SURROGATE.search(value):
+        found.append((path, value))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if _SURROGATE.search(key):
+                found.append((path + (key,), key))
+            found.extend(_lone_surrogates(item, path + (key,)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found.extend(_lone_surrogates(item, path + (index,)))
+    return found
+
+
 def _too_deep(text: str) -> Optional[int]:
     """Where the first object or array nested deeper than :data:`MAX_DEPTH` opens, or ``None``."""
     depth = 0
@@ -177,12 +200,13 @@ def read_config_file(path: Path) -> bytes:
         ConfigReadError: At the file's start, for a file that cannot be read
             or is larger than :data:`MAX_BYTES`.
     """
+    from pipeline.yaml_source import UnreadableFile, read_bounded
+
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_BYTES + 1)
-    except OSError as error:
-        raise ConfigReadError(FILE_START, f"cannot read the file ({error.strerror or error}); check the path and "
-                                          "its permissions") from None
+        raw = read_bounded(path, MAX_BYTES)
+    except UnreadableFile as error:
+        raise ConfigReadError(FILE_START, str(error) + ("; a config is a file" if str(error).startswith("not a")
+                                                        else "")) from None
     if len(raw) > MAX_BYTES:
         raise ConfigReadError(FILE_START, f"the file is larger than 1 MiB ({MAX_BYTES} bytes); a config.json is a "
                                           "few kilobytes: check that this is the right file")
@@ -198,8 +222,9 @@ def read_config(raw: bytes) -> Tuple[Any, Dict[Tuple[Any, ...], Location]]:
     Raises:
         ConfigReadError: For bytes that are not UTF-8, text that is not JSON,
             nesting deeper than :data:`MAX_DEPTH`, a key stated twice in one
-            object, a document that is only a NaN or an infinity, or a number
-            of more than :data:`MAX_NUMBER_CHARS` characters.
+            object, a key or text holding a lone surrogate escape, a document
+            that is only a NaN or an infinity, or a number of more than
+            :data:`MAX_NUMBER_CHARS` characters.
     """
     try:
         text = raw.decode("utf-8-sig")
@@ -220,6 +245,13 @@ def read_config(raw: bytes) -> Tuple[Any, Dict[Tuple[Any, ...], Location]]:
         path, where = repeats[0]
         raise ConfigReadError(where, f"{'.'.join(map(str, path))} is stated twice in one object (first on line "
                                   f"{locations[path].line}); keep one")
+    halves = _lone_surrogates(data)
+    if halves:
+        path, text = halves[0]
+        named = ".".join(map(str, path[:-1] if text is path[-1] else path)) or "the config"
+        what = f"the key {text!r}" if path and text is path[-1] else f"the text {text!r}"
+        raise ConfigReadError(_nearest(locations, path), f"{named}: {what} holds a lone surrogate escape (half of "
+                              "a UTF-16 pair, no character of its own); write the character it stands for")
     bad = _refused_paths(data)
     if bad:
         path, refused = bad[0]
@@ -253,14 +285,26 @@ def spec_header(schema_line: Optional[str], sources: Sequence[str], config_name:
     """
     lines = [schema_line] if schema_line else []
     lines += [f"# source: {source}" for source in sources]
-    lines.append(f"# imported by modelspec import from {config_name}; explain any hand edit in this header")
+    lines += [f"# imported by modelspec import from {config_name}", "# explain any hand edit in this header"]
     return "\n".join(lines) + "\n"
 
 
 def _check_source(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> Tuple[str, ...]:
+    """Each ``--source`` is one header line: not blank, and no character a line splitter or terminal acts on.
+
+    YAML 1.1 and Python's ``splitlines`` break lines at U+000B, U+000C,
+    U+001C-U+001E, U+0085, U+2028 and U+2029 as well as at CR and LF; any of
+    them would split the comment (a ``#`` after it would start a line of its own).
+    """
+    from pipeline.escape import first_unprintable
+
     for value in values:
-        if not value.strip() or any(char in value for char in "\r\n"):
+        if not value.strip():
             raise click.BadParameter("a source is one non-empty line of text", ctx, param)
+        char = first_unprintable(value.replace("\t", " "))
+        if char is not None:
+            raise click.BadParameter(f"a source is one line of printable text; U+{ord(char):04X} at character "
+                                     f"{value.index(char) + 1} is a control character or line break", ctx, param)
     return tuple(values)
 
 
@@ -402,11 +446,13 @@ def _refuse_a_taken_name(repo: Any, output: Path, name: str) -> None:
 
 
 def _spec_text(data: Any, repo: Any, output: Optional[Path], sources: Sequence[str], config_name: str) -> str:
-    from pipeline.fmt import schema_line
+    from pipeline.fmt import format_text, schema_line
     from pipeline.yaml_source import dump
 
     schema = schema_line(repo, output) if output is not None else None
-    return dump(data, spec_header(schema, sources, config_name))
+    text = dump(data, spec_header(schema, sources, config_name))
+    # In fmt's layout (its document start, its wrapped header), so a new spec needs no fmt run.
+    return format_text(text, "<import>", schema).text or text
 
 
 def _check(text: str, profiles: Any, at_config_key: Callable[[Sequence[Any]], Tuple[str, str]]) -> None:
