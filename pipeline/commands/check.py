@@ -27,6 +27,9 @@ _FORMATS = ("text", "json", "junit", "sarif", "github", "markdown")
 # A run over more files than this shows a progress bar on an interactive stderr.
 _PROGRESS_THRESHOLD = 200
 
+# How many times check --fix checks again and fixes what a fix uncovered, at most.
+_FIX_ROUNDS = 4
+
 
 def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> List[Tuple[str, Path]]:
     """Parse repeated ``FORMAT=PATH`` values."""
@@ -58,6 +61,10 @@ def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[
               help="Warnings fail the run too. Default: the configuration's strict (else off).")
 @select_option
 @ignore_option
+@click.option("--fix", is_flag=True,
+              help="Make the fixes the findings state (remove a null or default line, drop a torch. prefix, write "
+                   "4096 for 4096.0, unquote a quoted number), keeping comments; say on stderr what changed, and "
+                   "report what is left.")
 @click.option("-q", "--quiet", is_flag=True, help="Text report: only what fails the run; nothing on success.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Worker processes. Default: every core, for runs large enough to pay for starting them "
@@ -66,7 +73,7 @@ def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[
               help="Colour the text report. Default: when stdout is a terminal and NO_COLOR is unset.")
 @changed_since_option
 def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: List[Tuple[str, Path]],
-            strict: Optional[bool], select: Tuple[str, ...], ignore: Tuple[str, ...], quiet: bool,
+            strict: Optional[bool], select: Tuple[str, ...], ignore: Tuple[str, ...], fix: bool, quiet: bool,
             jobs: Optional[int], color: Optional[bool], changed_since: Optional[str]) -> None:
     """Check spec files: every problem of every file, located, in one run.
 
@@ -117,10 +124,26 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
 
         files = changed_files(repo, changed_since, files, profiles, named, quiet)
     pairs = [(path, repo.report_name(path)) for path in files]
-    checked = _run(pairs, profiles, jobs)
     codes = all_codes()
-    result = run_result(checked, config.strict if strict is None else strict, _names_elsewhere(repo, files))
-    result = suppress(result, config, tuple(codes), select, ignore, repo.report_base)
+    elsewhere = _names_elsewhere(repo, files)
+
+    def run_checks():
+        result = run_result(_run(pairs, profiles, jobs), config.strict if strict is None else strict, elsewhere)
+        return suppress(result, config, tuple(codes), select, ignore, repo.report_base)
+
+    result = run_checks()
+    fixed, fixed_files = 0, set()
+    # A fix can let a pass run that an error had skipped, whose findings may have fixes of their own: a few rounds.
+    for _ in range(_FIX_ROUNDS if fix else 0):
+        count, changed = _fix(result, dict((display, path) for path, display in pairs), repo, quiet)
+        if not changed:
+            break
+        fixed, fixed_files = fixed + count, fixed_files | changed
+        result = run_checks()
+    if fix and not quiet:
+        from pipeline.fix import summary
+
+        echo(summary(fixed, len(fixed_files), len(result.problems)), err=True)
     use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     source_root = repo.report_base.as_uri().rstrip("/") + "/"
     report = _render(fmt, result, codes, color=use_color, quiet=quiet, source_root=source_root)
@@ -128,6 +151,43 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
                                                            source_root=source_root))
                                   for out_fmt, out_path in outputs]
     raise SystemExit(result.exit_code if all(written) else 2)
+
+
+def _fix(result, paths: Dict[str, Path], repo, quiet: bool) -> Tuple[int, set]:
+    """Make the fixes the findings of *result* state (:mod:`pipeline.fix`), saying each on stderr unless
+    *quiet*; how many problems were fixed, and the files changed."""
+    from pipeline.atomic import write_atomic
+    from pipeline.fix import fixed_text, fixes_for
+    from pipeline.fmt import schema_line
+    from pipeline.yaml_source import load_bytes
+
+    fixed, files = 0, set()
+    for file_result in result.files:
+        path = paths[file_result.file]
+        try:
+            text = path.read_bytes().decode("utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            continue
+        fixes = fixes_for(file_result.problems, load_bytes(text.encode("utf-8"), file_result.file).data)
+        if not fixes:
+            continue
+        formatted = fixed_text(text, file_result.file, schema_line(repo, path), fixes)
+        if formatted.text is None:
+            for problem in formatted.problems:
+                echo(f"{problem.file}:{problem.line}:{problem.column}: {problem.severity.value} [{problem.code}] "
+                     f"{problem.message}", err=True)
+            continue
+        try:
+            write_atomic(path.resolve(), formatted.text)
+        except OSError as error:
+            echo(f"modelspec: cannot write the fixes to {file_result.file}: {error.strerror or error}", err=True)
+            continue
+        fixed += len(fixes)
+        files.add(file_result.file)
+        for item in fixes if not quiet else ():
+            echo(f"{item.problem.file}:{item.problem.line}:{item.problem.column}: fixed [{item.problem.code}] "
+                 f"{item.done}", err=True)
+    return fixed, files
 
 
 def _names_elsewhere(repo, files: List[Path]) -> Dict[str, list]:
