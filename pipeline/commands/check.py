@@ -19,13 +19,10 @@ import click
 from pipeline.output import echo, echo_rendered
 
 from pipeline.commands.git_options import changed_since_option
-from pipeline.commands.options import (ignore_option, repository_errors, root_option, run_config, select_option,
-                                       spec_files)
+from pipeline.commands.options import (ignore_option, no_cache_option, open_cache, repository_errors, root_option,
+                                       run_config, save_cache, select_option, spec_files)
 
 _FORMATS = ("text", "json", "junit", "sarif", "github", "markdown")
-
-# A run over more files than this shows a progress bar on an interactive stderr.
-_PROGRESS_THRESHOLD = 200
 
 # How many times check --fix checks again and fixes what a fix uncovered, at most.
 _FIX_ROUNDS = 4
@@ -67,14 +64,16 @@ def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[
                    "report what is left.")
 @click.option("-q", "--quiet", is_flag=True, help="Text report: only what fails the run; nothing on success.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Worker processes. Default: every core, for runs large enough to pay for starting them "
-                   "(a few hundred files); small runs stay in one process.")
+              help="Worker processes. Default: the cores other work leaves idle (by the load average), for "
+                   "runs large enough to pay for starting them (a few hundred files to check); small runs, and "
+                   "files the result cache answers, stay in one process.")
 @click.option("--color/--no-color", default=None,
               help="Colour the text report. Default: when stdout is a terminal and NO_COLOR is unset.")
+@no_cache_option
 @changed_since_option
 def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: List[Tuple[str, Path]],
             strict: Optional[bool], select: Tuple[str, ...], ignore: Tuple[str, ...], fix: bool, quiet: bool,
-            jobs: Optional[int], color: Optional[bool], changed_since: Optional[str]) -> None:
+            jobs: Optional[int], color: Optional[bool], no_cache: bool, changed_since: Optional[str]) -> None:
     """Check spec files: every problem of every file, located, in one run.
 
     \b
@@ -87,6 +86,11 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
       roundtrip  what the file states survives parsing and serialising
     A pass with nothing to work on after an earlier failure is reported as
     skipped.
+
+    A file's result is cached (.modelspec_cache/ at the repository's root,
+    or $MODELSPEC_CACHE_DIR) and reused, with the same report, while its
+    bytes, path, op profiles, the schemas and modelspec are unchanged;
+    --no-cache checks every file afresh.
 
     \b
     Examples:
@@ -124,11 +128,15 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
 
         files = changed_files(repo, changed_since, files, profiles, named, quiet)
     pairs = [(path, repo.report_name(path)) for path in files]
+    cache = open_cache(repo, profiles, not no_cache)
+    # Every spec under specs/ is checked: no name is elsewhere.
+    everything = not paths and changed_since is None and not config.specs and not config.exclude
     codes = all_codes()
-    elsewhere = _names_elsewhere(repo, files)
 
     def run_checks():
-        result = run_result(_run(pairs, profiles, jobs), config.strict if strict is None else strict, elsewhere)
+        checked = _run(pairs, profiles, jobs, cache)
+        result = run_result(checked, config.strict if strict is None else strict,
+                            {} if everything else _names_elsewhere(repo, files, cache))
         return suppress(result, config, tuple(codes), select, ignore, repo.report_base)
 
     result = run_checks()
@@ -140,6 +148,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
             break
         fixed, fixed_files = fixed + count, fixed_files | changed
         result = run_checks()
+    save_cache(cache, quiet)
     if fix and not quiet:
         from pipeline.fix import summary
 
@@ -190,7 +199,7 @@ def _fix(result, paths: Dict[str, Path], repo, quiet: bool) -> Tuple[int, set]:
     return fixed, files
 
 
-def _names_elsewhere(repo, files: List[Path]) -> Dict[str, list]:
+def _names_elsewhere(repo, files: List[Path], cache) -> Dict[str, list]:
     """The names of the repository's specs this run leaves out (see :func:`pipeline.runner.spec_names`)."""
     from pipeline.runner import find_spec_files, spec_names
 
@@ -198,7 +207,7 @@ def _names_elsewhere(repo, files: List[Path]) -> Dict[str, list]:
         return {}
     checked = {os.path.abspath(path) for path in files}
     return spec_names([(path, repo.report_name(path)) for path in find_spec_files([repo.specs])
-                       if os.path.abspath(path) not in checked])
+                       if os.path.abspath(path) not in checked], cache)
 
 
 def _print(report: str) -> bool:
@@ -215,14 +224,13 @@ def _print(report: str) -> bool:
     return True
 
 
-def _run(pairs, profiles, jobs: Optional[int]):
-    """Check the files, with a progress bar on an interactive stderr for a long run."""
-    from pipeline.runner import check_paths
+def _run(pairs, profiles, jobs: Optional[int], cache):
+    """Each file's verdict, with a progress bar on an interactive stderr for a long run."""
+    from pipeline.commands.options import progress_bar
+    from pipeline.runner import verdicts
 
-    if len(pairs) < _PROGRESS_THRESHOLD or not sys.stderr.isatty():
-        return check_paths(pairs, profiles, jobs)
-    with click.progressbar(length=len(pairs), label="checking", file=sys.stderr) as bar:
-        return check_paths(pairs, profiles, jobs, progress=bar.update)
+    with progress_bar(len(pairs), "checking") as update:
+        return verdicts(pairs, profiles, jobs, progress=update, cache=cache)
 
 
 def _render(fmt: str, result, codes: Dict[str, str], color: bool, quiet: bool, source_root: str) -> str:
