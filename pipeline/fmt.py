@@ -12,7 +12,8 @@ known ones.
 The header block (the leading comment and blank lines) is kept verbatim:
 that is where a spec's provenance lives, so it survives formatting. Its
 first line is the ``# yaml-language-server: $schema=...`` line that points
-an editor at the schema; it is added, or corrected, when the repository has
+an editor at the schema; it is added, or corrected (only its ``$schema=``
+value: any other text on that line stays), when the repository has
 ``schemas/model-spec.schema.json``. PyYAML cannot keep a comment anywhere
 else, so a file with a comment below the header block is refused (not
 rewritten), at the comment's line and column, with the fix: move the
@@ -23,6 +24,7 @@ left alone. Nothing the user wrote is ever lost.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, fields
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -111,11 +113,23 @@ def split_header(text: str) -> Tuple[List[str], int]:
 
 
 def _with_schema(header: List[str], schema: Optional[str]) -> List[str]:
+    """*header* with *schema* as its first line, losing nothing else it says.
+
+    A first line that is a ``# yaml-language-server:`` line gets only its
+    ``$schema=`` value replaced (or the schema added to it), so any other
+    setting or text on it stays; any other header gets the schema line above it.
+    """
     if schema is None:
         return header
-    if header and header[0].startswith(SCHEMA_PREFIX.split("$")[0]):
-        return [schema] + header[1:]
-    return [schema] + header
+    if not header or not header[0].startswith(SCHEMA_PREFIX.split("$")[0]):
+        return [schema] + header
+    value = schema[len(SCHEMA_PREFIX) - len("$schema="):]
+    first = header[0]
+    if re.search(r"\$schema=\S*", first):
+        first = re.sub(r"\$schema=\S*", lambda _: value, first, count=1)
+    else:
+        first = first.rstrip() + " " + value
+    return [first] + header[1:]
 
 
 def _comment_fix(header: Sequence[str], header_lines: int) -> str:

@@ -176,12 +176,15 @@ class Existing:
         imitation: For a file that carries the generator mark but is not
             regen's, why not (e.g. ``"its name 'gpt2' is not its file name (that
             would be gpt2.json)"``); else ``None``.
+        not_a_file: What a path of ``resolved/`` is when it is not a regular
+            file (``a symbolic link``), else ``None``; such a path is the user's.
     """
 
     file: str
     text: Optional[str]
     document: Optional[Dict] = None
     imitation: Optional[str] = None
+    not_a_file: Optional[str] = None
 
     @property
     def spec_path(self) -> Optional[str]:
@@ -193,14 +196,21 @@ class Existing:
 def read_resolved(folder: Path) -> Dict[str, Existing]:
     """Read every regular ``*.json`` file directly in *folder* (none if it does not exist), by name.
 
-    Hidden files (the lock, a killed run's temporary files) and symbolic
-    links are not read: they are never artifacts.
+    Hidden files (the lock, a killed run's temporary files) are not read. A
+    symbolic link or anything but a regular file is not read either, but is
+    listed as a foreign file (``not_a_file`` says what it is): it is the
+    user's, so regen never writes through it, over it or removes it, and
+    ``--check`` reports it in the way rather than calling the artifact missing.
     """
     if not folder.is_dir():
         return {}
     found = {}
     for path in sorted(folder.glob("*.json")):
-        if path.name.startswith(".") or path.is_symlink() or not path.is_file():
+        if path.name.startswith("."):
+            continue
+        if path.is_symlink() or not path.is_file():
+            what = "a symbolic link" if path.is_symlink() else "not a regular file"
+            found[path.name] = Existing(path.name, None, not_a_file=what)
             continue
         try:
             text: Optional[str] = path.read_bytes().decode("utf-8")
@@ -362,6 +372,8 @@ class _Planner:
 
 def _why_not(item: Existing) -> str:
     """`` (<why>)`` for a file that carries regen's mark but is not regen's; ``""`` for any other foreign file."""
+    if item.not_a_file:
+        return f" (it is {item.not_a_file}, which regen never writes through or over)"
     return f" ({item.imitation})" if item.imitation else ""
 
 

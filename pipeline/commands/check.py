@@ -116,6 +116,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
         from pipeline.commands.git_options import changed_files
 
         files = changed_files(repo, changed_since, files, profiles, named, quiet)
+    _refuse_outputs(outputs, [*files, *repo_folders(repo)])
     pairs = [(path, repo.report_name(path)) for path in files]
     checked = _run(pairs, profiles, jobs)
     codes = all_codes()
@@ -128,6 +129,28 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
                                                            source_root=source_root))
                                   for out_fmt, out_path in outputs]
     raise SystemExit(result.exit_code if all(written) else 2)
+
+
+def repo_folders(repo) -> List[Path]:
+    """The folders of *repo* modelspec reads or writes itself: no report is written into them."""
+    from pipeline.resources import schema_path
+
+    return [repo.specs, repo.profiles, repo.resolved, schema_path("model-spec.schema.json").parent]
+
+
+def _refuse_outputs(outputs: List[Tuple[str, Path]], protected: List[Path]) -> None:
+    """Refuse, before any work, an ``--output`` through a symbolic link or onto a spec (see
+    :func:`pipeline.atomic.report_target_refusal`).
+
+    Raises:
+        click.BadParameter: Naming the path and why.
+    """
+    from pipeline.atomic import report_target_refusal
+
+    for out_fmt, out_path in outputs:
+        why = report_target_refusal(out_path, protected)
+        if why:
+            raise click.BadParameter(why, param_hint=f"--output {out_fmt}={out_path}")
 
 
 def _names_elsewhere(repo, files: List[Path]) -> Dict[str, list]:
