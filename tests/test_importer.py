@@ -105,8 +105,8 @@ def test_import_gives_the_committed_spec_byte_for_byte(tmp_path, config, spec, n
 def test_import_writes_to_stdout_without_the_schema_line():
     result = run(["import", str(CONFIGS / "llama-3.1-8b.json"), "--root", str(ROOT)])
     committed = (ROOT / "specs" / "llama" / "llama-3.1-8b.yaml").read_text(encoding="utf-8").splitlines()
-    expected = ["# imported by modelspec import from llama-3.1-8b.json; explain any hand edit in this header"]
-    expected += committed[3:]
+    expected = ["# imported by modelspec import from llama-3.1-8b.json", "# explain any hand edit in this header"]
+    expected += committed[committed.index("---"):]
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout.splitlines() == expected
 
@@ -578,8 +578,8 @@ def test_allow_unknown_lists_the_keys_as_warnings(tmp_path):
     assert result.exit_code == 0
     assert result.stderr == ("config.json:8:3: warning [import.unknown-key] wibble is not imported: the importer does "
                              "not know it\n")
-    assert result.stdout.startswith("# imported by modelspec import from config.json; explain any hand edit in this "
-                                    "header\nname: config\nhidden_size: 64\n")
+    assert result.stdout.startswith("# imported by modelspec import from config.json\n# explain any hand edit in "
+                                    "this header\n---\nname: config\nhidden_size: 64\n")
 
 
 def test_both_levels_differ_exits_1_at_the_text_config_key(tmp_path):
@@ -601,7 +601,7 @@ def test_output_is_not_overwritten_without_force(tmp_path):
     assert out.read_text(encoding="utf-8") == "keep me\n"
     result = run(["import", str(path), "-o", str(out), "--force", "--root", str(tmp_path)])
     assert (result.exit_code, result.stderr) == (0, "wrote out.yaml\n")
-    assert out.read_text(encoding="utf-8").startswith("# imported by modelspec import from config.json;")
+    assert out.read_text(encoding="utf-8").startswith("# imported by modelspec import from config.json\n")
 
 
 def test_unknown_model_type_exits_1_naming_the_known_types(tmp_path):
@@ -807,7 +807,7 @@ def test_output_dash_is_stdout(tmp_path, monkeypatch):
     plain = run(["import", "config.json", "--root", str(tmp_path)])
     dash = run(["import", "config.json", "-o", "-", "--root", str(tmp_path)])
     assert (dash.exit_code, dash.stdout, dash.stderr) == (0, plain.stdout, "")
-    assert plain.stdout.startswith("# imported by modelspec import from config.json;")
+    assert plain.stdout.startswith("# imported by modelspec import from config.json\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json"]
 
 
@@ -829,11 +829,13 @@ def test_the_schema_line_points_at_the_repository_schema_from_the_output(tmp_pat
     result = run(["import", str(path), "-o", str(out), "--source", "here", "--source", "there", "--root",
                   str(tmp_path)])
     assert result.exit_code == 0
-    assert out.read_text(encoding="utf-8").splitlines()[:4] == [
+    assert out.read_text(encoding="utf-8").splitlines()[:6] == [
         "# yaml-language-server: $schema=../../../schemas/model-spec.schema.json",
         "# source: here",
         "# source: there",
-        "# imported by modelspec import from config.json; explain any hand edit in this header"]
+        "# imported by modelspec import from config.json",
+        "# explain any hand edit in this header",
+        "---"]
 
 
 # ---- the cases ------------------------------------------------------------------------
@@ -973,7 +975,7 @@ def test_a_family_is_added_by_one_yaml_file(tmp_path):
     path = _write(tmp_path, config)
     result = run(["import", str(path), "--root", str(tmp_path)])
     assert (result.exit_code, result.stderr) == (0, "")
-    assert result.stdout.splitlines()[1:] == [
+    assert result.stdout.splitlines()[3:] == [  # the import note (two lines) and ---
         "name: my-llama-7b", "hidden_size: 64", "num_hidden_layers: 2", "num_attention_heads: 4", "vocab_size: 100",
         "num_key_value_heads: 2", "intermediate_size: 128", "tie_word_embeddings: false", "qk_norm: false",
         "qkv_bias: false", "o_bias: false", "mlp_bias: false", "norm_bias: false", "arch: my_llama"]

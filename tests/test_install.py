@@ -33,11 +33,11 @@ README = REPO / "README.md"
 URL_PLACEHOLDER = "https://github.com/<org>/modelspec"
 COMMIT_PLACEHOLDER = "<commit>"
 
-GOOD = ("name: tiny-good\nhidden_size: 896\nnum_hidden_layers: 4\nnum_attention_heads: 8\nvocab_size: 32000\n"
+GOOD = ("---\nname: tiny-good\nhidden_size: 896\nnum_hidden_layers: 4\nnum_attention_heads: 8\nvocab_size: 32000\n"
         "num_key_value_heads: 2\nintermediate_size: 4864\narch: llama\n")
 BAD = GOOD.replace("tiny-good", "tiny-bad").replace("num_attention_heads: 8", "num_attention_heads: 7")
 
-BAD_LINE = ("specs/tiny/bad.yaml:6:22: error [spec.kv-heads-divide] num_attention_heads (7) must be a multiple of "
+BAD_LINE = ("specs/tiny/bad.yaml:7:22: error [spec.kv-heads-divide] num_attention_heads (7) must be a multiple of "
             "num_key_value_heads (2); each key/value head serves a whole group of query heads")
 
 

@@ -285,7 +285,7 @@ def spec_header(schema_line: Optional[str], sources: Sequence[str], config_name:
     """
     lines = [schema_line] if schema_line else []
     lines += [f"# source: {source}" for source in sources]
-    lines.append(f"# imported by modelspec import from {config_name}; explain any hand edit in this header")
+    lines += [f"# imported by modelspec import from {config_name}", "# explain any hand edit in this header"]
     return "\n".join(lines) + "\n"
 
 
@@ -446,11 +446,13 @@ def _refuse_a_taken_name(repo: Any, output: Path, name: str) -> None:
 
 
 def _spec_text(data: Any, repo: Any, output: Optional[Path], sources: Sequence[str], config_name: str) -> str:
-    from pipeline.fmt import schema_line
+    from pipeline.fmt import format_text, schema_line
     from pipeline.yaml_source import dump
 
     schema = schema_line(repo, output) if output is not None else None
-    return dump(data, spec_header(schema, sources, config_name))
+    text = dump(data, spec_header(schema, sources, config_name))
+    # In fmt's layout (its document start, its wrapped header), so a new spec needs no fmt run.
+    return format_text(text, "<import>", schema).text or text
 
 
 def _check(text: str, profiles: Any, at_config_key: Callable[[Sequence[Any]], Tuple[str, str]]) -> None:
