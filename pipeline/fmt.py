@@ -130,21 +130,17 @@ def split_header(text: str) -> Tuple[List[str], int]:
 def _with_schema(header: List[str], schema: Optional[str]) -> List[str]:
     """*header* with *schema* as its first line, losing nothing else it says.
 
-    A first line that is a ``# yaml-language-server:`` line gets only its
-    ``$schema=`` value replaced (or the schema added to it), so any other
-    setting or text on it stays; any other header gets the schema line above it.
+    A first line that is a ``# yaml-language-server: $schema=`` line gets only
+    its ``$schema=`` value replaced, so any other text on it stays; any other
+    header (one whose first line sets something else for the language server
+    included) gets the schema line above it.
     """
     if schema is None:
         return header
-    if not header or not header[0].startswith(SCHEMA_PREFIX.split("$")[0]):
+    if not header or not header[0].startswith(SCHEMA_PREFIX):
         return [schema] + header
     value = schema[len(SCHEMA_PREFIX) - len("$schema="):]
-    first = header[0]
-    if re.search(r"\$schema=\S*", first):
-        first = re.sub(r"\$schema=\S*", lambda _: value, first, count=1)
-    else:
-        first = first.rstrip() + " " + value
-    return [first] + header[1:]
+    return [re.sub(r"\$schema=\S*", lambda _: value, header[0], count=1)] + header[1:]
 
 
 #: The longest line fmt writes when it can break one (yamllint's default ``line-length``).
