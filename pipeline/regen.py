@@ -305,10 +305,19 @@ class _Planner:
             for path in paths:
                 del self.candidates[path]
 
+    def present(self, spec_path: Optional[str]) -> bool:
+        """Whether *spec_path* is still a spec, or lies in a folder that is one of :attr:`spec_paths` because it
+        could not be read (:func:`~pipeline.runner.find_spec_files` lists such a folder): regen never removes an
+        artifact because it could not read its spec."""
+        if spec_path is None:
+            return False
+        parts = spec_path.split("/")
+        return any("/".join(parts[:end]) in self.spec_paths for end in range(1, len(parts) + 1))
+
     def kept(self) -> Dict[str, Existing]:
-        """The artifacts that stay as they are: their spec is still there and writes no new one."""
+        """The artifacts that stay as they are: their spec is still there (or unreadable) and writes no new one."""
         return {name: item for name, item in self.existing.items()
-                if item.spec_path in self.spec_paths and item.spec_path not in self.candidates}
+                if self.present(item.spec_path) and item.spec_path not in self.candidates}
 
     def refuse_blocked(self) -> None:
         """Refuse candidates whose file holds a foreign file or an artifact another present spec keeps.

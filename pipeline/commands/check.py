@@ -19,8 +19,8 @@ import click
 from pipeline.output import echo, echo_rendered
 
 from pipeline.commands.git_options import changed_since_option
-from pipeline.commands.options import (ignore_option, repository_errors, root_option, run_config, select_option,
-                                       spec_files)
+from pipeline.commands.options import (exclude_option, ignore_option, repository_errors, root_option, run_config,
+                                       select_option, spec_files)
 
 _FORMATS = ("text", "json", "junit", "sarif", "github", "markdown")
 
@@ -65,9 +65,10 @@ def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[
 @click.option("--color/--no-color", default=None,
               help="Colour the text report. Default: when stdout is a terminal and NO_COLOR is unset.")
 @changed_since_option
+@exclude_option
 def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: List[Tuple[str, Path]],
             strict: Optional[bool], select: Tuple[str, ...], ignore: Tuple[str, ...], quiet: bool,
-            jobs: Optional[int], color: Optional[bool], changed_since: Optional[str]) -> None:
+            jobs: Optional[int], color: Optional[bool], changed_since: Optional[str], excludes: Tuple[str, ...]) -> None:
     """Check spec files: every problem of every file, located, in one run.
 
     \b
@@ -109,7 +110,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     with repository_errors():
         profiles = load_op_profiles(repo.profiles)
     named = list(paths) or list(config.specs) or [repo.specs]
-    files = spec_files(paths, repo, config)
+    files = spec_files(paths, repo, config, excludes)
     if not files:
         raise click.UsageError(f"no spec files (*.yaml, *.yml) in {', '.join(str(path) for path in named)}")
     if changed_since is not None:
