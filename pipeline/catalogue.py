@@ -53,21 +53,26 @@ class Entry:
     name: Optional[str]
 
 
-def entries(paths: Sequence[Path], display: Any) -> List[Entry]:
+def entries(paths: Sequence[Path], display: Any, cache: Any = None) -> List[Entry]:
     """Read the name each spec file of *paths* states.
 
     Args:
         paths: The spec files.
         display: ``display(path)``, the path as reports show it.
+        cache: The result cache (:class:`~pipeline.result_cache.ResultCache`): the name of a file it holds a
+            record of is taken from there, without parsing the file; ``None`` parses every file.
     """
-    from pipeline.yaml_source import load_path
+    from pipeline.runner import stated_name
 
     found = []
     for path in paths:
-        data = load_path(path, display(path)).data
-        name = data.get("name") if isinstance(data, dict) else None
-        found.append(Entry(path, display(path), name if isinstance(name, str) else None))
+        shown = display(path)
+        found.append(Entry(path, shown, stated_name(path, shown, cache)))
     return found
+
+
+#: The most names a "no spec is named" message lists when none is close to the one asked for.
+LISTED_NAMES = 10
 
 
 def find(catalogue: Sequence[Entry], name: str) -> Entry:
@@ -88,6 +93,8 @@ def find(catalogue: Sequence[Entry], name: str) -> Entry:
     close = near_misses(name, names, n=3)
     if close:
         hint = f"; did you mean {', '.join(close)}?"
+    elif len(names) > LISTED_NAMES:
+        hint = f"; none of the {len(names)} names is close to it (modelspec list shows them all)"
     else:
         hint = f"; the names are {', '.join(names)}" if names else "; no spec under specs/ states a name"
     raise CatalogueError(f"no spec in the catalogue is named {name!r}{hint}")

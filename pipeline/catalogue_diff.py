@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, fields
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.artifacts import WIDTHS
 from pipeline.escape import markdown_code, markdown_text, printable
@@ -328,8 +328,9 @@ def render_markdown(diff: CatalogueDiff) -> str:
     return "\n".join(lines) + "\n"
 
 
-def load_catalogue(repo: SpecRepo, label: str) -> Catalogue:
-    """Check and resolve every spec of *repo* into a :class:`Catalogue` named *label*.
+def load_catalogue(repo: SpecRepo, label: str, progress: Optional[Callable[[int], None]] = None) -> Catalogue:
+    """Check and resolve every spec of *repo* into a :class:`Catalogue` named *label*; *progress* is called
+    with the number of specs done since its last call.
 
     A spec that fails check, whose stack does not resolve, or whose name an
     earlier spec (by path) already has, is listed as failing with why.
@@ -345,7 +346,7 @@ def load_catalogue(repo: SpecRepo, label: str) -> Catalogue:
     files = find_spec_files([repo.specs]) if repo.specs.is_dir() else []
     models: Dict[str, Mapping[str, Any]] = {}
     failing: Dict[str, str] = {}
-    for item in resolve_specs(repo, files, load_op_profiles(repo.profiles)):
+    for item in resolve_specs(repo, files, load_op_profiles(repo.profiles), progress):
         if item.document is None:
             failing[item.path] = "fails modelspec check" if item.errors else "its layer stack does not resolve"
         elif item.document["name"] in models:

@@ -37,6 +37,7 @@ with no space to break at (a URL) stays whole, as yamllint allows.
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 from dataclasses import dataclass, fields
@@ -380,14 +381,23 @@ def _ruamel() -> Any:
     return yaml
 
 
-def format_text(text: str, file: str, schema: Optional[str] = None) -> Formatted:
-    """Format one spec file's text.
+#: A fix's value meaning "remove the key" (``roundtrip.null``: remove the line).
+REMOVE = object()
+
+#: A change ``check --fix`` makes: the field's path and its new value, or :data:`REMOVE`.
+Edit = Tuple[FieldPath, Any]
+
+
+def format_text(text: str, file: str, schema: Optional[str] = None, edits: Sequence[Edit] = ()) -> Formatted:
+    """Format one spec file's text, with *edits* applied (``check --fix``; formatting alone has none).
 
     Args:
         text: The file's text.
         file: Its display name, for problems.
         schema: The ``yaml-language-server`` line its header should start
             with, or ``None`` to leave the header's lines as they are.
+        edits: Values to set or keys to remove; a removed key's comments go
+            to the entry after it, so none is lost.
 
     Returns:
         The canonical text, or the problems for which the file is left alone:
@@ -407,6 +417,12 @@ def format_text(text: str, file: str, schema: Optional[str] = None) -> Formatted
     yaml = _ruamel()
     tree = yaml.load(text)
     _strip_comments(tree)
+    expected = copy.deepcopy(doc.data)
+    for path, value in edits:
+        _edit(tree, path, value)
+        _edit(expected, path, value)
+        if value is REMOVE:
+            _hand_on(comments, path, _owners(doc))
     tree = _unquote(tree)
     _reorder(tree)
     _attach(tree, comments)
@@ -419,12 +435,39 @@ def format_text(text: str, file: str, schema: Optional[str] = None) -> Formatted
     back = load_bytes(formatted.encode("utf-8"), file)
     kept = [text_[where.column - 1:].rstrip() for where in comment_locations(formatted)
             for text_ in [formatted.splitlines()[where.line - 1]]]
-    if back.data != doc.data or back.problems != () and any(p.severity is Severity.ERROR for p in back.problems) \
+    if back.data != expected or back.problems != () and any(p.severity is Severity.ERROR for p in back.problems) \
             or not _same_comments(comments.texts, kept):
         return Formatted(None, False, (Problem(file, 1, 1, "fmt", "fmt.unstable", Severity.ERROR,
                                                "fmt cannot rewrite this file without changing a value or losing a "
                                                "comment; the file is left as it is (please report it)"),))
     return Formatted(formatted, formatted != text)
+
+
+def _edit(tree: Any, path: FieldPath, value: Any) -> None:
+    """Set the value at *path* of *tree* (a ruamel tree or plain data), or remove its key for :data:`REMOVE`."""
+    container = _node_at(tree, path[:-1])
+    if value is REMOVE:
+        del container[path[-1]]
+    else:
+        container[path[-1]] = value
+
+
+def _hand_on(comments: _Comments, removed: FieldPath, owners: Sequence[Tuple[int, int, FieldPath]]) -> None:
+    """Give the comments of the entry at *removed* (and under it) to the entry after it, or to the trailing ones."""
+    inside = [path for _, _, path in owners if path[:len(removed)] == removed]
+    moved: List[str] = []
+    for path in inside:
+        moved += comments.before.pop(path, [])
+        if path in comments.eol:
+            moved.append(comments.eol.pop(path))
+    if not moved:
+        return
+    last_line = max(line for line, _, path in owners if path in inside)
+    after = [path for line, _, path in owners if line > last_line and path[:len(removed)] != removed]
+    if after:
+        comments.before[after[0]] = moved + comments.before.get(after[0], [])
+    else:
+        comments.trailing[:0] = moved
 
 
 def _same_comments(before: Sequence[str], after: Sequence[str]) -> bool:

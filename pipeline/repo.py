@@ -85,7 +85,9 @@ class SpecRepo:
 def _relative(path: Path, base: Path) -> str:
     """*path* relative to *base* when inside it, by its own name first, then with its links resolved; else as
     given. Forward slashes, printable. A path spelled under *base* costs string operations only."""
-    absolute = os.path.abspath(path)
+    text = os.fspath(path)
+    normal = text.startswith(os.sep) and "/." not in text and "//" not in text and not text.endswith(os.sep)
+    absolute = text if normal else os.path.abspath(text)  # abspath would change nothing: skip its cost
     prefix = str(base) if str(base).endswith(os.sep) else str(base) + os.sep
     if absolute.startswith(prefix):
         return printable(absolute[len(prefix):].replace(os.sep, "/"))

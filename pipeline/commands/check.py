@@ -19,13 +19,13 @@ import click
 from pipeline.output import echo, echo_rendered
 
 from pipeline.commands.git_options import changed_since_option
-from pipeline.commands.options import (exclude_option, ignore_option, repository_errors, root_option, run_config,
-                                       select_option, spec_files)
+from pipeline.commands.options import (exclude_option, ignore_option, no_cache_option, open_cache, repository_errors,
+                                       root_option, run_config, save_cache, select_option, spec_files)
 
 _FORMATS = ("text", "json", "junit", "sarif", "github", "markdown")
 
-# A run over more files than this shows a progress bar on an interactive stderr.
-_PROGRESS_THRESHOLD = 200
+# How many times check --fix checks again and fixes what a fix uncovered, at most.
+_FIX_ROUNDS = 4
 
 
 def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> List[Tuple[str, Path]]:
@@ -58,17 +58,24 @@ def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[
               help="Warnings fail the run too. Default: the configuration's strict (else off).")
 @select_option
 @ignore_option
+@click.option("--fix", is_flag=True,
+              help="Make the fixes the findings state (remove a null or default line, drop a torch. prefix, write "
+                   "4096 for 4096.0, unquote a quoted number), keeping comments; say on stderr what changed, and "
+                   "report what is left.")
 @click.option("-q", "--quiet", is_flag=True, help="Text report: only what fails the run; nothing on success.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Worker processes. Default: every core, for runs large enough to pay for starting them "
-                   "(a few hundred files); small runs stay in one process.")
+              help="Worker processes. Default: the cores other work leaves idle (by the load average), for "
+                   "runs large enough to pay for starting them (a few hundred files to check); small runs, and "
+                   "files the result cache answers, stay in one process.")
 @click.option("--color/--no-color", default=None,
               help="Colour the text report. Default: when stdout is a terminal and NO_COLOR is unset.")
+@no_cache_option
 @changed_since_option
 @exclude_option
 def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: List[Tuple[str, Path]],
-            strict: Optional[bool], select: Tuple[str, ...], ignore: Tuple[str, ...], quiet: bool,
-            jobs: Optional[int], color: Optional[bool], changed_since: Optional[str], excludes: Tuple[str, ...]) -> None:
+            strict: Optional[bool], select: Tuple[str, ...], ignore: Tuple[str, ...], fix: bool, quiet: bool,
+            jobs: Optional[int], color: Optional[bool], no_cache: bool, changed_since: Optional[str],
+            excludes: Tuple[str, ...]) -> None:
     """Check spec files: every problem of every file, located, in one run.
 
     \b
@@ -81,6 +88,11 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
       roundtrip  what the file states survives parsing and serialising
     A pass with nothing to work on after an earlier failure is reported as
     skipped.
+
+    A file's result is cached (.modelspec_cache/ at the repository's root,
+    or $MODELSPEC_CACHE_DIR) and reused, with the same report, while its
+    bytes, path, op profiles, the schemas and modelspec are unchanged;
+    --no-cache checks every file afresh.
 
     \b
     Examples:
@@ -119,10 +131,31 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
         files = changed_files(repo, changed_since, files, profiles, named, quiet)
     _refuse_outputs(outputs, [*files, *repo_folders(repo)])
     pairs = [(path, repo.report_name(path)) for path in files]
-    checked = _run(pairs, profiles, jobs)
+    cache = open_cache(repo, profiles, not no_cache)
+    # Every spec under specs/ is checked: no name is elsewhere.
+    everything = not paths and changed_since is None and not config.specs and not config.exclude and not excludes
     codes = all_codes()
-    result = run_result(checked, config.strict if strict is None else strict, _names_elsewhere(repo, files))
-    result = suppress(result, config, tuple(codes), select, ignore, repo.report_base)
+
+    def run_checks():
+        checked = _run(pairs, profiles, jobs, cache)
+        result = run_result(checked, config.strict if strict is None else strict,
+                            {} if everything else _names_elsewhere(repo, files, cache))
+        return suppress(result, config, tuple(codes), select, ignore, repo.report_base)
+
+    result = run_checks()
+    fixed, fixed_files = 0, set()
+    # A fix can let a pass run that an error had skipped, whose findings may have fixes of their own: a few rounds.
+    for _ in range(_FIX_ROUNDS if fix else 0):
+        count, changed = _fix(result, dict((display, path) for path, display in pairs), repo, quiet)
+        if not changed:
+            break
+        fixed, fixed_files = fixed + count, fixed_files | changed
+        result = run_checks()
+    save_cache(cache, quiet)
+    if fix and not quiet:
+        from pipeline.fix import summary
+
+        echo(summary(fixed, len(fixed_files), len(result.problems)), err=True)
     use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     source_root = repo.report_base.as_uri().rstrip("/") + "/"
     report = _render(fmt, result, codes, color=use_color, quiet=quiet, source_root=source_root)
@@ -154,7 +187,44 @@ def _refuse_outputs(outputs: List[Tuple[str, Path]], protected: List[Path]) -> N
             raise click.BadParameter(why, param_hint=f"--output {out_fmt}={out_path}")
 
 
-def _names_elsewhere(repo, files: List[Path]) -> Dict[str, list]:
+def _fix(result, paths: Dict[str, Path], repo, quiet: bool) -> Tuple[int, set]:
+    """Make the fixes the findings of *result* state (:mod:`pipeline.fix`), saying each on stderr unless
+    *quiet*; how many problems were fixed, and the files changed."""
+    from pipeline.atomic import write_atomic
+    from pipeline.fix import fixed_text, fixes_for
+    from pipeline.fmt import schema_line
+    from pipeline.yaml_source import load_bytes
+
+    fixed, files = 0, set()
+    for file_result in result.files:
+        path = paths[file_result.file]
+        try:
+            text = path.read_bytes().decode("utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            continue
+        fixes = fixes_for(file_result.problems, load_bytes(text.encode("utf-8"), file_result.file).data)
+        if not fixes:
+            continue
+        formatted = fixed_text(text, file_result.file, schema_line(repo, path), fixes)
+        if formatted.text is None:
+            for problem in formatted.problems:
+                echo(f"{problem.file}:{problem.line}:{problem.column}: {problem.severity.value} [{problem.code}] "
+                     f"{problem.message}", err=True)
+            continue
+        try:
+            write_atomic(path.resolve(), formatted.text)
+        except OSError as error:
+            echo(f"modelspec: cannot write the fixes to {file_result.file}: {error.strerror or error}", err=True)
+            continue
+        fixed += len(fixes)
+        files.add(file_result.file)
+        for item in fixes if not quiet else ():
+            echo(f"{item.problem.file}:{item.problem.line}:{item.problem.column}: fixed [{item.problem.code}] "
+                 f"{item.done}", err=True)
+    return fixed, files
+
+
+def _names_elsewhere(repo, files: List[Path], cache) -> Dict[str, list]:
     """The names of the repository's specs this run leaves out (see :func:`pipeline.runner.spec_names`)."""
     from pipeline.runner import find_spec_files, spec_names
 
@@ -162,7 +232,7 @@ def _names_elsewhere(repo, files: List[Path]) -> Dict[str, list]:
         return {}
     checked = {os.path.abspath(path) for path in files}
     return spec_names([(path, repo.report_name(path)) for path in find_spec_files([repo.specs])
-                       if os.path.abspath(path) not in checked])
+                       if os.path.abspath(path) not in checked], cache)
 
 
 def _print(report: str) -> bool:
@@ -179,14 +249,13 @@ def _print(report: str) -> bool:
     return True
 
 
-def _run(pairs, profiles, jobs: Optional[int]):
-    """Check the files, with a progress bar on an interactive stderr for a long run."""
-    from pipeline.runner import check_paths
+def _run(pairs, profiles, jobs: Optional[int], cache):
+    """Each file's verdict, with a progress bar on an interactive stderr for a long run."""
+    from pipeline.commands.options import progress_bar
+    from pipeline.runner import verdicts
 
-    if len(pairs) < _PROGRESS_THRESHOLD or not sys.stderr.isatty():
-        return check_paths(pairs, profiles, jobs)
-    with click.progressbar(length=len(pairs), label="checking", file=sys.stderr) as bar:
-        return check_paths(pairs, profiles, jobs, progress=bar.update)
+    with progress_bar(len(pairs), "checking") as update:
+        return verdicts(pairs, profiles, jobs, progress=update, cache=cache)
 
 
 def _render(fmt: str, result, codes: Dict[str, str], color: bool, quiet: bool, source_root: str) -> str:

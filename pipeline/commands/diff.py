@@ -103,8 +103,13 @@ def _loaded(repo, label: str, shown_root: str):
     from pipeline.catalogue_diff import load_catalogue
     from pipeline.op_profiles import OpProfileError
 
+    from pipeline.commands.options import progress_bar
+    from pipeline.runner import spec_file_names
+
+    total = len(spec_file_names([repo.specs])) if repo.specs.is_dir() else 0
     try:
-        return load_catalogue(repo, label)
+        with progress_bar(total, f"reading {label}") as update:
+            return load_catalogue(repo, label, update)
     except OpProfileError as error:
         for problem in error.problems:
             shown = problem.file.replace(str(repo.root.resolve()) + "/", shown_root)

@@ -86,7 +86,10 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
         files = changed_files(repo, changed_since, every, profiles, [repo.specs])
     if commit:
         _refuse_other_changes(repo)
-    resolutions = resolve_specs(repo, files, profiles)
+    from pipeline.commands.options import progress_bar
+
+    with progress_bar(len(files), "checking and resolving") as update:
+        resolutions = resolve_specs(repo, files, profiles, update)
     spec_paths = [repo.display(path) for path in every]
     if check_only:
         raise SystemExit(_check(repo, resolutions, spec_paths, wait))

@@ -16,7 +16,7 @@ import click
 from pipeline.escape import json_text
 from pipeline.output import echo, echo_rendered
 
-from pipeline.commands.options import repository_errors, root_option
+from pipeline.commands.options import no_cache_option, open_cache, repository_errors, root_option, save_cache
 
 
 @click.command(name="show", context_settings={"help_option_names": ["-h", "--help"]})
@@ -24,7 +24,8 @@ from pipeline.commands.options import repository_errors, root_option
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True,
               help="text: an aligned diagram; json: the resolved view for tools.")
 @root_option
-def command(name: str, fmt: str, root: Optional[Path]) -> None:
+@no_cache_option
+def command(name: str, fmt: str, root: Optional[Path], no_cache: bool) -> None:
     """Show one catalogue model's resolved layer stack.
 
     Groups of layers with their ranges and counts (a repeated cycle drawn
@@ -51,10 +52,12 @@ def command(name: str, fmt: str, root: Optional[Path]) -> None:
     repo = find_repo(root)
     with repository_errors():
         profiles = load_op_profiles(repo.profiles)
+    cache = open_cache(repo, profiles, not no_cache)
     try:
-        catalogue = entries(find_spec_files([repo.specs]), repo.display)
+        catalogue = entries(find_spec_files([repo.specs]), repo.display, cache)
     except FileNotFoundError as error:
         raise click.UsageError(str(error)) from None
+    save_cache(cache)
     try:
         entry = find(catalogue, name)
     except CatalogueError as error:
