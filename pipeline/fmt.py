@@ -28,7 +28,8 @@ lose anything.
 The header block (the leading comment and blank lines) is where a spec's
 provenance lives. Its first line is the ``# yaml-language-server:
 $schema=...`` line that points an editor at the schema; it is added, or
-corrected, when the repository has ``schemas/model-spec.schema.json``. A
+corrected (only its ``$schema=`` value: any other text on that line stays),
+when the repository has ``schemas/model-spec.schema.json``. A
 comment line longer than :data:`MAX_LINE` is wrapped at its spaces
 (yamllint's ``line-length``); a line
 with no space to break at (a URL) stays whole, as yamllint allows.
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 from dataclasses import dataclass, fields
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -127,11 +129,19 @@ def split_header(text: str) -> Tuple[List[str], int]:
 
 
 def _with_schema(header: List[str], schema: Optional[str]) -> List[str]:
+    """*header* with *schema* as its first line, losing nothing else it says.
+
+    A first line that is a ``# yaml-language-server: $schema=`` line gets only
+    its ``$schema=`` value replaced, so any other text on it stays; any other
+    header (one whose first line sets something else for the language server
+    included) gets the schema line above it.
+    """
     if schema is None:
         return header
-    if header and header[0].startswith(SCHEMA_PREFIX.split("$")[0]):
-        return [schema] + header[1:]
-    return [schema] + header
+    if not header or not header[0].startswith(SCHEMA_PREFIX):
+        return [schema] + header
+    value = schema[len(SCHEMA_PREFIX) - len("$schema="):]
+    return [re.sub(r"\$schema=\S*", lambda _: value, header[0], count=1)] + header[1:]
 
 
 #: The longest line fmt writes when it can break one (yamllint's default ``line-length``).

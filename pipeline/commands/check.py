@@ -19,8 +19,8 @@ import click
 from pipeline.output import echo, echo_rendered
 
 from pipeline.commands.git_options import changed_since_option
-from pipeline.commands.options import (ignore_option, no_cache_option, open_cache, repository_errors, root_option,
-                                       run_config, save_cache, select_option, spec_files)
+from pipeline.commands.options import (exclude_option, ignore_option, no_cache_option, open_cache, repository_errors,
+                                       root_option, run_config, save_cache, select_option, spec_files)
 
 _FORMATS = ("text", "json", "junit", "sarif", "github", "markdown")
 
@@ -71,9 +71,11 @@ def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[
               help="Colour the text report. Default: when stdout is a terminal and NO_COLOR is unset.")
 @no_cache_option
 @changed_since_option
+@exclude_option
 def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: List[Tuple[str, Path]],
             strict: Optional[bool], select: Tuple[str, ...], ignore: Tuple[str, ...], fix: bool, quiet: bool,
-            jobs: Optional[int], color: Optional[bool], no_cache: bool, changed_since: Optional[str]) -> None:
+            jobs: Optional[int], color: Optional[bool], no_cache: bool, changed_since: Optional[str],
+            excludes: Tuple[str, ...]) -> None:
     """Check spec files: every problem of every file, located, in one run.
 
     \b
@@ -120,17 +122,18 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     with repository_errors():
         profiles = load_op_profiles(repo.profiles)
     named = list(paths) or list(config.specs) or [repo.specs]
-    files = spec_files(paths, repo, config)
+    files = spec_files(paths, repo, config, excludes)
     if not files:
         raise click.UsageError(f"no spec files (*.yaml, *.yml) in {', '.join(str(path) for path in named)}")
     if changed_since is not None:
         from pipeline.commands.git_options import changed_files
 
         files = changed_files(repo, changed_since, files, profiles, named, quiet)
+    _refuse_outputs(outputs, [*files, *repo_folders(repo)])
     pairs = [(path, repo.report_name(path)) for path in files]
     cache = open_cache(repo, profiles, not no_cache)
     # Every spec under specs/ is checked: no name is elsewhere.
-    everything = not paths and changed_since is None and not config.specs and not config.exclude
+    everything = not paths and changed_since is None and not config.specs and not config.exclude and not excludes
     codes = all_codes()
 
     def run_checks():
@@ -160,6 +163,28 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
                                                            source_root=source_root))
                                   for out_fmt, out_path in outputs]
     raise SystemExit(result.exit_code if all(written) else 2)
+
+
+def repo_folders(repo) -> List[Path]:
+    """The folders of *repo* modelspec reads or writes itself: no report is written into them."""
+    from pipeline.resources import schema_path
+
+    return [repo.specs, repo.profiles, repo.resolved, schema_path("model-spec.schema.json").parent]
+
+
+def _refuse_outputs(outputs: List[Tuple[str, Path]], protected: List[Path]) -> None:
+    """Refuse, before any work, an ``--output`` through a symbolic link or onto a spec (see
+    :func:`pipeline.atomic.report_target_refusal`).
+
+    Raises:
+        click.BadParameter: Naming the path and why.
+    """
+    from pipeline.atomic import report_target_refusal
+
+    for out_fmt, out_path in outputs:
+        why = report_target_refusal(out_path, protected)
+        if why:
+            raise click.BadParameter(why, param_hint=f"--output {out_fmt}={out_path}")
 
 
 def _fix(result, paths: Dict[str, Path], repo, quiet: bool) -> Tuple[int, set]:
