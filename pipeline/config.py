@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import os
 import re
 import tomllib
 from dataclasses import dataclass
@@ -91,11 +92,18 @@ class Config:
     strict: bool = False
 
     def relative(self, path: Path) -> str:
-        """*path* relative to :attr:`base`, forward slashes (as the patterns are written); else as given."""
-        try:
-            return Path(path).resolve().relative_to(self.base.resolve()).as_posix()
-        except ValueError:
-            return Path(path).as_posix()
+        """*path* relative to :attr:`base`, forward slashes (as the patterns are written); else as given.
+
+        The path as found comes first (a spec reached through a symlinked folder is
+        ``specs/linked/x.yaml``, where the pattern names it), then with its links resolved.
+        """
+        base = self.base.resolve()
+        for candidate in (Path(os.path.abspath(path)), Path(path).resolve()):
+            try:
+                return candidate.relative_to(base).as_posix()
+            except ValueError:
+                continue
+        return Path(path).as_posix()
 
     def excluded(self, path: Path) -> bool:
         """Whether an ``exclude`` pattern matches *path*, or one of its folders."""

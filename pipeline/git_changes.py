@@ -473,6 +473,42 @@ def modified_outside(root: Path, folder: str) -> List[str]:
         return sorted({path for path in _status_paths(raw) if not path.startswith(inside)})
 
 
+def commit_refusals(root: Path, folder: str, inputs: Sequence[str]) -> List[str]:
+    """Why a commit of *folder* alone (``regen --commit``) would not hold exactly what the committed specs make.
+
+    Each reason names the files and what to do: HEAD is detached (the commit
+    would belong to no branch); a file under one of *inputs* (the folders
+    regen reads, root-relative) is not committed, so its artifact would be
+    committed without it and a clean checkout would fail ``regen --check``; a
+    file in *folder* is staged already, and regen would commit it as its own.
+    Modified tracked files outside *folder* are :func:`modified_outside`'s.
+
+    Raises:
+        GitError: If *root* is in no repository.
+    """
+    reasons = []
+    with _open(root) as repo:
+        prefix = _prefix(repo, root)
+        if repo.head.is_detached:
+            reasons.append(f"HEAD is detached (at {repo.head.commit.hexsha[:12]}), so the commit would be on no "
+                           "branch; check out the branch to commit on")
+        untracked = sorted(filter(None, repo.git.ls_files("--others", "--exclude-standard", "-z", "--",
+                                                          *[prefix + path for path in inputs],
+                                                          strip_newline_in_stdout=False).split("\0")))
+        if untracked:
+            reasons.append(f"{', '.join(path[len(prefix):] for path in untracked)} "
+                           f"{'is' if len(untracked) == 1 else 'are'} not committed, so the artifacts would be "
+                           "committed without their source and a clean checkout would fail modelspec regen --check; "
+                           "commit the specs and profiles first (git add, git commit), then run regen --commit")
+        staged = sorted(filter(None, repo.git.diff("--cached", "--name-only", "-z", "--", prefix + folder,
+                                                   strip_newline_in_stdout=False).split("\0")))
+        if staged:
+            reasons.append(f"{', '.join(path[len(prefix):] for path in staged)} "
+                           f"{'is' if len(staged) == 1 else 'are'} staged already, and regen --commit commits only "
+                           "the artifacts it writes: unstage (git restore --staged) or commit them first")
+    return reasons
+
+
 def stage(root: Path, paths: Sequence[str]) -> List[Tuple[str, str]]:
     """Stage *paths* (root-relative: written files and removed ones) and return what is staged.
 
@@ -501,16 +537,32 @@ def stage(root: Path, paths: Sequence[str]) -> List[Tuple[str, str]]:
                        if tokens[index]), key=lambda pair: pair[1])
 
 
-def commit(root: Path, message: str) -> str:
-    """Commit what is staged with *message*; return the new commit's id.
+def commit(root: Path, message: str, folder: str) -> str:
+    """Commit what is staged with *message*, on the current branch, running no hook; return the new commit's id.
+
+    The commit is made with git's plumbing (``write-tree``, ``commit-tree``,
+    then ``update-ref`` from the HEAD it was built on), so no hook runs and
+    none can add to it; the tree is compared with HEAD's first, and a change
+    outside *folder* (root-relative) refuses the commit.
 
     Raises:
-        GitError: If git refuses (e.g. no committer identity is configured).
+        GitError: If the staged tree changes anything outside *folder*, HEAD
+            moved meanwhile, or git refuses (e.g. no committer identity).
     """
     git = _git()
     with _open(root) as repo:
+        inside = _prefix(repo, root) + folder.strip("/") + "/"
         try:
-            repo.git.commit("--quiet", "-m", message)
+            head = repo.head.commit.hexsha
+            tree = repo.git.write_tree().strip()
+            changed = [path for path in repo.git.diff_tree("-r", "--name-only", "-z", "--no-commit-id", head, tree,
+                                                           strip_newline_in_stdout=False).split("\0") if path]
+            outside = [path for path in changed if not path.startswith(inside)]
+            if outside:
+                raise GitError(f"the commit would change {', '.join(outside)} outside {folder}/; nothing was "
+                               "committed")
+            sha = repo.git.commit_tree(tree, "-p", head, "-m", message.rstrip("\n")).strip()
+            repo.git.update_ref("-m", "modelspec regen --commit", "HEAD", sha, head)
         except git.GitCommandError as error:
             raise GitError(f"git commit failed: {error.stderr.strip()}") from None
-        return repo.head.commit.hexsha
+        return sha

@@ -608,6 +608,14 @@ def _attention_alternate(ctx: _Context, count: int) -> Tuple[Optional[List[str]]
     return types, _window(ctx, gated=False)
 
 
+def _attention_stated(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    """The layer types as ``layer_types`` states them (EXAONE 4), the window from ``sliding_window``."""
+    if ctx.value("layer_types") is None:
+        ctx.refuse((), "import.missing", f"model_type {ctx.type_name!r} takes each layer's attention from "
+                                         "layer_types, which is not stated; state layer_types")
+    return None, _window(ctx, gated=False)
+
+
 _AttentionRule = Callable[[_Context, int], Tuple[Optional[List[str]], Optional[_Stated]]]
 
 #: How each family picks a body layer's attention: ``(layer types, the window)`` for *count* layers.
@@ -620,6 +628,7 @@ ATTENTION_RULES: Mapping[str, _AttentionRule] = MappingProxyType({
     "sliding_pattern": _attention_sliding_pattern,
     "alternate": _attention_alternate,
     "encoder_decoder": _attention_full,
+    "stated": _attention_stated,
 })
 
 
@@ -672,6 +681,7 @@ _RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "sliding_pattern": ("sliding_window", "sliding_window_pattern", "_sliding_window_pattern"),
     "alternate": ("sliding_window",),
     "encoder_decoder": ("sliding_window", "use_sliding_window", "num_layers", "num_decoder_layers"),
+    "stated": ("sliding_window",),
     "first_k_freq": ("moe_layer_freq",),
     "sparse_step": ("decoder_sparse_step", "mlp_only_layers"),
 })
@@ -686,7 +696,8 @@ def _check_unread_rule_keys(ctx: _Context) -> None:
     """Refuse a rule key the family's rules do not read unless it holds its neutral value."""
     family = ctx.family
     read = set(_RULE_KEYS.get(family.attention, ())) | set(_RULE_KEYS.get(family.ffn, ()))
-    for key in sorted(set(k for keys in _RULE_KEYS.values() for k in keys) - read):
+    listed = set(family.ignored) | set(family.unread)
+    for key in sorted(set(k for keys in _RULE_KEYS.values() for k in keys) - read - listed):
         stated = ctx.keys.get(key)
         if stated is None or stated.value is None:
             continue

@@ -24,7 +24,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 from pipeline.model import ModelSpec, ModelSpecError, SpecIssue
 from pipeline.op_profiles import OpProfiles, load_op_profiles
@@ -253,10 +253,23 @@ def _stated_name(doc: "SourceDoc") -> Optional[str]:
 def find_spec_files(paths: Sequence[Path]) -> List[Path]:
     """Expand folders into the spec files under them (``*.yaml``, ``*.yml``, any case), sorted, each file once.
 
-    A path that is a file is kept whatever its suffix: the user named it. Under
-    a folder, everything but a folder that has a spec's suffix is kept, so a
-    dangling link or a FIFO there is reported rather than skipped. A file
-    reached twice (through a symlink) is kept once, under the first path found.
+    The discovery policy, the same for every command and for ``--changed-since``
+    (which picks among these files):
+
+    - A path named is kept whatever its suffix or name: the user named it.
+    - Under a folder, an entry whose name starts with ``.`` is skipped, file or
+      folder: editor and archive leftovers (``.#x.yaml``, ``.archive/``) are
+      not the catalogue. ``.gitignore`` is not read: the catalogue is the
+      folder, the same in a checkout, an export or a tarball; ``exclude``
+      (configuration, ``--exclude``) leaves files out by pattern.
+    - Everything else that bears a spec's suffix and is not a folder is kept,
+      so a dangling link or a FIFO there is reported, not skipped.
+    - A symlinked folder is followed, once: a folder reached again (a link
+      loop, or two links to one folder) is not entered twice, and a file
+      reached twice is kept once, under the first path found (in path order).
+    - A folder that cannot be listed is kept as an entry of its own, which the
+      load pass reports (``yaml.unreadable``): a run never passes, and regen
+      never removes an artifact, because a folder could not be read.
 
     Raises:
         FileNotFoundError: If a path does not exist (a dangling symlink included).
@@ -269,11 +282,12 @@ def find_spec_files(paths: Sequence[Path]) -> List[Path]:
 def spec_file_names(paths: Sequence[Path]) -> List[str]:
     """:func:`find_spec_files` as path strings (a catalogue-wide pass over names needs no ``Path`` objects)."""
     found: List[Tuple[str, str, str]] = []
+    entered: Set[str] = set()
     for path in paths:
         if path.is_dir():
             # Whatever bears a spec's name is a spec: a dangling link or a FIFO under specs/ is reported
             # (yaml.unreadable), not silently left out.
-            found.extend(_folder_specs(os.path.normpath(path), os.path.realpath(path)))
+            found.extend(_folder_specs(os.path.normpath(path), os.path.realpath(path), entered))
         elif path.is_file():
             found.append((_path_key(str(path)), str(path), _real(path)))
         elif path.exists():
@@ -307,22 +321,31 @@ def _spec_suffix(name: str) -> bool:
     return 0 < dot < len(name) - 1 and name[dot:].lower() in SPEC_SUFFIXES
 
 
-def _folder_specs(folder: str, real_folder: str) -> Iterator[Tuple[str, str, str]]:
-    """``(sort key, path, real path)`` of each spec-named entry under *folder* that is not a folder, as
-    ``Path.rglob`` finds them: a symlinked folder is not entered, an unreadable one is skipped.
+def _folder_specs(folder: str, real_folder: str, entered: Set[str]) -> Iterator[Tuple[str, str, str]]:
+    """``(sort key, path, real path)`` of each spec-named entry under *folder* that is not a folder, by the
+    policy of :func:`find_spec_files`; *entered* holds the real paths of the folders walked so far (loop
+    protection), and entries are walked in name order, so the first link to a folder in path order wins.
 
     One ``scandir`` per folder: only a symlink costs a ``stat`` (is it a folder?) and a ``resolve``;
     any other entry's real path is its folder's, which is known.
     """
+    if real_folder in entered:
+        return
+    entered.add(real_folder)
+    key = _path_key(folder) + "\0"
     try:
         with os.scandir(folder) as listing:
-            entries = list(listing)
-    except PermissionError:
+            entries = sorted(listing, key=lambda entry: entry.name)
+    except OSError:
+        yield key[:-1], folder, real_folder  # reported by the load pass: the folder cannot be read
         return
-    key = _path_key(folder) + "\0"
     for entry in entries:
+        if entry.name.startswith("."):
+            continue
         if entry.is_dir(follow_symlinks=False):
-            yield from _folder_specs(entry.path, os.path.join(real_folder, entry.name))
+            yield from _folder_specs(entry.path, os.path.join(real_folder, entry.name), entered)
+        elif entry.is_symlink() and entry.is_dir():
+            yield from _folder_specs(entry.path, os.path.realpath(entry.path), entered)
         elif _spec_suffix(entry.name):
             if not entry.is_symlink():
                 yield key + entry.name, entry.path, os.path.join(real_folder, entry.name)

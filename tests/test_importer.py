@@ -38,6 +38,8 @@ from pipeline.importer import (
 from pipeline.op_profiles import load_op_profiles
 from pipeline.problems import Location
 
+from bundled import ARCHS, LANGUAGE_ARCHS, MODEL_TYPES
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
 CONFIGS = DATA / "configs"
@@ -141,6 +143,9 @@ DEEPSEEK = {"model_type": "deepseek_v3", "hidden_size": 64, "num_hidden_layers":
 GEMMA = {"model_type": "gemma3_text", "hidden_size": 64, "num_hidden_layers": 6, "num_attention_heads": 4,
          "vocab_size": 100, "head_dim": 16, "intermediate_size": 128, "sliding_window": 16,
          "sliding_window_pattern": 3}
+STARCODER2 = {**LLAMA, "model_type": "starcoder2", "intermediate_size": 128}
+COHERE = {**LLAMA, "model_type": "cohere"}
+PHI = {**LLAMA, "model_type": "phi"}
 GPT2 = {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100, "n_inner": None}
 T5 = {"model_type": "t5", "d_model": 64, "num_layers": 2, "num_heads": 4, "vocab_size": 100, "d_ff": 128}
 TOWER = {"hidden_size": 32, "depth": 4, "num_heads": 2, "intermediate_size": 64, "fullatt_block_indexes": [1, 3]}
@@ -240,6 +245,13 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
        "layer 0 is a linear_attention layer with a dense feed-forward, which op profile 'qwen3_next' has no kind "
        "for (its kinds: linear_attention (linear/moe), full_attention (full/moe)); state arch and layers for such "
        "a model")]),
+    ("use_bias", STARCODER2, {"qkv_bias": True, "o_bias": True, "mlp_bias": True, "norm_bias": True,
+                              "tie_word_embeddings": True}),
+    ("use_bias", with_(STARCODER2, use_bias=False), {"qkv_bias": False, "o_bias": False, "mlp_bias": False}),
+    ("use_qk_norm", COHERE, {"qk_norm": False, "norm_bias": False, "tie_word_embeddings": True}),
+    ("use_qk_norm", with_(COHERE, use_qk_norm=True), {"qk_norm": True}),  # check then refuses the cohere counts
+    ("qk_layernorm", with_(PHI, qk_layernorm=True), {"qk_norm": True}),
+    ("qk_layernorm", PHI, {"qk_norm": False, "qkv_bias": True, "norm_bias": True}),
     ("n_embd", GPT2, {"hidden_size": 64}),
     ("n_layer", GPT2, {"num_hidden_layers": 2}),
     ("n_head", GPT2, {"num_attention_heads": 4}),
@@ -428,9 +440,8 @@ def test_a_key_at_both_levels_with_different_values_names_both():
 @pytest.mark.parametrize("config, expected", [
     (with_(LLAMA, model_type="bert"),
      [(("model_type",), "import.unknown-model-type",
-       'no op profile prices model_type "bert"; the known model types are deepseek_v3, gemma3, gemma3_text, gpt2, '
-       "gpt_oss, kimi_k2, llama, mistral, mixtral, qwen2, qwen2_5_vl, qwen2_5_vl_text, qwen3, qwen3_5, qwen3_5_moe, "
-       "qwen3_5_moe_text, qwen3_5_text, qwen3_moe, qwen3_next, t5; a model of a known family under a model_type of "
+       'no op profile prices model_type "bert"; the known model types are ' + ", ".join(MODEL_TYPES) + "; a "
+       "model of a known family under a model_type of "
        "its own is imported with --arch and that family's op profile, and a new family is an op profile with an "
        "import section (README: Add a family)")]),
     (with_(LLAMA, model_type=["llama"] * 1000),
@@ -507,10 +518,7 @@ def test_arch_reads_a_model_type_no_profile_lists_as_its_family(config, arch, sa
      [((), "import.arch", "op profile 'vision' lists no model type the importer has rules for (none), so a config "
                           "cannot be read as its family; pick a language model's op profile")]),
     (QWEN2, "nope",
-     [((), "import.unknown-model-type", "arch 'nope' names no op profile; the profiles are ['deepseek_v3', "
-                                        "'gemma3', 'gpt2', 'gpt_oss', 'llama', 'mistral', 'mixtral', 'qwen2', "
-                                        "'qwen2_5_vl', 'qwen3', 'qwen3_5', 'qwen3_5_moe', 'qwen3_moe', "
-                                        "'qwen3_next', 't5']")]),
+     [((), "import.unknown-model-type", f"arch 'nope' names no op profile; the profiles are {list(LANGUAGE_ARCHS)}")]),
 ])
 def test_arch_is_refused_where_a_profile_prices_the_model_type(config, arch, expected):
     assert refusals(config, arch=arch) == expected
@@ -609,13 +617,12 @@ def test_unknown_model_type_exits_1_naming_the_known_types(tmp_path):
     result = run(["import", str(path), "--root", str(tmp_path)])
     assert result.exit_code == 1
     assert result.stderr.startswith('config.json:2:3: error [import.unknown-model-type] no op profile prices '
-                                    'model_type "bert"; the known model types are deepseek_v3, gemma3, ')
+                                    'model_type "bert"; the known model types are cohere, deepseek_v3, ')
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--arch", "nope"], "Invalid value for --arch: 'nope' names no op profile; the profiles are deepseek_v3, "
-                         "gemma3, gpt2, gpt_oss, llama, mistral, mixtral, qwen2, qwen2_5_vl, qwen3, qwen3_5, "
-                         "qwen3_5_moe, qwen3_moe, qwen3_next, t5, vision"),
+    (["--arch", "nope"], "Invalid value for --arch: 'nope' names no op profile; the profiles are "
+                         + ", ".join(ARCHS)),
     (["--source", "two\nlines"], "Invalid value for '--source': a source is one line of printable text; U+000A at "
                                      "character 4 is a control character or line break"),
 ])

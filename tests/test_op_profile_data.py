@@ -37,10 +37,7 @@ KIND_KEYS = {"attention", "ffn", "ops"}
 #: A kind's optional key: the spec values its counts were read under.
 ASSUMES = "assumes"
 
-ARCHS = (
-    "deepseek_v3", "gemma3", "gpt2", "gpt_oss", "llama", "mistral", "mixtral", "qwen2", "qwen2_5_vl", "qwen3",
-    "qwen3_5", "qwen3_5_moe", "qwen3_moe", "qwen3_next", "t5", "vision",
-)
+from bundled import ARCHS
 
 
 def _load_profile(path: Path) -> Dict[str, Any]:
@@ -149,6 +146,13 @@ MLA = {"q_lora_rank": "stated", **PLAIN}
     ("qwen3_next", {"linear_attention": GATED_SHARED, "full_attention": {**GATED, **GATED_SHARED}}),
     ("t5", {"encoder": PLAIN, "decoder": PLAIN}),
     ("vision", {"encoder": {}, "gated_encoder": {}, "window_encoder": {}}),
+    ("phi3", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
+    ("granite", {"full_attention": PLAIN}),
+    ("starcoder2", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
+    ("olmo2", {"full_attention": QK_NORM}),
+    ("exaone4", {"sliding_attention": QK_NORM, "full_attention": QK_NORM}),
+    ("cohere", {"full_attention": PLAIN}),
+    ("phi", {"full_attention": PLAIN}),
 ])
 def test_op_profile_data_exact_assumptions(arch, expected):
     """What each kind's counts were read under, as its comments say: per-head q/k norms and the query's output
@@ -213,6 +217,13 @@ def test_op_profile_data_kind_names(arch, kinds, default):
         ("t5", "decoder", "full", "dense", (8, 4, 2, 2, 6, 3, 6, 2, 1, 0)),
         ("vision", "encoder", "full", "dense", (4, 2, 2, 1, 1, 2, 4, 1, 1, 0)),
         ("vision", "window_encoder", "sliding", "dense", (4, 2, 3, 1, 1, 2, 4, 1, 1, 0)),
+        ("phi3", "sliding_attention", "sliding", "dense", (4, 2, 3, 1, 3, 2, 4, 1, 1, 0)),
+        ("granite", "full_attention", "full", "dense", (4, 2, 3, 1, 1, 2, 4, 1, 1, 0)),
+        ("starcoder2", "sliding_attention", "sliding", "dense", (4, 2, 2, 1, 3, 2, 4, 1, 1, 0)),
+        ("olmo2", "full_attention", "full", "dense", (4, 2, 3, 1, 1, 4, 4, 1, 1, 0)),
+        ("exaone4", "sliding_attention", "sliding", "dense", (4, 2, 3, 1, 1, 4, 4, 1, 1, 0)),
+        ("cohere", "full_attention", "full", "dense", (4, 2, 3, 1, 1, 1, 4, 1, 1, 0)),
+        ("phi", "full_attention", "full", "dense", (4, 2, 2, 1, 3, 1, 4, 1, 1, 0)),
     ],
 )
 def test_op_profile_data_exact_counts(arch, kind, attention, ffn, counts):
@@ -228,6 +239,8 @@ def test_op_profile_data_exact_counts(arch, kind, attention, ffn, counts):
         (("mistral", "full_attention"), ("llama", "full_attention")),
         (("qwen3_5_moe", "linear_attention"), ("qwen3_next", "linear_attention")),
         (("qwen3_5_moe", "full_attention"), ("qwen3_next", "full_attention")),
+        (("granite", "full_attention"), ("llama", "full_attention")),
+        (("exaone4", "full_attention"), ("olmo2", "full_attention")),
     ],
 )
 def test_op_profile_data_shared_layer_shapes_share_counts(same, other):
@@ -256,6 +269,17 @@ def test_op_profile_data_shared_layer_shapes_share_counts(same, other):
         ("gpt2", "gpt2"),
         ("t5-base", "t5"),
         ("Qwen3-30B-A3B", "qwen3_moe"),
+        ("qwen3-0.6b", "qwen3"),
+        ("qwen1.5-7b-chat", "qwen2"),
+        ("phi-3-mini-4k-instruct", "phi3"),
+        ("phi-4", "phi3"),
+        ("phi-1", "phi"),
+        ("phi-2", "phi"),
+        ("granite-3.3-8b-instruct", "granite"),
+        ("starcoder2-7b", "starcoder2"),
+        ("olmo-2-1124-7b-instruct", "olmo2"),
+        ("exaone-4.0-32b", "exaone4"),
+        ("command-r-v01", "cohere"),
         ("deepseek-r1-distill-qwen-7b", "qwen2"),
     ],
 )
@@ -267,7 +291,9 @@ def test_op_profile_data_name_matches_exactly_one_profile(name, arch):
     assert matched == [arch]
 
 
-@pytest.mark.parametrize("name", ["t5-v1_1-base", "flan-t5-base", "gemma-3n-e4b", "deepseek-v3.2-exp", "qwen2-57b-a14b"])
+@pytest.mark.parametrize("name", ["t5-v1_1-base", "flan-t5-base", "gemma-3n-e4b", "deepseek-v3.2-exp", "qwen2-57b-a14b",
+                                  "qwen1.5-moe-a2.7b", "phi-3.5-moe-instruct", "phi-4-multimodal-instruct",
+                                  "granite-4.0-h-small"])
 def test_op_profile_data_other_shapes_match_no_profile(name):
     """Neighbours with another layer shape are left for a spec to name, not mispriced."""
     assert [stem for stem, profile in _all_profiles().items()

@@ -31,6 +31,8 @@ from pipeline.op_profiles import (
 )
 from pipeline.problems import Severity
 
+from bundled import ARCHS, LANGUAGE_ARCHS, MODEL_TYPES
+
 #: A valid profile of one kind; ``{arch}`` is the file's stem. Line numbers below count from its first line.
 GOOD = """\
 arch: {arch}
@@ -57,11 +59,9 @@ layer_kinds:
 """
 LLAMA_COUNTS = OpCounts(attMM=4, attBMM=2, ffMM=3, softmax=1, dropout=1, normOp=2, gather=4, headCast=1, ffAct=1,
                         linrec=0)
-BUNDLED = ("deepseek_v3", "gemma3", "gpt2", "gpt_oss", "llama", "mistral", "mixtral", "qwen2", "qwen2_5_vl", "qwen3",
-           "qwen3_5", "qwen3_5_moe", "qwen3_moe", "qwen3_next", "t5", "vision")
+BUNDLED = ARCHS
 #: The profiles a message offers for ``arch``: every bundled one but the vision towers'.
-ARCH_CHOICES = ("['deepseek_v3', 'gemma3', 'gpt2', 'gpt_oss', 'llama', 'mistral', 'mixtral', 'qwen2', 'qwen2_5_vl', "
-                "'qwen3', 'qwen3_5', 'qwen3_5_moe', 'qwen3_moe', 'qwen3_next', 't5']")
+ARCH_CHOICES = str(list(LANGUAGE_ARCHS))
 
 #: A problem as ``(file name, line, column, pass, code, message)``.
 Found = Tuple[str, int, int, str, str, str]
@@ -192,7 +192,7 @@ BROKEN_IMPORT = [
     pytest.param(importing("source: tests\nlayout: {attention: slide, ffn: dense}"), [
         ("fam.yaml", 9, 23, "schema", "profile.invalid",
          "import.layout.attention must be one of ['full', 'window_layers', 'window_all', 'window_all_if_enabled', "
-         "'interval', 'sliding_pattern', 'alternate', 'encoder_decoder'], got 'slide'")], id="unknown-layout"),
+         "'interval', 'sliding_pattern', 'alternate', 'encoder_decoder', 'stated'], got 'slide'")], id="unknown-layout"),
     pytest.param(importing(_LAYOUT + "keys: {x: {source: src}}"), [
         ("fam.yaml", 10, 13, "schema", "profile.invalid", "import.keys.x.field is required and not stated")],
                  id="key-of-nothing"),
@@ -513,9 +513,7 @@ def test_for_model_type_refuses_an_unknown_type_naming_the_known_ones() -> None:
         load_op_profiles().for_model_type("bert")
     assert [(i.path, i.code, i.message) for i in caught.value.issues] == [
         (("model_type",), "stack.unknown-arch",
-         "no op profile prices model_type 'bert'; the known model types are ['deepseek_v3', 'gemma3', 'gemma3_text', "
-         "'gpt2', 'gpt_oss', 'kimi_k2', 'llama', 'mistral', 'mixtral', 'qwen2', 'qwen2_5_vl', 'qwen2_5_vl_text', "
-         "'qwen3', 'qwen3_5', 'qwen3_5_moe', 'qwen3_5_moe_text', 'qwen3_5_text', 'qwen3_moe', 'qwen3_next', 't5']")]
+         f"no op profile prices model_type 'bert'; the known model types are {list(MODEL_TYPES)}")]
 
 
 DECLARED = OpCounts(attMM=9, attBMM=9, ffMM=9, softmax=9, dropout=9, normOp=9, gather=9, headCast=9, ffAct=9,
