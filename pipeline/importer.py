@@ -1060,7 +1060,8 @@ def _priced_by(name: Any, profiles: OpProfiles) -> Optional[OpProfile]:
 
 
 def _remote_code(keys: Mapping[str, _Stated]) -> str:
-    """The class a config's ``auto_map`` loads from the checkpoint's own code (``""`` for none), as a message names it."""
+    """The class a config's ``auto_map`` loads from the checkpoint's own code (``""`` for none), as named in a
+    message."""
     stated = keys.get("auto_map")
     classes = stated.value if stated is not None and isinstance(stated.value, Mapping) else {}
     for name in ("AutoModelForCausalLM", "AutoModel", "AutoConfig"):
@@ -1083,7 +1084,8 @@ def _pick(keys: Mapping[str, _Stated], types: Sequence[_Stated], profiles: OpPro
                        "so no op profile can be picked or cite that code; modelspec imports the model types whose "
                        "modelling code ships with transformers")
         else:
-            message = "the config states no model_type, so no op profile can be picked; state the Hugging Face model_type"
+            message = ("the config states no model_type, so no op profile can be picked; state the Hugging Face "
+                       "model_type")
         issues.append(ImportIssue((), "import.no-model-type", message))
         return None
     if arch is None:

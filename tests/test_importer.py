@@ -265,7 +265,8 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
        "distance_embedding and its einsum scores, which the roberta profile does not count; only \"absolute\" is "
        "imported")]),
     ("type_vocab_size", with_(ROBERTA, type_vocab_size=1), {"arch": "roberta"}),
-    ("spatial_merge_size", with_(MISTRAL3, spatial_merge_size=2), {"vision": {**MISTRAL3_TOWER, "spatial_merge_size": 2}}),
+    ("spatial_merge_size", with_(MISTRAL3, spatial_merge_size=2),
+     {"vision": {**MISTRAL3_TOWER, "spatial_merge_size": 2}}),
     ("spatial_merge_size", with_(MISTRAL3, spatial_merge_size=2, vision_config=...),
      [(("spatial_merge_size",), "import.unsupported",
        "spatial_merge_size sets the vision tower's vision.spatial_merge_size, but the config states no vision_config; "
