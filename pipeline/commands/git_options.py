@@ -25,8 +25,8 @@ from pipeline.repo import SpecRepo
 changed_since_option = click.option(
     "--changed-since", metavar="REF", default=None,
     help="Only the specs changed since the merge base of REF and HEAD (working tree included), plus those a "
-         "changed op profile touches (every spec when the modelspec the repository pins changed); deleted specs are reported as removed. "
-         "E.g. --changed-since origin/main.")
+         "changed op profile touches (every spec when the modelspec the repository pins changed); deleted specs "
+         "are reported as removed. E.g. --changed-since origin/main.")
 
 
 class GitFailure(click.ClickException):
