@@ -107,6 +107,8 @@ class Config:
 
     def excluded(self, path: Path) -> bool:
         """Whether an ``exclude`` pattern matches *path*, or one of its folders."""
+        if not self.exclude:  # no pattern: no path to work out (this runs per file)
+            return False
         relative = self.relative(path)
         parts = relative.split("/")
         candidates = [relative] + ["/".join(parts[:end]) for end in range(1, len(parts))]
@@ -115,6 +117,8 @@ class Config:
 
     def file_ignores(self, path: Path) -> Tuple[str, ...]:
         """The codes ``per-file-ignores`` ignores in *path*."""
+        if not self.per_file_ignores:
+            return ()
         relative = self.relative(path)
         return tuple(code for pattern, codes in self.per_file_ignores
                      if fnmatch.fnmatchcase(relative, pattern) for code in codes)

@@ -66,7 +66,7 @@ class CheckedSpec:
     name_at: Location = FILE_START
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Verdict:
     """What a run keeps of one file's check: its result and what the whole-run rules and ``list`` need.
 
@@ -96,13 +96,19 @@ def shared_outcomes(outcomes: Tuple[Tuple[str, Outcome], ...]) -> Tuple[Tuple[st
     return _SHARED_OUTCOMES.setdefault(outcomes, outcomes)
 
 
-def verdict_of(checked: CheckedSpec, stated_name: Optional[str]) -> Verdict:
-    """The :class:`Verdict` of a check."""
-    from pipeline.catalogue import list_row  # pylint: disable=import-outside-toplevel
-
+def verdict_of(checked: CheckedSpec, stated_name: Optional[str], with_row: bool = False) -> Verdict:
+    """The :class:`Verdict` of a check; its ``list`` row only *with_row* (a run over a catalogue holds a
+    verdict per file, and the row is most of one)."""
     spec = checked.spec
     return Verdict(checked.result, spec.name if spec is not None else None, checked.name_at, stated_name,
-                   list_row(spec, checked.stack, checked.result.file) if spec is not None else None)
+                   list_row_of(checked) if with_row else None)
+
+
+def list_row_of(checked: CheckedSpec) -> Optional[Dict[str, Any]]:
+    """*checked*'s ``list`` row (:func:`pipeline.catalogue.list_row`), when its spec parsed."""
+    from pipeline.catalogue import list_row  # pylint: disable=import-outside-toplevel
+
+    return list_row(checked.spec, checked.stack, checked.result.file) if checked.spec is not None else None
 
 
 #: Codes about a key itself (it should not be there), reported at the key rather than at its value.
@@ -378,7 +384,7 @@ def cached_verdict(path: Path, display: str, profiles: OpProfiles, keys: Optiona
 
     status = cache.regular_file_stat(path) if keys is not None else None
     if status is None:
-        return verdict_of(check_file(path, display, profiles), None), None
+        return verdict_of(check_file(path, display, profiles), None, with_row), None
     record = cache.parse_record(display, *line) if line is not None else None
     usable = record is not None and record.current(keys)
     if usable and record.unchanged(status):
@@ -388,7 +394,7 @@ def cached_verdict(path: Path, display: str, profiles: OpProfiles, keys: Optiona
     read_ns = cache.now_ns()
     raw = _read(path)
     if raw is None:
-        return verdict_of(check_file(path, display, profiles), None), None
+        return verdict_of(check_file(path, display, profiles), None, with_row), None
     digest = cache.content_digest(raw)
     if usable and record.digest == digest:
         reused = _decoded(display, record, with_row)
@@ -405,8 +411,8 @@ def cached_verdict(path: Path, display: str, profiles: OpProfiles, keys: Optiona
         return checked, _stated_name(doc)
 
     checked, stated = _guarded(check, display)
-    verdict = verdict_of(checked, stated)
-    texts = cache.encode_verdict(verdict)
+    verdict = verdict_of(checked, stated, with_row)
+    texts = cache.encode_verdict(verdict, verdict.row if with_row else list_row_of(checked))
     if texts is None or any(p.code == "check.internal" for p in verdict.result.problems):
         return verdict, None
     dependencies = recording.dependencies()
@@ -436,7 +442,7 @@ def _decoded(display: str, record: "Record", with_row: bool = False) -> Optional
         return None
 
 
-#: Files per worker below which starting a process does not pay (measured with bench/bench_scale.py: a
+#: Files per worker below which starting a process does not pay (measured with bench/bench_check.py: a
 #: worker forks, checks its share and sends its verdicts back; below this, one process is as fast).
 FILES_PER_WORKER = 150
 _CHUNK = 100

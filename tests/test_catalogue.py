@@ -44,7 +44,7 @@ def runs(view: Dict[str, Any]) -> list:
 
 def test_check_on_the_whole_catalogue_exits_0_with_no_warnings():
     result = run(["check", "--strict", "--root", str(ROOT)])
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "27 files checked, no problems\n", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "28 files checked, no problems\n", "")
 
 
 def test_fmt_check_on_the_whole_catalogue_exits_0():
@@ -214,6 +214,7 @@ kimi-k2-instruct         deepseek_v3      61  384 top-8 +1 shared     0  -
 llama-2-7b               llama            32  -                       -  -
 llama-3.1-70b            llama            80  -                       -  -
 llama-3.1-8b             llama            32  -                       -  -
+minimax-m2               minimax_m2       62  256 top-8               -  -
 mixtral-8x7b             mixtral          32  8 top-2                 -  -
 olmo-2-1124-7b-instruct  olmo2            32  -                       -  -
 phi-1                    phi              24  -                       -  -
@@ -235,7 +236,7 @@ t5-base                  t5               24  -                       -  -
 def test_list_json_has_one_record_per_model():
     result = run(["list", "--format", "json", "--root", str(ROOT)])
     rows = json.loads(result.stdout)
-    assert len(rows) == 27
+    assert len(rows) == 28
     assert next(row for row in rows if row["name"] == "deepseek-r1") == {"name": "deepseek-r1", "file": "specs/deepseek/deepseek-r1.yaml", "arch": "deepseek_v3",
                        "layers": 61, "mtp": 1, "experts": {"routed": 256, "per_token": 8, "shared": 1},
                        "tower_layers": None}
