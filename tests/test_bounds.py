@@ -127,7 +127,7 @@ def test_every_format_shows_the_cap_and_the_count(many_keys: Path, fmt: str) -> 
     hidden = MAX_VALUES // 2 - 20 - MAX_PER_CODE
     assert f"…and {hidden} more problems, not shown ({hidden} schema.unknown-key)" in result.stdout
     assert len(result.stdout) < 40_000
-    assert len(re.findall(r"unknown model spec key 'k\d+'", result.stdout)) == MAX_PER_CODE
+    assert len(set(re.findall(r"unknown model spec key 'k\d+'", result.stdout))) == MAX_PER_CODE  # JUnit says each twice
 
 
 def test_sarif_holds_at_most_the_results_code_scanning_takes() -> None:
