@@ -304,7 +304,11 @@ def spec_file_names(paths: Sequence[Path]) -> List[str]:
 def _path_key(path: str) -> str:
     """What ``Path`` sorts *path* by, as a string: its parts in order, so ``a/b`` comes before ``a-b`` (a
     separator that sorts before every character a name can hold)."""
-    return os.path.normpath(path).replace(os.sep, "\0")
+    parts = "\0".join(part for part in path.split(os.sep) if part and part != ".")  # as Path drops them
+    if path.startswith(os.sep):  # Path's first part of an absolute path is its root: "/", or "//" (POSIX keeps it)
+        root = 2 * os.sep if path.startswith(2 * os.sep) and not path.startswith(3 * os.sep) else os.sep
+        return root + "\0" + parts if parts else root
+    return parts
 
 
 def _real(path: Path) -> str:
