@@ -44,7 +44,7 @@ def runs(view: Dict[str, Any]) -> list:
 
 def test_check_on_the_whole_catalogue_exits_0_with_no_warnings():
     result = run(["check", "--strict", "--root", str(ROOT)])
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "28 files checked, no problems\n", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "30 files checked, no problems\n", "")
 
 
 def test_fmt_check_on_the_whole_catalogue_exits_0():
@@ -201,42 +201,44 @@ def test_list_is_a_table_of_the_catalogue():
     result = run(["list", "--root", str(ROOT)])
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == """\
-name                     arch         layers  experts               mtp  tower
-command-r-v01            cohere           40  -                       -  -
-deepseek-r1              deepseek_v3      61  256 top-8 +1 shared     1  -
-deepseek-v3              deepseek_v3      61  256 top-8 +1 shared     1  -
-exaone-4.0-32b           exaone4          64  -                       -  -
-gemma-3-27b              gemma3           62  -                       -  27 layers
-gpt-oss-20b              gpt_oss          24  32 top-4                -  -
-gpt2                     gpt2             12  -                       -  -
-granite-3.3-8b-instruct  granite          40  -                       -  -
-kimi-k2-instruct         deepseek_v3      61  384 top-8 +1 shared     0  -
-llama-2-7b               llama            32  -                       -  -
-llama-3.1-70b            llama            80  -                       -  -
-llama-3.1-8b             llama            32  -                       -  -
-minimax-m2               minimax_m2       62  256 top-8               -  -
-mixtral-8x7b             mixtral          32  8 top-2                 -  -
-olmo-2-1124-7b-instruct  olmo2            32  -                       -  -
-phi-1                    phi              24  -                       -  -
-phi-3-mini-4k-instruct   phi3             32  -                       -  -
-qwen1.5-7b-chat          qwen2            32  -                       -  -
-qwen2.5-7b-instruct      qwen2            28  -                       -  -
-qwen2.5-vl-7b-instruct   qwen2_5_vl       28  -                       -  32 layers
-qwen3-0.6b               qwen3            28  -                       -  -
-qwen3-30b-a3b            qwen3_moe        48  128 top-8               -  -
-qwen3-8b                 qwen3            36  -                       -  -
-qwen3-next-80b-a3b       qwen3_next       48  512 top-10 +1 shared    1  -
-qwen3.5-27b              qwen3_5          64  -                       1  27 layers
-qwen3.5-35b-a3b          qwen3_5_moe      40  256 top-8 +1 shared     1  27 layers
-starcoder2-7b            starcoder2       32  -                       -  -
-t5-base                  t5               24  -                       -  -
+name                            arch         layers  experts               mtp  tower
+all-roberta-large-v1-resaved    roberta          24  -                       -  -
+command-r-v01                   cohere           40  -                       -  -
+deepseek-r1                     deepseek_v3      61  256 top-8 +1 shared     1  -
+deepseek-v3                     deepseek_v3      61  256 top-8 +1 shared     1  -
+exaone-4.0-32b                  exaone4          64  -                       -  -
+gemma-3-27b                     gemma3           62  -                       -  27 layers
+gpt-oss-20b                     gpt_oss          24  32 top-4                -  -
+gpt2                            gpt2             12  -                       -  -
+granite-3.3-8b-instruct         granite          40  -                       -  -
+kimi-k2-instruct                deepseek_v3      61  384 top-8 +1 shared     0  -
+llama-2-7b                      llama            32  -                       -  -
+llama-3.1-70b                   llama            80  -                       -  -
+llama-3.1-8b                    llama            32  -                       -  -
+minimax-m2                      minimax_m2       62  256 top-8               -  -
+mistral-small-3.1-24b-instruct  mistral3         40  -                       -  24 layers
+mixtral-8x7b                    mixtral          32  8 top-2                 -  -
+olmo-2-1124-7b-instruct         olmo2            32  -                       -  -
+phi-1                           phi              24  -                       -  -
+phi-3-mini-4k-instruct          phi3             32  -                       -  -
+qwen1.5-7b-chat                 qwen2            32  -                       -  -
+qwen2.5-7b-instruct             qwen2            28  -                       -  -
+qwen2.5-vl-7b-instruct          qwen2_5_vl       28  -                       -  32 layers
+qwen3-0.6b                      qwen3            28  -                       -  -
+qwen3-30b-a3b                   qwen3_moe        48  128 top-8               -  -
+qwen3-8b                        qwen3            36  -                       -  -
+qwen3-next-80b-a3b              qwen3_next       48  512 top-10 +1 shared    1  -
+qwen3.5-27b                     qwen3_5          64  -                       1  27 layers
+qwen3.5-35b-a3b                 qwen3_5_moe      40  256 top-8 +1 shared     1  27 layers
+starcoder2-7b                   starcoder2       32  -                       -  -
+t5-base                         t5               24  -                       -  -
 """
 
 
 def test_list_json_has_one_record_per_model():
     result = run(["list", "--format", "json", "--root", str(ROOT)])
     rows = json.loads(result.stdout)
-    assert len(rows) == 28
+    assert len(rows) == 30
     assert next(row for row in rows if row["name"] == "deepseek-r1") == {"name": "deepseek-r1", "file": "specs/deepseek/deepseek-r1.yaml", "arch": "deepseek_v3",
                        "layers": 61, "mtp": 1, "experts": {"routed": 256, "per_token": 8, "shared": 1},
                        "tower_layers": None}

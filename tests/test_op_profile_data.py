@@ -154,6 +154,8 @@ MLA = {"q_lora_rank": "stated", **PLAIN}
     ("cohere", {"full_attention": PLAIN}),
     ("phi", {"full_attention": PLAIN}),
     ("minimax_m2", {"moe": {**QK_NORM, **NO_SHARED}}),
+    ("mistral3", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
+    ("roberta", {"full_attention": PLAIN}),
 ])
 def test_op_profile_data_exact_assumptions(arch, expected):
     """What each kind's counts were read under, as its comments say: per-head q/k norms and the query's output
@@ -226,6 +228,7 @@ def test_op_profile_data_kind_names(arch, kinds, default):
         ("cohere", "full_attention", "full", "dense", (4, 2, 3, 1, 1, 1, 4, 1, 1, 0)),
         ("phi", "full_attention", "full", "dense", (4, 2, 2, 1, 3, 1, 4, 1, 1, 0)),
         ("minimax_m2", "moe", "full", "moe", (4, 2, 4, 2, 1, 4, 4, 1, 1, 0)),
+        ("roberta", "full_attention", "full", "dense", (4, 2, 2, 1, 3, 2, 4, 0, 1, 0)),
     ],
 )
 def test_op_profile_data_exact_counts(arch, kind, attention, ffn, counts):
@@ -243,6 +246,8 @@ def test_op_profile_data_exact_counts(arch, kind, attention, ffn, counts):
         (("qwen3_5_moe", "full_attention"), ("qwen3_next", "full_attention")),
         (("granite", "full_attention"), ("llama", "full_attention")),
         (("exaone4", "full_attention"), ("olmo2", "full_attention")),
+        (("mistral3", "full_attention"), ("mistral", "full_attention")),
+        (("mistral3", "sliding_attention"), ("mistral", "sliding_attention")),
     ],
 )
 def test_op_profile_data_shared_layer_shapes_share_counts(same, other):
@@ -283,6 +288,8 @@ def test_op_profile_data_shared_layer_shapes_share_counts(same, other):
         ("exaone-4.0-32b", "exaone4"),
         ("command-r-v01", "cohere"),
         ("minimax-m2", "minimax_m2"),
+        ("mistral-small-3.1-24b-instruct", "mistral3"),
+        ("all-roberta-large-v1-resaved", "roberta"),
         ("deepseek-r1-distill-qwen-7b", "qwen2"),
     ],
 )
