@@ -32,7 +32,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from pipeline.escape import json_text, printable
 from pipeline.problems import Problem, RunResult, Severity
-from pipeline.reporters.summary import TOOL_NAME, TOOL_VERSION, help_text, more_problems, posix_path
+from pipeline.reporters.summary import TOOL_NAME, TOOL_VERSION, help_text, more_problems, posix_path, scope_sentence
 
 #: The schema a SARIF 2.1.0 log names (the OASIS standard's, with its errata).
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -102,7 +102,7 @@ def sarif_log(result: RunResult, codes: Mapping[str, str], source_root: Optional
             "originalUriBaseIds": {SOURCE_ROOT: _base(source_root)},
             "columnKind": "unicodeCodePoints",
             "results": [_result(problem, rule_index[problem.code], result) for problem in problems],
-            "properties": {"strict": result.strict},
+            "properties": {"strict": result.strict, **({"scope": scope_sentence(result)} if result.scope else {})},
         }],
     }
 
