@@ -1,0 +1,256 @@
+"""Parameter accounting: how many parameters a spec's model holds, and where, from its weight inventories.
+
+The counts follow from the inventories (:mod:`pipeline.weights`) of the
+resolved stack's kinds, the profile's model-level weights (embedding,
+position tables, final norms, head), its MTP extras and its vision tower's
+weights. Nothing is estimated: every tensor is listed in an op profile with
+the modelling code it comes from, and ``tests/test_parameters.py`` checks the
+counts of every catalogue model against transformers' own, to the parameter.
+
+Conventions, those of the reference counts (``tests/data/oracle/README.md``):
+
+- ``total`` is every parameter the model holds without its MTP layers, a tied
+  head counted once (as the embedding); ``mtp`` is apart, as DeepSeek's card
+  counts 671B main model plus 14B MTP module.
+- ``active`` is ``total`` less the routed experts, plus ``num_experts_per_tok``
+  of them: per token, the embedding, head, shared experts, routers and towers
+  count fully.
+- ``flops_per_token`` is the forward pass's matmul FLOPs per token, 2 per
+  active matmul weight of the body plus the output projection (tied or not),
+  the attention scores (QK^T, AV: they grow with the sequence, not the
+  weights) and the tower (its tokens are not the text's) apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from pipeline.weights import FFN_PARTS, LAYER_PARTS, SYMBOLS, TOWER_SYMBOLS, Tensor, Unpriced, resolve
+
+if TYPE_CHECKING:
+    from pipeline.model import ModelSpec, VisionSpec
+    from pipeline.op_profiles import OpProfile
+    from pipeline.stack import LayerStack
+
+#: Spec fields read as 0 when absent (as the stack rules and ``shared_expert_width`` read them).
+_ZERO_WHEN_ABSENT = ("num_shared_experts",)
+
+
+@dataclass(frozen=True)
+class GroupParameters:
+    """The parameters of one group of a stack: ``count`` layers of ``kind``.
+
+    Attributes:
+        kind: The layer kind.
+        count: Layers in the group.
+        mtp: Whether these are MTP layers (counted in ``mtp``, not ``total``).
+        parts: ``{part: parameters}`` over the whole group, for each of
+            :data:`~pipeline.weights.LAYER_PARTS` (0 where the kind has none).
+        active: What a token passes through: the parts, routed experts at
+            ``num_experts_per_tok`` of ``num_experts``.
+    """
+
+    kind: str
+    count: int
+    mtp: bool
+    parts: Mapping[str, int]
+    active: int
+
+    @property
+    def total(self) -> int:
+        """Every parameter of the group."""
+        return sum(self.parts.values())
+
+    @property
+    def mlp(self) -> int:
+        """The feed-forward parameters: a dense MLP's, or a MoE block's router, experts and shared expert."""
+        return sum(self.parts[part] for part in FFN_PARTS)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The group as the artifact's ``parameters.groups`` holds it."""
+        return {"kind": self.kind, "count": self.count, "mtp": self.mtp, "total": self.total,
+                "active": self.active, "attention": self.parts["attention"], "mlp": self.mlp,
+                **{part: self.parts[part] for part in LAYER_PARTS if part not in ("attention", "mlp")},
+                "dense_mlp": self.parts["mlp"]}
+
+
+@dataclass(frozen=True)
+class ParameterCounts:
+    """Where a model's parameters are.
+
+    Attributes:
+        total: Every parameter, MTP layers apart.
+        active: Parameters a token passes through (routed experts at top-k).
+        embedding: The input token embedding.
+        position: Learned position tables (GPT-2's ``wpe``).
+        head: The output projection; 0 when tied to the embedding.
+        final_norm: The norm(s) after the last layer (both stacks' for T5).
+        vision: The vision tower with its projector (0 without one).
+        projector: The part of ``vision`` that maps the tower into the text width.
+        mtp: The MTP layers with their own extras (not in ``total``).
+        flops_per_token: Forward matmul FLOPs per text token (see the module docstring).
+        groups: Per stack group, body and MTP.
+        tower_groups: Per group of the tower's stack.
+    """
+
+    total: int
+    active: int
+    embedding: int
+    position: int
+    head: int
+    final_norm: int
+    vision: int
+    projector: int
+    mtp: int
+    flops_per_token: int
+    groups: Tuple[GroupParameters, ...]
+    tower_groups: Tuple[GroupParameters, ...] = ()
+
+    @property
+    def layers(self) -> int:
+        """The body layers' parameters."""
+        return sum(group.total for group in self.groups if not group.mtp)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The counts as the artifact's ``parameters`` block holds them."""
+        return {"total": self.total, "active": self.active, "embedding": self.embedding,
+                "position": self.position, "head": self.head, "final_norm": self.final_norm,
+                "layers": self.layers, "vision": self.vision, "projector": self.projector, "mtp": self.mtp,
+                "flops_per_token": self.flops_per_token,
+                "groups": [group.to_dict() for group in self.groups],
+                "tower_groups": [group.to_dict() for group in self.tower_groups]}
+
+
+def model_symbols(spec: "ModelSpec") -> Dict[str, Any]:
+    """The values a model inventory's expressions read (:data:`~pipeline.weights.SYMBOLS`); ``None``: unstated."""
+    symbols = {name: getattr(spec, name) for name in SYMBOLS}
+    symbols["head_dim"] = spec.effective_head_dim
+    symbols["num_key_value_heads"] = spec.num_key_value_heads or spec.num_attention_heads
+    symbols["moe_intermediate_size"] = spec.routed_expert_width or None
+    symbols["shared_expert_intermediate_size"] = spec.shared_expert_width or None
+    for name in _ZERO_WHEN_ABSENT:
+        if symbols[name] is None:
+            symbols[name] = 0
+    return symbols
+
+
+def tower_symbols(tower: "VisionSpec", text_hidden_size: int) -> Dict[str, Any]:
+    """The values a tower inventory's expressions read (:data:`~pipeline.weights.TOWER_SYMBOLS`)."""
+    symbols = {name: getattr(tower, name, None) for name in TOWER_SYMBOLS}
+    symbols["head_dim"] = tower.hidden_size // tower.num_attention_heads
+    symbols["text_hidden_size"] = text_hidden_size
+    return symbols
+
+
+def layer_tensors(kind: Any, symbols: Mapping[str, Any], where: str = "") -> List[Tensor]:
+    """The tensors one layer of *kind* (a resolved :class:`~pipeline.op_profiles.LayerKind`) holds.
+
+    Raises:
+        Unpriced: If the kind states no weights, or they read a field the spec leaves out.
+    """
+    if not kind.weights:
+        raise Unpriced(None, f"the op profile states no weights for kind {kind.name!r}{where}")
+    try:
+        return resolve(kind.weights, symbols)
+    except Unpriced as missing:
+        raise Unpriced(missing.field, f"kind {kind.name!r}{where}: {missing.reason}") from None
+
+
+def _group(kind: Any, count: int, mtp: bool, tensors: Sequence[Tensor], experts: int, top_k: int) -> GroupParameters:
+    """Sum one group's tensors by part; a routed expert's tensor counts *experts* times, *top_k* times active."""
+    parts = dict.fromkeys(LAYER_PARTS, 0)
+    active = 0
+    for tensor in tensors:
+        copies = {"layer": count, "expert": count * experts, "first_layer": 1}[tensor.per]
+        parts[tensor.part] += tensor.params * copies
+        active += tensor.params * (count * top_k if tensor.per == "expert" else copies)
+    return GroupParameters(kind.name, count, mtp, parts, active)
+
+
+def _matmul_active(tensors: Sequence[Tensor], top_k: int) -> int:
+    """Matmul weights one token is multiplied by in one layer (routed experts at top-k)."""
+    return sum(t.params * (top_k if t.per == "expert" else 1) for t in tensors if t.op == "matmul")
+
+
+def count_parameters(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack",
+                     tower: Optional["LayerStack"] = None) -> ParameterCounts:
+    """Count a spec's parameters from its resolved stack (and tower stack) and its profile's inventories.
+
+    Args:
+        spec: The model.
+        profile: Its op profile, whose ``model_weights``, ``mtp_weights`` and
+            ``vision`` inventory price what is not a body layer.
+        stack: Its resolved stack (kinds carry their ``weights``).
+        tower: The vision tower's resolved stack, when the model has one; its
+            kinds' weights are the family's (``profile.vision_kinds``), its
+            ops the vision profile's.
+
+    Raises:
+        Unpriced: If an inventory is missing or reads a field the spec leaves out.
+    """
+    symbols = model_symbols(spec)
+    experts = spec.num_experts or 0
+    top_k = spec.num_experts_per_tok or 0
+    groups = []
+    flops = 0
+    mtp_extra = 0
+    for group in stack.groups:
+        tensors = layer_tensors(group.kind, symbols)
+        if any(t.per == "expert" for t in tensors) and not (experts and top_k):
+            raise Unpriced("num_experts_per_tok", f"kind {group.kind.name!r} holds routed experts, so its "
+                                                  "count needs num_experts and num_experts_per_tok")
+        groups.append(_group(group.kind, group.count, group.mtp, tensors, experts, top_k))
+        if not group.mtp:
+            flops += 2 * group.count * _matmul_active(tensors, top_k)
+    model = _by_part(resolve(profile.model_weights, symbols))
+    mtp_layers = sum(group.count for group in stack.groups if group.mtp)
+    if mtp_layers:
+        mtp_extra = mtp_layers * sum(t.params for t in resolve(profile.mtp_weights, symbols))
+    head_width = spec.vocab_size * spec.hidden_size
+    flops += 2 * head_width
+    vision = projector = 0
+    tower_groups: Tuple[GroupParameters, ...] = ()
+    if tower is not None and spec.vision is not None:
+        vision, projector, tower_groups = _tower(spec, profile, tower)
+    body = sum(g.total for g in groups if not g.mtp)
+    body_active = sum(g.active for g in groups if not g.mtp)
+    outside = sum(model.values()) + vision
+    return ParameterCounts(
+        total=body + outside, active=body_active + outside,
+        embedding=model.get("embedding", 0), position=model.get("position", 0), head=model.get("head", 0),
+        final_norm=model.get("final_norm", 0), vision=vision, projector=projector,
+        mtp=sum(g.total for g in groups if g.mtp) + mtp_extra, flops_per_token=flops, groups=tuple(groups),
+        tower_groups=tower_groups)
+
+
+def _by_part(tensors: Sequence[Tensor]) -> Dict[str, int]:
+    """``{part: parameters}`` of model-level tensors."""
+    parts: Dict[str, int] = {}
+    for tensor in tensors:
+        parts[tensor.part] = parts.get(tensor.part, 0) + tensor.params
+    return parts
+
+
+def _tower(spec: "ModelSpec", profile: "OpProfile", tower: "LayerStack") -> Tuple[int, int, Tuple[GroupParameters, ...]]:
+    """``(vision, projector, groups)``: the tower with its projector, the projector alone, the tower's groups."""
+    if not profile.vision_weights and not profile.vision_kinds:
+        raise Unpriced(None, f"the op profile {profile.arch!r} states no weights for its vision tower")
+    symbols = tower_symbols(spec.vision, spec.hidden_size)
+    groups = []
+    for group in tower.groups:
+        weights = profile.vision_kinds.get(group.kind.name)
+        if not weights:
+            raise Unpriced(None, f"the op profile {profile.arch!r} states no weights for tower kind "
+                                 f"{group.kind.name!r}")
+        try:
+            tensors = resolve(weights, symbols)
+        except Unpriced as missing:
+            raise Unpriced(f"vision.{missing.field}", f"tower kind {group.kind.name!r}: {missing.reason}") from None
+        groups.append(_group(group.kind, group.count, False, tensors, 0, 0))
+    try:
+        rest = _by_part(resolve(profile.vision_weights, symbols))
+    except Unpriced as missing:
+        raise Unpriced(f"vision.{missing.field}", f"the vision tower: {missing.reason}") from None
+    projector = rest.get("projector", 0)
+    return sum(g.total for g in groups) + sum(rest.values()), projector, tuple(groups)
