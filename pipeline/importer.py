@@ -44,13 +44,14 @@ wrong stack. This module is pure: mappings in, a mapping out, no I/O.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from pipeline.model import LayerGroup, ModelSpec, ModelSpecError
+from pipeline.model import LayerGroup, ModelSpec, ModelSpecError, StatedParameters
 from pipeline.op_profiles import OpProfile, OpProfiles
-from pipeline.stack import derive_layers
+from pipeline.parameters import Unpriced, count_parameters
+from pipeline.stack import derive_layers, spec_layer_stack, tower_layer_stack
 
 CODES: Dict[str, str] = {
     "import.json": "The config file cannot be read as strict JSON: larger than 1 MiB, not UTF-8, a syntax error, "
@@ -218,6 +219,8 @@ KEYS: Tuple[KeyRule, ...] = (
     _row("feed_forward_proj", "", "plain_ffn",
          _HF + "t5/configuration_t5.py: gated-* selects T5DenseGatedActDense (3 projections), which the t5 "
                "profile (T5DenseActDense, 2) does not price"),
+    _row("relative_attention_num_buckets", "relative_attention_num_buckets",
+         source=_HF + "t5/modeling_t5.py T5Attention: relative_attention_bias = nn.Embedding(num_buckets, n_heads)"),
     _row("is_encoder_decoder", "", "encoder_decoder",
          "true for T5 only: the other profiles price decoder-only stacks"),
     _row("text_config", "", "nested", "the language model's keys, read as if stated at the top level"),
@@ -235,6 +238,10 @@ VISION_KEYS: Tuple[KeyRule, ...] = (
     _row("out_hidden_size", "vision.out_hidden_size"),
     _row("patch_size", "vision.patch_size"),
     _row("spatial_merge_size", "vision.spatial_merge_size"),
+    _row("in_channels", "vision.in_channels"),
+    _row("num_channels", "vision.in_channels",
+         source=_HF + "siglip/configuration_siglip.py SiglipVisionConfig: the patch embedding's input channels"),
+    _row("temporal_patch_size", "vision.temporal_patch_size"),
     _row("num_position_embeddings", "vision.num_position_embeddings"),
     _row("image_size", "vision.num_position_embeddings", "rule",
          _HF + "siglip/modeling_siglip.py SiglipVisionEmbeddings: num_positions = (image_size // patch_size) ** 2"),
@@ -254,7 +261,6 @@ _ROUTING = "routing arithmetic after the router's scores, which no op prices (op
 _EPS = "a norm's epsilon, a numerical constant"
 _INIT = "the initialisation scale of the weights, which a trained checkpoint no longer has"
 _LOSS = "the auxiliary load-balancing loss, a training objective, not a layer's op"
-_PATCH = "the patch embedding's input shape; it runs once per tower and no tower field states it"
 
 #: The top-level and ``text_config`` keys that do not change what a cost model prices.
 IGNORED: Mapping[str, str] = MappingProxyType({
@@ -321,8 +327,6 @@ IGNORED: Mapping[str, str] = MappingProxyType({
     "mm_tokens_per_image": "visual tokens per image after Gemma 3's pooling; a tower's sequence length is an input "
                            "(vision.max_position_embeddings), not a checkpoint fact",
     "n_ctx": "GPT-2's legacy context length, which GPT2Config keeps but the model does not read",
-    "relative_attention_num_buckets": "sizes T5's relative position bias table; no spec field prices position "
-                                      "encodings",
     "relative_attention_max_distance": "the span T5's relative position buckets cover",
     "summary_type": "GPT2DoubleHeadsModel's sequence-summary head, not part of the language model",
     "summary_use_proj": "GPT2DoubleHeadsModel's sequence-summary head, not part of the language model",
@@ -339,10 +343,8 @@ VISION_IGNORED: Mapping[str, str] = MappingProxyType({
     "initializer_range": _INIT,
     "layer_norm_eps": _EPS,
     "attention_dropout": _DROPOUT,
-    "in_channels": _PATCH,
-    "in_chans": _PATCH + " (an early name Qwen2_5_VLVisionConfig does not read)",
-    "num_channels": _PATCH,
-    "temporal_patch_size": _PATCH,
+    "in_chans": "an early name of in_channels that Qwen2_5_VLVisionConfig does not read (its in_channels "
+                "defaults to 3)",
     "spatial_patch_size": "an early copy of patch_size that Qwen2_5_VLVisionConfig does not read",
     "tokens_per_second": "the time step of Qwen2.5-VL's multimodal RoPE; " + _ROPE,
     "window_size": "the side, in pixels, of a Qwen2.5-VL attention window; no tower field states it, so a "
@@ -370,6 +372,8 @@ class ModelType:
         unread: Keys this config class does not read, each with why; a
             config states them only as leftovers.
         source: The modelling code and config class these come from.
+        tower_defaults: The tower config class's defaults for tower fields
+            its ``vision_config`` may leave out (``in_channels: 3``).
     """
 
     names: Tuple[str, ...]
@@ -380,6 +384,7 @@ class ModelType:
     defaults: Mapping[str, Any]
     source: str
     unread: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    tower_defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def _facts(**values: Any) -> Mapping[str, Any]:
@@ -420,8 +425,9 @@ MODEL_TYPES: Tuple[ModelType, ...] = (
               _facts(qk_norm=False, norm_bias=False, qkv_bias=True, o_bias=False, mlp_bias=False),
               _facts(tie_word_embeddings=False),
               _HF + "qwen2_5_vl/modeling_qwen2_5_vl.py (Qwen2_5_VLAttention: q/k/v bias=True, o_proj "
-                    "bias=False; Qwen2MLP: bias=False), huggingface/transformers@00b676f8",
-              unread=_HARD_CODED_BIAS),
+                    "bias=False; Qwen2MLP: bias=False), huggingface/transformers@00b676f8; "
+                    "configuration_qwen2_5_vl.py Qwen2_5_VLVisionConfig (in_channels=3, temporal_patch_size=2)",
+              unread=_HARD_CODED_BIAS, tower_defaults=_facts(in_channels=3, temporal_patch_size=2)),
     ModelType(("qwen3",), "window_layers", "dense", None,
               _facts(qk_norm=True, norm_bias=False, mlp_bias=False),
               _facts(attention_bias=False, tie_word_embeddings=False),
@@ -448,14 +454,18 @@ MODEL_TYPES: Tuple[ModelType, ...] = (
               _facts(qk_norm=True, attn_output_gate=True, norm_bias=False, mlp_bias=False),
               _facts(attention_bias=False, tie_word_embeddings=False),
               _HF + "qwen3_5/modeling_qwen3_5.py (Qwen3_5Attention: gated query projection, q_norm, k_norm; "
-                    "Qwen3_5MLP: bias=False), huggingface/transformers@009e78d6"),
+                    "Qwen3_5MLP: bias=False), huggingface/transformers@009e78d6; configuration_qwen3_5.py "
+                    "Qwen3_5VisionConfig (in_channels=3, temporal_patch_size=2)",
+              tower_defaults=_facts(in_channels=3, temporal_patch_size=2)),
     ModelType(("qwen3_5_moe", "qwen3_5_moe_text"), "interval", "moe", "encoder",
               _facts(qk_norm=True, attn_output_gate=True, norm_bias=False, mlp_bias=False, num_shared_experts=1,
                      shared_expert_gate=True),
               _facts(attention_bias=False, tie_word_embeddings=False),
               _HF + "qwen3_5_moe/modular_qwen3_5_moe.py (Qwen3_5MoeDecoderLayer: a Qwen3_5MoeSparseMoeBlock in "
                     "every layer, which is Qwen3NextSparseMoeBlock with its gated shared expert; "
-                    "Qwen3_5MoeAttention is Qwen3NextAttention), huggingface/transformers@0960594c"),
+                    "Qwen3_5MoeAttention is Qwen3NextAttention), huggingface/transformers@0960594c; "
+                    "Qwen3_5MoeVisionConfig (in_channels=3, temporal_patch_size=2)",
+              tower_defaults=_facts(in_channels=3, temporal_patch_size=2)),
     ModelType(("deepseek_v3", "kimi_k2"), "full", "first_k_freq", None,
               _facts(qk_norm=False, norm_bias=False, mlp_bias=False, shared_expert_gate=False),
               _facts(attention_bias=False, tie_word_embeddings=False),
@@ -467,7 +477,9 @@ MODEL_TYPES: Tuple[ModelType, ...] = (
               _facts(attention_bias=False, tie_word_embeddings=True),
               _HF + "gemma3/modeling_gemma3.py (Gemma3Attention: q_norm, k_norm; Gemma3MLP: bias=False; "
                     "Gemma3RMSNorm: a weight, no bias) and Gemma3TextConfig (tie_word_embeddings=True), "
-                    "huggingface/transformers@0018aa64"),
+                    "huggingface/transformers@0018aa64; siglip/configuration_siglip.py SiglipVisionConfig "
+                    "(num_channels=3)",
+              tower_defaults=_facts(in_channels=3)),
     ModelType(("gpt_oss",), "alternate", "moe", None,
               _facts(qk_norm=False, norm_bias=False, mlp_bias=True, num_shared_experts=0),
               _facts(attention_bias=True, tie_word_embeddings=False),
@@ -1110,6 +1122,9 @@ def _vision(ctx: _Context, stated: _Stated, unknown: List[KeyPath]) -> None:
         else:
             TRANSFORMS[rule.transform](rule, item, ctx)
     TOWER_RULES[record.tower](ctx, tower, fields)
+    for name, value in record.tower_defaults.items():
+        if fields.values.get(name) is None:
+            fields.put(name, value, f"{record.names[0]}'s vision config default", ())
     ctx.fields.put("vision", fields.values, "vision_config", stated.path)
     for name, origin in fields.origins.items():
         ctx.fields.origins[f"vision.{name}"] = origin
@@ -1342,7 +1357,7 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
         ctx.issues.extend(ImportIssue(path, "import.unknown-key", _unknown_message(path)) for path in unknown)
     if ctx.issues:
         raise ConfigImportError(ctx.issues)
-    spec = _spec(ctx)
+    spec = _with_parameters(_spec(ctx), profiles)
     return ImportedSpec(spec, spec.to_dict(), tuple(unknown), MappingProxyType(dict(ctx.fields.origins)),
                         MappingProxyType(dict(ctx.fields.paths)))
 
@@ -1374,6 +1389,18 @@ def _unknown_message(path: KeyPath) -> str:
     return (f"{_dotted(path)} is a key the importer does not know; map it in pipeline/importer.py (KEYS) or, if it "
             "does not change what a cost model prices, list it in IGNORED with its reason; --allow-unknown imports "
             "without it")
+
+
+def _with_parameters(spec: ModelSpec, profiles: OpProfiles) -> ModelSpec:
+    """The spec stating its counted parameters (``active`` for a MoE model), so a later edit that changes the
+    model's size fails ``check``; unchanged when the stack or the count cannot be resolved (``check`` says why)."""
+    try:
+        stack = spec_layer_stack(spec, profiles)
+        tower = tower_layer_stack(spec.vision, profiles) if spec.vision else None
+        counts = count_parameters(spec, profiles.get(stack.arch), stack, tower)
+    except (ModelSpecError, Unpriced):
+        return spec
+    return replace(spec, parameters=StatedParameters(counts.total, counts.active if spec.is_moe else None))
 
 
 def _spec(ctx: _Context) -> ModelSpec:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from pipeline.problems import FieldPath
 from pipeline.weights import FFN_PARTS, LAYER_PARTS, SYMBOLS, TOWER_SYMBOLS, Tensor, Unpriced, resolve
 
 if TYPE_CHECKING:
@@ -254,3 +255,69 @@ def _tower(spec: "ModelSpec", profile: "OpProfile", tower: "LayerStack") -> Tupl
         raise Unpriced(f"vision.{missing.field}", f"the vision tower: {missing.reason}") from None
     projector = rest.get("projector", 0)
     return sum(g.total for g in groups) + sum(rest.values()), projector, tuple(groups)
+
+
+CODES: Dict[str, str] = {
+    "params.total-mismatch": "parameters.total, the model's published count, differs from what the op profile's "
+                             "weight inventories count for the spec's fields: a width or a count of the spec is "
+                             "not the model's, or the stated figure is.",
+    "params.active-mismatch": "parameters.active differs from the counted parameters a token passes through (routed "
+                              "experts at num_experts_per_tok of num_experts).",
+    "params.unpriced": "parameters is stated but the spec cannot be counted: its profile states no weights for a "
+                       "kind, or an inventory reads a field the spec leaves out.",
+}
+
+
+def _billions(value: int) -> str:
+    """``671026404352`` -> ``671.03B``."""
+    return f"{value / 1e9:.2f}B"
+
+
+def breakdown(counts: ParameterCounts) -> str:
+    """Where the counted parameters are, largest first: ``moe layers 58 x 11.51B = 667.42B, embedding 0.93B, ...``."""
+    pieces = [(group.total, f"{group.kind} layers {group.count} x {_billions(group.total // group.count)}")
+              for group in counts.groups if not group.mtp]
+    pieces += [(value, f"{name} {_billions(value)}") for name, value in
+               (("embedding", counts.embedding), ("head", counts.head), ("position", counts.position),
+                ("vision", counts.vision)) if value]
+    return ", ".join(text for _, text in sorted(pieces, key=lambda piece: -piece[0]))
+
+
+def stated_issues(spec: "ModelSpec", counts: ParameterCounts) -> List[Tuple[FieldPath, str, str]]:
+    """``(field path, code, message)`` for each stated figure of ``spec.parameters`` the count contradicts."""
+    stated = spec.parameters
+    found = []
+    for key, counted, code in (("total", counts.total, "params.total-mismatch"),
+                               ("active", counts.active, "params.active-mismatch")):
+        value = getattr(stated, key)
+        if value is None or value == counted:
+            continue
+        found.append((("parameters", key), code,
+                      f"parameters.{key} states {value:,} but the spec's fields count {counted:,} "
+                      f"({counted - value:+,}); counted: {breakdown(counts)}. Correct the field that is not the "
+                      f"model's, or the stated figure"))
+    return found
+
+
+def layer_breakdown(spec: "ModelSpec", stack: "LayerStack") -> Tuple[Dict[str, int], ...]:
+    """Every layer's parameters by part (:data:`~pipeline.weights.LAYER_PARTS`), in model order, MTP layers last.
+
+    A routed expert's tensors count ``num_experts`` times; a ``first_layer``
+    tensor only in the first layer of its group.
+
+    Raises:
+        Unpriced: As :func:`count_parameters`.
+    """
+    symbols = model_symbols(spec)
+    experts = spec.num_experts or 0
+    layers = []
+    for group in stack.groups:
+        tensors = layer_tensors(group.kind, symbols)
+        for index in range(group.count):
+            parts = dict.fromkeys(LAYER_PARTS, 0)
+            for tensor in tensors:
+                if tensor.per == "first_layer" and index:
+                    continue
+                parts[tensor.part] += tensor.params * (experts if tensor.per == "expert" else 1)
+            layers.append(parts)
+    return tuple(layers)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optio
 
 from pipeline.model import ModelSpec, ModelSpecError, SpecIssue
 from pipeline.op_profiles import OpProfiles, load_op_profiles
+from pipeline.parameters import Unpriced, count_parameters, stated_issues
 from pipeline.problems import FILE_START, PASSES, FieldPath, FileResult, Location, Outcome, Problem, RunResult, Severity
 from pipeline.stack import LayerStack, spec_arch, spec_layer_stack, tower_layer_stack
 
@@ -148,9 +149,23 @@ def check_document(doc: "SourceDoc", profiles: OpProfiles) -> CheckedSpec:
         run.record("stack", _as_findings(error.issues, Severity.ERROR) + _as_findings(error.warnings, Severity.WARNING))
         stack = tower = None
     else:
-        run.record("stack", _as_findings(stack.warnings, Severity.WARNING))
+        run.record("stack", _as_findings(stack.warnings, Severity.WARNING)
+                   + _parameter_findings(spec, profiles, stack, tower))
     run.record("roundtrip", roundtrip_findings(doc.data, spec))
     return CheckedSpec(run.result(), spec, stack, tower, _name_at(doc))
+
+
+def _parameter_findings(spec: ModelSpec, profiles: OpProfiles, stack: LayerStack,
+                        tower: Optional[LayerStack]) -> List[Finding]:
+    """The stated parameter count against the counted one; nothing when the spec states none."""
+    if spec.parameters is None:
+        return []
+    try:
+        counts = count_parameters(spec, profiles.get(stack.arch), stack, tower)
+    except Unpriced as missing:
+        return [(("parameters",), "params.unpriced", Severity.ERROR,
+                 f"parameters is stated but cannot be checked: {missing.reason}")]
+    return [(path, code, Severity.ERROR, message) for path, code, message in stated_issues(spec, counts)]
 
 
 def _name_at(doc: "SourceDoc") -> Location:
