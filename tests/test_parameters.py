@@ -19,6 +19,7 @@ import pytest
 
 from click.testing import CliRunner, Result
 
+from pipeline.catalogue_diff import model_moves
 from pipeline.cli import main
 from pipeline.model import ModelSpec
 from pipeline.op_profiles import load_op_profiles
@@ -242,3 +243,13 @@ def test_show_prints_the_totals() -> None:
     result = run_cli("show", "deepseek-v3", "--root", str(ROOT))
     assert result.exit_code == 0
     assert "671,026,404,352 parameters, 37,552,282,624 active; MTP 1 layer, 11,610,067,968" in result.output
+
+
+def test_diff_tells_parameter_moves() -> None:
+    before = json.loads((ROOT / "resolved/deepseek-v3.json").read_text(encoding="utf-8"))
+    after = json.loads(json.dumps(before))
+    after["parameters"].update(total=660_300_000_000, active=37_552_282_000)
+    moves = [move.text() for move in model_moves(before, after)]
+    assert moves == ["total 671.0B -> 660.3B", "active 37,552,282,624 -> 37,552,282,000"]
+    after["parameters"] = {"unpriced": "the op profile states no weights for kind 'moe'"}
+    assert [move.text() for move in model_moves(before, after)] == ["parameters 671.0B -> none"]

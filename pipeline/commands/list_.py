@@ -22,11 +22,13 @@ from pipeline.commands.options import repository_errors, root_option
               help="text: an aligned table; json: one record per model.")
 @root_option
 def command(fmt: str, root: Optional[Path]) -> None:
-    """List the catalogue: name, arch, layers, experts, MTP, tower.
+    """List the catalogue: name, arch, layers, experts, MTP, tower, parameters.
 
     One row per spec under specs/, sorted by name. layers counts the body
     layers; experts is routed experts, top-k and shared experts; mtp is '-'
-    when the spec states no MTP depth; tower is the vision tower's layers.
+    when the spec states no MTP depth; tower is the vision tower's layers;
+    total and active are the counted parameters ('-' when the spec's
+    profile cannot count them).
 
     \b
     Examples:
@@ -37,7 +39,7 @@ def command(fmt: str, root: Optional[Path]) -> None:
     problems are shown), 2 usage error, no specs/ folder (outside a spec
     repository) or a broken op profile.
     """
-    from pipeline.catalogue import list_row, render_list
+    from pipeline.catalogue import list_row, parameters_view, render_list
     from pipeline.op_profiles import load_op_profiles
     from pipeline.problems import Severity
     from pipeline.repo import find_repo
@@ -59,7 +61,9 @@ def command(fmt: str, root: Optional[Path]) -> None:
                 click.echo(f"{problem.file}:{problem.line}:{problem.column}: error [{problem.code}] "
                            f"{problem.message}", err=True)
             continue
-        rows.append(list_row(item.spec, item.stack, item.result.file))
+        counts = parameters_view(item.spec, item.stack, item.tower, profiles.get(item.stack.arch)) \
+            if item.stack is not None else None
+        rows.append(list_row(item.spec, item.stack, item.result.file, counts))
     rows.sort(key=lambda row: (row["name"], row["file"]))
     click.echo(json.dumps(rows, indent=2) if fmt == "json" else render_list(rows), nl=fmt == "json")
     raise SystemExit(1 if failed else 0)
