@@ -76,7 +76,7 @@ from pipeline.op_profiles import LayerKind, OpProfile
 from pipeline.parameters import count_parameters, model_symbols, tower_symbols
 from pipeline.runner import CheckedSpec
 from pipeline.stack import LayerStack
-from pipeline.weights import Unpriced, Weight, resolve
+from pipeline.weights import NONE, Unpriced, Weight, resolve
 
 #: The artifact format's version: raised when a key is removed or changes
 #: meaning; part of every digest, so a format change makes every artifact stale.
@@ -262,7 +262,7 @@ def build_artifact(checked: CheckedSpec, inputs: ArtifactInputs, profile: OpProf
         tower_symbols_ = tower_symbols(spec.vision, spec.hidden_size)
         document["vision"] = {
             "arch": checked.tower.arch,
-            **_stack_document(checked.tower, lambda kind: profile.vision_kinds.get(kind.name, ()), tower_symbols_),
+            **_stack_document(checked.tower, lambda kind: profile.vision_kinds.get(kind.name, NONE), tower_symbols_),
             "weights": _tensors(profile.vision_weights, tower_symbols_)}
     document.update(_stack_document(stack, lambda kind: kind.weights, symbols))
     document["weights"] = {"model": _tensors(profile.model_weights, symbols),

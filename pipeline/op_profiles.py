@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 
 from pipeline.model import ModelSpec, ModelSpecError, OpCounts, SpecIssue, VisionSpec, refuse
 from pipeline.problems import FieldPath, Location, Problem, Severity, dotted
-from pipeline.weights import (EMPTY, LAYER_PARTS, MODEL_PARTS, TOWER_PARTS, TOWER_SYMBOLS, Weight,
+from pipeline.weights import (EMPTY, LAYER_PARTS, MODEL_PARTS, NONE, TOWER_PARTS, TOWER_SYMBOLS, Inventory,
                               WeightFormatError, parse_weights)
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ class LayerKind:
     attention: str
     ffn: str
     assumes: Tuple[Assumption, ...] = ()
-    weights: Tuple[Weight, ...] = ()
+    weights: Inventory = NONE
 
 
 @dataclass(frozen=True)
@@ -175,10 +175,10 @@ class OpProfile:
     default: Optional[str]
     layer_kinds: Mapping[str, LayerKind]
     path: Path
-    model_weights: Tuple[Weight, ...] = ()
-    mtp_weights: Tuple[Weight, ...] = ()
-    vision_weights: Tuple[Weight, ...] = ()
-    vision_kinds: Mapping[str, Tuple[Weight, ...]] = dataclass_field(default_factory=lambda: EMPTY)
+    model_weights: Inventory = NONE
+    mtp_weights: Inventory = NONE
+    vision_weights: Inventory = NONE
+    vision_kinds: Mapping[str, Inventory] = dataclass_field(default_factory=lambda: EMPTY)
 
     def op_counts(self, ops: Optional[Mapping[str, OpCounts]] = None) -> Dict[str, OpCounts]:
         """Return ``{kind: OpCounts}``: the profile's counts, replaced by a spec's declared *ops*.

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.problems import FieldPath
-from pipeline.weights import FFN_PARTS, LAYER_PARTS, SYMBOLS, TOWER_SYMBOLS, Tensor, Unpriced, resolve
+from pipeline.weights import (FFN_PARTS, LAYER_PARTS, SYMBOLS, TOWER_SYMBOLS, Tensor, Unpriced, Weight, environment,
+                              NONE, resolve, sizes)
 
 if TYPE_CHECKING:
     from pipeline.model import ModelSpec, VisionSpec
@@ -124,7 +125,10 @@ class ParameterCounts:
 
 
 def model_symbols(spec: "ModelSpec") -> Dict[str, Any]:
-    """The values a model inventory's expressions read (:data:`~pipeline.weights.SYMBOLS`); ``None``: unstated."""
+    """The values a model inventory's expressions read (:data:`~pipeline.weights.SYMBOLS`); ``None``: unstated.
+
+    Returned as :func:`~pipeline.weights.environment` builds it, ready to evaluate shapes in.
+    """
     symbols = {name: getattr(spec, name) for name in SYMBOLS}
     symbols["head_dim"] = spec.effective_head_dim
     symbols["num_key_value_heads"] = spec.num_key_value_heads or spec.num_attention_heads
@@ -133,7 +137,7 @@ def model_symbols(spec: "ModelSpec") -> Dict[str, Any]:
     for name in _ZERO_WHEN_ABSENT:
         if symbols[name] is None:
             symbols[name] = 0
-    return symbols
+    return environment(symbols)
 
 
 def tower_symbols(tower: "VisionSpec", text_hidden_size: int) -> Dict[str, Any]:
@@ -141,7 +145,7 @@ def tower_symbols(tower: "VisionSpec", text_hidden_size: int) -> Dict[str, Any]:
     symbols = {name: getattr(tower, name, None) for name in TOWER_SYMBOLS}
     symbols["head_dim"] = tower.hidden_size // tower.num_attention_heads
     symbols["text_hidden_size"] = text_hidden_size
-    return symbols
+    return environment(symbols)
 
 
 def layer_tensors(kind: Any, symbols: Mapping[str, Any], where: str = "") -> List[Tensor]:
@@ -158,20 +162,101 @@ def layer_tensors(kind: Any, symbols: Mapping[str, Any], where: str = "") -> Lis
         raise Unpriced(missing.field, f"kind {kind.name!r}{where}: {missing.reason}") from None
 
 
-def _group(kind: Any, count: int, mtp: bool, tensors: Sequence[Tensor], experts: int, top_k: int) -> GroupParameters:
-    """Sum one group's tensors by part; a routed expert's tensor counts *experts* times, *top_k* times active."""
+def _sizes(weights: Sequence[Weight], env: Mapping[str, Any], where: str) -> List[Tuple[str, str, int, bool]]:
+    """:func:`~pipeline.weights.sizes` of *weights*, a missing field named with *where*.
+
+    Raises:
+        Unpriced: If there are no weights, or they read a field the spec leaves out.
+    """
+    if not weights:
+        raise Unpriced(None, f"the op profile states no weights for {where}")
+    try:
+        return sizes(weights, env)
+    except Unpriced as missing:
+        raise Unpriced(missing.field, f"{where}: {missing.reason}") from None
+
+
+@dataclass(frozen=True)
+class _LayerSum:
+    """One layer of a kind, summed: what every layer holds, what only the first of a run adds, and per token."""
+
+    parts: Mapping[str, int]
+    first: Mapping[str, int]
+    active: int
+    first_active: int
+    matmul_active: int
+    has_experts: bool
+
+    @property
+    def total(self) -> int:
+        """Every parameter of one layer that is not the first of its run."""
+        return sum(self.parts.values())
+
+    @property
+    def first_total(self) -> int:
+        """What only the first layer of a run adds."""
+        return sum(self.first.values())
+
+    def group(self, kind: str, count: int, mtp: bool) -> GroupParameters:
+        """The parameters of *count* consecutive layers of the kind."""
+        return GroupParameters(kind, count, mtp, {part: value * count + self.first[part]
+                                                  for part, value in self.parts.items()},
+                               self.active * count + self.first_active)
+
+
+def _layer_sum(tensors: Sequence[Tuple[str, str, int, bool]], experts: int, top_k: int) -> _LayerSum:
+    """Sum one layer's tensors by part; a routed expert's tensor counts *experts* times, *top_k* times active."""
     parts = dict.fromkeys(LAYER_PARTS, 0)
-    active = 0
-    for tensor in tensors:
-        copies = {"layer": count, "expert": count * experts, "first_layer": 1}[tensor.per]
-        parts[tensor.part] += tensor.params * copies
-        active += tensor.params * (count * top_k if tensor.per == "expert" else copies)
-    return GroupParameters(kind.name, count, mtp, parts, active)
+    first = dict.fromkeys(LAYER_PARTS, 0)
+    active = first_active = matmul = 0
+    for part, per, params, is_matmul in tensors:
+        if per == "first_layer":
+            first[part] += params
+            first_active += params
+            continue
+        parts[part] += params * (experts if per == "expert" else 1)
+        used = params * (top_k if per == "expert" else 1)
+        active += used
+        matmul += used if is_matmul else 0
+    return _LayerSum(parts, first, active, first_active, matmul, any(t[1] == "expert" for t in tensors))
 
 
-def _matmul_active(tensors: Sequence[Tensor], top_k: int) -> int:
-    """Matmul weights one token is multiplied by in one layer (routed experts at top-k)."""
-    return sum(t.params * (top_k if t.per == "expert" else 1) for t in tensors if t.op == "matmul")
+def _layer_sums(spec: "ModelSpec", stack: "LayerStack", symbols: Mapping[str, Any]) -> Dict[str, _LayerSum]:
+    """Each kind of *stack* summed once, by name.
+
+    Raises:
+        Unpriced: If a kind's inventory is missing or reads a field the spec leaves out, or it holds
+            routed experts and the spec no top-k.
+    """
+    experts, top_k = spec.num_experts or 0, spec.num_experts_per_tok or 0
+    sums: Dict[str, _LayerSum] = {}
+    for kind in stack.distinct_kinds():
+        sums[kind.name] = _layer_sum(_sizes(kind.weights, symbols, f"kind {kind.name!r}"), experts, top_k)
+        if sums[kind.name].has_experts and not (experts and top_k):
+            raise Unpriced("num_experts_per_tok", f"kind {kind.name!r} holds routed experts, so its count needs "
+                                                  "num_experts and num_experts_per_tok")
+    return sums
+
+
+def count_totals(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack",
+                 tower: Optional["LayerStack"] = None) -> Tuple[int, int]:
+    """``(total, active)`` of :func:`count_parameters`, without its breakdown: what ``check`` compares.
+
+    Raises:
+        Unpriced: As :func:`count_parameters`.
+    """
+    symbols = model_symbols(spec)
+    sums = _layer_sums(spec, stack, symbols)
+    total = active = 0
+    for group in stack.groups:
+        if not group.mtp:
+            layer = sums[group.kind.name]
+            total += layer.total * group.count + layer.first_total
+            active += layer.active * group.count + layer.first_active
+    outside = sum(params for _, _, params, _ in sizes(profile.model_weights, symbols))
+    if tower is not None and spec.vision is not None:
+        outside += _tower(spec, profile, tower)[0]
+    return total + outside, active + outside
 
 
 def count_parameters(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack",
@@ -191,45 +276,33 @@ def count_parameters(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack
         Unpriced: If an inventory is missing or reads a field the spec leaves out.
     """
     symbols = model_symbols(spec)
-    experts = spec.num_experts or 0
-    top_k = spec.num_experts_per_tok or 0
-    groups = []
-    flops = 0
-    mtp_extra = 0
-    for group in stack.groups:
-        tensors = layer_tensors(group.kind, symbols)
-        if any(t.per == "expert" for t in tensors) and not (experts and top_k):
-            raise Unpriced("num_experts_per_tok", f"kind {group.kind.name!r} holds routed experts, so its "
-                                                  "count needs num_experts and num_experts_per_tok")
-        groups.append(_group(group.kind, group.count, group.mtp, tensors, experts, top_k))
-        if not group.mtp:
-            flops += 2 * group.count * _matmul_active(tensors, top_k)
-    model = _by_part(resolve(profile.model_weights, symbols))
+    sums = _layer_sums(spec, stack, symbols)
+    groups = tuple(sums[group.kind.name].group(group.kind.name, group.count, group.mtp) for group in stack.groups)
+    flops = 2 * sum(group.count * sums[group.kind.name].matmul_active for group in stack.groups if not group.mtp)
+    flops += 2 * spec.vocab_size * spec.hidden_size
+    model = _by_part(sizes(profile.model_weights, symbols))
     mtp_layers = sum(group.count for group in stack.groups if group.mtp)
-    if mtp_layers:
-        mtp_extra = mtp_layers * sum(t.params for t in resolve(profile.mtp_weights, symbols))
-    head_width = spec.vocab_size * spec.hidden_size
-    flops += 2 * head_width
+    mtp_extra = mtp_layers * sum(params for _, _, params, _ in sizes(profile.mtp_weights, symbols)) \
+        if mtp_layers else 0
     vision = projector = 0
     tower_groups: Tuple[GroupParameters, ...] = ()
     if tower is not None and spec.vision is not None:
         vision, projector, tower_groups = _tower(spec, profile, tower)
-    body = sum(g.total for g in groups if not g.mtp)
-    body_active = sum(g.active for g in groups if not g.mtp)
     outside = sum(model.values()) + vision
     return ParameterCounts(
-        total=body + outside, active=body_active + outside,
+        total=sum(g.total for g in groups if not g.mtp) + outside,
+        active=sum(g.active for g in groups if not g.mtp) + outside,
         embedding=model.get("embedding", 0), position=model.get("position", 0), head=model.get("head", 0),
         final_norm=model.get("final_norm", 0), vision=vision, projector=projector,
-        mtp=sum(g.total for g in groups if g.mtp) + mtp_extra, flops_per_token=flops, groups=tuple(groups),
+        mtp=sum(g.total for g in groups if g.mtp) + mtp_extra, flops_per_token=flops, groups=groups,
         tower_groups=tower_groups)
 
 
-def _by_part(tensors: Sequence[Tensor]) -> Dict[str, int]:
+def _by_part(tensors: Sequence[Tuple[str, str, int, bool]]) -> Dict[str, int]:
     """``{part: parameters}`` of model-level tensors."""
     parts: Dict[str, int] = {}
-    for tensor in tensors:
-        parts[tensor.part] = parts.get(tensor.part, 0) + tensor.params
+    for part, _, params, _ in tensors:
+        parts[part] = parts.get(part, 0) + params
     return parts
 
 
@@ -240,17 +313,14 @@ def _tower(spec: "ModelSpec", profile: "OpProfile", tower: "LayerStack") -> Tupl
     symbols = tower_symbols(spec.vision, spec.hidden_size)
     groups = []
     for group in tower.groups:
-        weights = profile.vision_kinds.get(group.kind.name)
-        if not weights:
-            raise Unpriced(None, f"the op profile {profile.arch!r} states no weights for tower kind "
-                                 f"{group.kind.name!r}")
         try:
-            tensors = resolve(weights, symbols)
+            tensors = _sizes(profile.vision_kinds.get(group.kind.name, NONE), symbols,
+                             f"tower kind {group.kind.name!r} of op profile {profile.arch!r}")
         except Unpriced as missing:
-            raise Unpriced(f"vision.{missing.field}", f"tower kind {group.kind.name!r}: {missing.reason}") from None
-        groups.append(_group(group.kind, group.count, False, tensors, 0, 0))
+            raise Unpriced(missing.field and f"vision.{missing.field}", missing.reason) from None
+        groups.append(_layer_sum(tensors, 0, 0).group(group.kind.name, group.count, False))
     try:
-        rest = _by_part(resolve(profile.vision_weights, symbols))
+        rest = _by_part(sizes(profile.vision_weights, symbols))
     except Unpriced as missing:
         raise Unpriced(f"vision.{missing.field}", f"the vision tower: {missing.reason}") from None
     projector = rest.get("projector", 0)

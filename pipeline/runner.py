@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optio
 
 from pipeline.model import ModelSpec, ModelSpecError, SpecIssue
 from pipeline.op_profiles import OpProfiles, load_op_profiles
-from pipeline.parameters import Unpriced, count_parameters, stated_issues
+from pipeline.parameters import Unpriced, count_parameters, count_totals, stated_issues
 from pipeline.problems import FILE_START, PASSES, FieldPath, FileResult, Location, Outcome, Problem, RunResult, Severity
 from pipeline.stack import LayerStack, spec_arch, spec_layer_stack, tower_layer_stack
 
@@ -160,11 +160,15 @@ def _parameter_findings(spec: ModelSpec, profiles: OpProfiles, stack: LayerStack
     """The stated parameter count against the counted one; nothing when the spec states none."""
     if spec.parameters is None:
         return []
+    profile = profiles.get(stack.arch)
     try:
-        counts = count_parameters(spec, profiles.get(stack.arch), stack, tower)
+        total, active = count_totals(spec, profile, stack, tower)
     except Unpriced as missing:
         return [(("parameters",), "params.unpriced", Severity.ERROR,
                  f"parameters is stated but cannot be checked: {missing.reason}")]
+    if spec.parameters.total == total and spec.parameters.active in (None, active):
+        return []
+    counts = count_parameters(spec, profile, stack, tower)
     return [(path, code, Severity.ERROR, message) for path, code, message in stated_issues(spec, counts)]
 
 

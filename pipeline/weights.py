@@ -38,9 +38,10 @@ condition needs and the spec leaves out: absent is not zero.
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass
 from types import CodeType, MappingProxyType
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.problems import FieldPath
 
@@ -119,18 +120,10 @@ class Expression:
 
     text: str
     names: Tuple[str, ...]
-    code: CodeType
 
-    def value(self, symbols: Mapping[str, Any]) -> int:
-        """Evaluate against *symbols*; a flag reads as 0 or 1.
-
-        Raises:
-            Unpriced: If a symbol it reads is ``None`` (the spec leaves it out).
-        """
-        for name in self.names:
-            if symbols.get(name) is None:
-                raise Unpriced(name, f"its inventory needs {name}, which the spec does not state")
-        return int(eval(self.code, {"__builtins__": {}}, dict(symbols)))  # noqa: S307  # ok: checked AST
+    def missing(self, symbols: Mapping[str, Any]) -> Optional[str]:
+        """The first symbol it reads that *symbols* holds as ``None``, or ``None``."""
+        return next((name for name in self.names if symbols.get(name) is None), None)
 
 
 @dataclass(frozen=True)
@@ -160,7 +153,11 @@ ALWAYS = Condition(None)
 
 @dataclass(frozen=True)
 class Weight:
-    """One entry of an inventory (see the module docstring for each attribute)."""
+    """One entry of an inventory (see the module docstring for each attribute).
+
+    ``shape_code`` is the whole shape compiled as one tuple expression, so
+    resolving a tensor is one evaluation, not one per dimension.
+    """
 
     role: str
     name: str
@@ -170,6 +167,22 @@ class Weight:
     when: Condition = ALWAYS
     bias: Optional[Condition] = None
     op: str = "matmul"
+    shape_code: Optional[CodeType] = None
+
+    def dimensions(self, env: Mapping[str, Any]) -> Tuple[int, ...]:
+        """The shape for one spec; *env* is :func:`environment`'s.
+
+        Raises:
+            Unpriced: If a dimension reads a field the spec leaves out.
+        """
+        try:
+            shape = eval(self.shape_code, env)  # noqa: S307  # ok: an AST of integer arithmetic, no builtins
+        except TypeError:  # None in arithmetic: an unstated field
+            shape = (None,)
+        if None in shape:
+            name = next(filter(None, (size.missing(env) for size in self.shape)))
+            raise Unpriced(name, f"its inventory needs {name}, which the spec does not state")
+        return tuple(int(size) for size in shape)
 
 
 @dataclass(frozen=True)
@@ -192,10 +205,7 @@ class Tensor:
     @property
     def params(self) -> int:
         """The number of parameters of one copy: the product of the shape."""
-        total = 1
-        for size in self.shape:
-            total *= size
-        return total
+        return math.prod(self.shape)
 
     def to_dict(self) -> Dict[str, Any]:
         """The tensor as the artifact's ``weights`` list holds it."""
@@ -228,7 +238,7 @@ def compile_expression(text: Any, path: FieldPath, symbols: Sequence[str]) -> Ex
             if node.id not in symbols:
                 raise WeightFormatError(path, f"{source!r} names {node.id!r}, which is not one of {list(symbols)}")
             names.append(node.id)
-    return Expression(source, tuple(dict.fromkeys(names)), compile(tree, "<shape>", "eval"))
+    return Expression(source, tuple(dict.fromkeys(names)))
 
 
 def parse_condition(text: Any, path: FieldPath, symbols: Sequence[str]) -> Condition:
@@ -248,8 +258,59 @@ def parse_condition(text: Any, path: FieldPath, symbols: Sequence[str]) -> Condi
     return Condition(symbol, negated)
 
 
+@dataclass(frozen=True)
+class Inventory:
+    """An inventory's weights in file order, also compiled into one expression for counting.
+
+    It iterates, measures and tests true as its ``weights`` do.
+
+    Attributes:
+        weights: The entries.
+        names: Every symbol a shape or a condition of them reads.
+        code: One tuple expression: each tensor's parameters (a bias after
+            its weight), 0 where a condition leaves it out.
+        slots: ``(part, per, is a matmul weight)`` of each member of that tuple.
+    """
+
+    weights: Tuple[Weight, ...] = ()
+    names: Tuple[str, ...] = ()
+    code: Optional[CodeType] = None
+    slots: Tuple[Tuple[str, str, bool], ...] = ()
+
+    def __iter__(self) -> Iterator[Weight]:
+        return iter(self.weights)
+
+    def __len__(self) -> int:
+        return len(self.weights)
+
+
+def _condition_text(condition: Condition) -> str:
+    """A condition as Python source over the symbols."""
+    if condition.symbol is None:
+        return "False" if condition.negated else "True"
+    return f"(not {condition.symbol})" if condition.negated else f"({condition.symbol})"
+
+
+def _compiled(weights: Sequence[Weight]) -> Inventory:
+    """The :class:`Inventory` of *weights*: one expression of every tensor's size (see :func:`sizes`)."""
+    terms, slots, names = [], [], []
+    for weight in weights:
+        names += [name for size in weight.shape for name in size.names]
+        when = _condition_text(weight.when)
+        names += [weight.when.symbol] if weight.when.symbol else []
+        product = " * ".join(f"({size.text})" for size in weight.shape)
+        terms.append(f"(({product}) if {when} else 0)")
+        slots.append((weight.part, weight.per, weight.op == "matmul"))
+        if weight.bias is not None:
+            names += [weight.bias.symbol] if weight.bias.symbol else []
+            terms.append(f"(({weight.shape[0].text}) if {when} and {_condition_text(weight.bias)} else 0)")
+            slots.append((weight.part, weight.per, False))
+    code = compile("(" + "".join(term + "," for term in terms) + ")", "<inventory>", "eval")
+    return Inventory(tuple(weights), tuple(dict.fromkeys(names)), code, tuple(slots))
+
+
 def parse_weights(entries: Sequence[Mapping[str, Any]], path: FieldPath,
-                  symbols: Sequence[str] = SYMBOLS, parts: Sequence[str] = PARTS) -> Tuple[Weight, ...]:
+                  symbols: Sequence[str] = SYMBOLS, parts: Sequence[str] = PARTS) -> Inventory:
     """Build an inventory from a profile's ``weights`` list (already checked against the profile schema).
 
     Raises:
@@ -268,13 +329,43 @@ def parse_weights(entries: Sequence[Mapping[str, Any]], path: FieldPath,
         shape = tuple(compile_expression(size, where + ("shape", axis), symbols)
                       for axis, size in enumerate(entry["shape"]))
         default_op = "matmul" if len(shape) == 2 else "elementwise"
+        shape_code = compile("(" + "".join(f"({size.text})," for size in shape) + ")", "<shape>", "eval")
         weights.append(Weight(
             role=entry["role"], name=entry["name"], shape=shape, part=entry["part"],
             per=entry.get("per", "layer"),
             when=parse_condition(entry["when"], where + ("when",), symbols) if "when" in entry else ALWAYS,
             bias=parse_condition(entry["bias"], where + ("bias",), symbols) if "bias" in entry else None,
-            op=entry.get("op", default_op)))
-    return tuple(weights)
+            op=entry.get("op", default_op), shape_code=shape_code))
+    return _compiled(weights)
+
+
+def environment(values: Mapping[str, Any]) -> Dict[str, Any]:
+    """The namespace shapes are evaluated in: *values* and no builtins (build it once per spec)."""
+    return {**values, "__builtins__": {}}
+
+
+def sizes(weights: Inventory, env: Mapping[str, Any]) -> List[Tuple[str, str, int, bool]]:
+    """``(part, per, parameters of one copy, is a matmul weight)`` of each tensor, as :func:`resolve` lists them.
+
+    The counting path: the same tensors as :func:`resolve`, from one
+    evaluation of the inventory's compiled expression, without building their
+    records (a tensor a condition leaves out is not listed).
+
+    Raises:
+        Unpriced: If a shape or condition reads a field the spec leaves out.
+    """
+    if weights.code is not None and all(env.get(name) is not None for name in weights.names):
+        values = eval(weights.code, env)  # noqa: S307  # ok: an AST of integer arithmetic, no builtins
+        return [(part, per, value, matmul) for (part, per, matmul), value in zip(weights.slots, values) if value]
+    out = []
+    for weight in weights:
+        if not weight.when.holds(env):
+            continue
+        shape = weight.dimensions(env)
+        out.append((weight.part, weight.per, math.prod(shape), weight.op == "matmul"))
+        if weight.bias is not None and weight.bias.holds(env):
+            out.append((weight.part, weight.per, shape[0], False))
+    return out
 
 
 def _bias_name(name: str) -> str:
@@ -289,15 +380,17 @@ def resolve(weights: Sequence[Weight], symbols: Mapping[str, Any]) -> List[Tenso
         Unpriced: If a shape or condition reads a field the spec leaves out.
     """
     tensors = []
+    env = symbols if "__builtins__" in symbols else environment(symbols)
     for weight in weights:
-        if not weight.when.holds(symbols):
+        if not weight.when.holds(env):
             continue
-        shape = tuple(size.value(symbols) for size in weight.shape)
+        shape = weight.dimensions(env)
         tensors.append(Tensor(weight.role, weight.name, shape, weight.part, weight.per, weight.op))
-        if weight.bias is not None and weight.bias.holds(symbols):
+        if weight.bias is not None and weight.bias.holds(env):
             tensors.append(Tensor(weight.role + ".bias", _bias_name(weight.name), shape[:1], weight.part,
                                   weight.per, "elementwise"))
     return tensors
 
 
-EMPTY: Mapping[str, Tuple[Weight, ...]] = MappingProxyType({})
+EMPTY: Mapping[str, Inventory] = MappingProxyType({})
+NONE = Inventory()
