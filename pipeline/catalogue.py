@@ -185,7 +185,8 @@ _PARAMETER_COLUMNS = ("attention", "mlp", "routed_experts", "shared_experts", "r
 
 
 def _parameter_lines(counts: Dict[str, Any], mtp_layers: int) -> List[str]:
-    """``671,026,404,352 parameters, 37,552,282,624 active; MTP 1 layer, ...``, then where they are, per group."""
+    """``671,026,404,352 parameters, 37,552,282,624 active; MTP 1 layer, ...``, then where they are, per kind
+    (the body's layers of a kind together, MTP layers apart)."""
     if "unpriced" in counts:
         return [f"parameters: not counted ({counts['unpriced']})"]
     line = f"{counts['total']:,} parameters, {counts['active']:,} active"
@@ -195,10 +196,15 @@ def _parameter_lines(counts: Dict[str, Any], mtp_layers: int) -> List[str]:
                                                         ("position", "position table"),
                                                         ("final_norm", "final norm"), ("vision", "vision tower"))
                if counts[key]]
-    rows = [["group", "layers", *(column.replace("_", " ") for column in _PARAMETER_COLUMNS), "total"]]
+    by_kind: Dict[Tuple[str, bool], Dict[str, int]] = {}
     for group in counts["groups"]:
-        rows.append([group["kind"] + (" (MTP)" if group["mtp"] else ""), str(group["count"]),
-                     *(f"{group[column]:,}" for column in _PARAMETER_COLUMNS), f"{group['total']:,}"])
+        row = by_kind.setdefault((group["kind"], group["mtp"]), dict.fromkeys(("count", "total", *_PARAMETER_COLUMNS), 0))
+        for key in row:
+            row[key] += group[key]
+    rows = [["kind", "layers", *(column.replace("_", " ") for column in _PARAMETER_COLUMNS), "total"]]
+    for (kind, mtp), row in by_kind.items():
+        rows.append([kind + (" (MTP)" if mtp else ""), str(row["count"]),
+                     *(f"{row[column]:,}" for column in _PARAMETER_COLUMNS), f"{row['total']:,}"])
     return [line, "  " + ", ".join(outside) if outside else "  no parameters outside the layers", ""] + \
         _table(rows, right=tuple(range(1, len(rows[0]))))
 
