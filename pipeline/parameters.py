@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 
 from pipeline.problems import FieldPath
 from pipeline.weights import (FFN_PARTS, LAYER_PARTS, SYMBOLS, TOWER_SYMBOLS, Tensor, Unpriced, Weight, environment,
-                              NONE, resolve, sizes)
+                              NONE, layer_sums, resolve, sizes)
 
 if TYPE_CHECKING:
     from pipeline.model import ModelSpec, VisionSpec
@@ -246,13 +246,19 @@ def count_totals(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack",
         Unpriced: As :func:`count_parameters`.
     """
     symbols = model_symbols(spec)
-    sums = _layer_sums(spec, stack, symbols)
+    experts, top_k = spec.num_experts or 0, spec.num_experts_per_tok or 0
+    sums: Dict[str, Tuple[int, int, int]] = {}
+    for kind in stack.distinct_kinds():
+        found = layer_sums(kind.weights, symbols)
+        if found is None or (found[1] and not (experts and top_k)):  # the full path names what is missing
+            _layer_sums(spec, stack, symbols)
+        sums[kind.name] = found
     total = active = 0
     for group in stack.groups:
         if not group.mtp:
-            layer = sums[group.kind.name]
-            total += layer.total * group.count + layer.first_total
-            active += layer.active * group.count + layer.first_active
+            layer, expert, first = sums[group.kind.name]
+            total += (layer + experts * expert) * group.count + first
+            active += (layer + top_k * expert) * group.count + first
     outside = sum(params for _, _, params, _ in sizes(profile.model_weights, symbols))
     if tower is not None and spec.vision is not None:
         outside += _tower(spec, profile, tower)[0]

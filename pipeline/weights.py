@@ -270,12 +270,16 @@ class Inventory:
         code: One tuple expression: each tensor's parameters (a bias after
             its weight), 0 where a condition leaves it out.
         slots: ``(part, per, is a matmul weight)`` of each member of that tuple.
+        sums: One expression of three sums of those sizes: the ``layer``
+            tensors', one routed expert's, and the ``first_layer`` tensors'
+            (what :func:`layer_sums` returns).
     """
 
     weights: Tuple[Weight, ...] = ()
     names: Tuple[str, ...] = ()
     code: Optional[CodeType] = None
     slots: Tuple[Tuple[str, str, bool], ...] = ()
+    sums: Optional[CodeType] = None
 
     def __iter__(self) -> Iterator[Weight]:
         return iter(self.weights)
@@ -306,7 +310,17 @@ def _compiled(weights: Sequence[Weight]) -> Inventory:
             terms.append(f"(({weight.shape[0].text}) if {when} and {_condition_text(weight.bias)} else 0)")
             slots.append((weight.part, weight.per, False))
     code = compile("(" + "".join(term + "," for term in terms) + ")", "<inventory>", "eval")
-    return Inventory(tuple(weights), tuple(dict.fromkeys(names)), code, tuple(slots))
+    by_per = {per: " + ".join(term for term, slot in zip(terms, slots) if slot[1] == per) or "0" for per in PER}
+    sums = compile(f"({by_per['layer']}, {by_per['expert']}, {by_per['first_layer']})", "<inventory>", "eval")
+    return Inventory(tuple(weights), tuple(dict.fromkeys(names)), code, tuple(slots), sums)
+
+
+def layer_sums(weights: Inventory, env: Mapping[str, Any]) -> Optional[Tuple[int, int, int]]:
+    """``(layer tensors, one routed expert's, first-layer tensors)``: the parameters of one layer in three sums,
+    from one evaluation; ``None`` when a field the inventory reads is unstated (:func:`sizes` then says which)."""
+    if weights.sums is None or any(env.get(name) is None for name in weights.names):
+        return None
+    return eval(weights.sums, env)  # noqa: S307  # ok: an AST of integer arithmetic, no builtins
 
 
 def parse_weights(entries: Sequence[Mapping[str, Any]], path: FieldPath,
