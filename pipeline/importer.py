@@ -938,9 +938,12 @@ def _body_kinds(ctx: _Context, types: Sequence[str], ffns: Sequence[str]) -> Opt
 def _derives(ctx: _Context, layers: Sequence[LayerGroup], layer_types: Optional[Sequence[str]]) -> bool:
     """Whether the stack rules resolve exactly *layers* from the fields written."""
     values = ctx.fields.values
+    first_k_dense = values.get("first_k_dense_replace") or 0
+    if isinstance(first_k_dense, bool) or not isinstance(first_k_dense, int):
+        return False  # copied as stated: the spec's own check refuses it, located, once layers are written
     try:
         derived = derive_layers(ctx.profile, values["num_hidden_layers"], values.get("mtp_depth") or 0,
-                                layer_types=layer_types, first_k_dense=values.get("first_k_dense_replace") or 0)
+                                layer_types=layer_types, first_k_dense=first_k_dense)
     except ModelSpecError:
         return False
     return list(derived) == list(layers)
