@@ -350,7 +350,7 @@ def parse_weights(entries: Sequence[Mapping[str, Any]], path: FieldPath,
             when=parse_condition(entry["when"], where + ("when",), symbols) if "when" in entry else ALWAYS,
             bias=parse_condition(entry["bias"], where + ("bias",), symbols) if "bias" in entry else None,
             op=entry.get("op", default_op), shape_code=shape_code))
-    return _compiled(weights)
+    return _compiled(weights) if weights else NONE
 
 
 def environment(values: Mapping[str, Any]) -> Dict[str, Any]:

@@ -30,7 +30,7 @@ from pipeline.op_profiles import (
     resolve_ops,
 )
 from pipeline.problems import Severity
-from pipeline.weights import parse_weights
+from pipeline.weights import NONE, parse_weights
 
 #: A valid profile of one kind; ``{arch}`` is the file's stem. Line numbers below count from its first line.
 GOOD = """\
@@ -385,13 +385,11 @@ def test_a_good_profile_loads_as_written(tmp_path: Path) -> None:
     profiles = load_op_profiles(tmp_path)
     assert profiles.root == tmp_path.resolve()
     assert list(profiles.profiles) == ["fam", "kin"]
-    # A profile that lists no tensors loads each inventory as the empty one the loader compiles.
-    none = parse_weights((), ())
+    # A profile that lists no tensors loads each inventory as the empty one, the records' default.
     assert profiles.get("fam") == OpProfile(
         "fam", "A test family.", "tests", ("fam",), ("fam-*",), "dense",
-        {"dense": LayerKind("dense", LLAMA_COUNTS, "full", "dense", weights=none)}, tmp_path.resolve() / "fam.yaml",
-        model_weights=none, mtp_weights=none, vision_weights=none)
-    assert (len(none), list(none)) == (0, [])
+        {"dense": LayerKind("dense", LLAMA_COUNTS, "full", "dense")}, tmp_path.resolve() / "fam.yaml")
+    assert parse_weights((), ()) is NONE and (len(NONE), list(NONE)) == (0, [])
     assert profiles.get("kin").default is None
 
 
