@@ -55,7 +55,7 @@ def timed(root: Path) -> Tuple[float, float]:
     profiles = load_op_profiles(ROOT / "op_profiles")
     files = [(path, str(path)) for path in runner.find_spec_files([root / "specs"])]
     in_count = [0.0]
-    count = runner._parameter_findings  # pylint: disable=protected-access
+    count = runner._counted  # pylint: disable=protected-access
 
     def timed_count(*args: Any) -> Any:
         begun = time.process_time()
@@ -64,13 +64,13 @@ def timed(root: Path) -> Tuple[float, float]:
         finally:
             in_count[0] += time.process_time() - begun
 
-    runner._parameter_findings = timed_count  # pylint: disable=protected-access
+    runner._counted = timed_count  # pylint: disable=protected-access
     try:
         start = time.process_time()
         checked = runner.check_paths(files, profiles, jobs=1)
         elapsed = time.process_time() - start
     finally:
-        runner._parameter_findings = count  # pylint: disable=protected-access
+        runner._counted = count  # pylint: disable=protected-access
     failed = [p for item in checked for p in item.result.problems if p.severity is Severity.ERROR]
     if failed:
         raise SystemExit(f"the copies do not pass check: {failed[0]}")

@@ -18,7 +18,6 @@ sliding, 1 full, ten times) is drawn once with its repeat count.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -26,6 +25,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from pipeline.model import ModelSpec, VisionSpec
 from pipeline.op_profiles import OpProfile
 from pipeline.parameters import Unpriced, count_parameters
+from pipeline.problems import near_misses
 from pipeline.stack import LayerStack
 
 # The MLA ranks a stack with mla attention is priced on, in the order the view lists them.
@@ -55,21 +55,26 @@ class Entry:
     name: Optional[str]
 
 
-def entries(paths: Sequence[Path], display: Any) -> List[Entry]:
+def entries(paths: Sequence[Path], display: Any, cache: Any = None) -> List[Entry]:
     """Read the name each spec file of *paths* states.
 
     Args:
         paths: The spec files.
         display: ``display(path)``, the path as reports show it.
+        cache: The result cache (:class:`~pipeline.result_cache.ResultCache`): the name of a file it holds a
+            record of is taken from there, without parsing the file; ``None`` parses every file.
     """
-    from pipeline.yaml_source import load_path
+    from pipeline.runner import stated_name
 
     found = []
     for path in paths:
-        data = load_path(path, display(path)).data
-        name = data.get("name") if isinstance(data, dict) else None
-        found.append(Entry(path, display(path), name if isinstance(name, str) else None))
+        shown = display(path)
+        found.append(Entry(path, shown, stated_name(path, shown, cache)))
     return found
+
+
+#: The most names a "no spec is named" message lists when none is close to the one asked for.
+LISTED_NAMES = 10
 
 
 def find(catalogue: Sequence[Entry], name: str) -> Entry:
@@ -87,9 +92,11 @@ def find(catalogue: Sequence[Entry], name: str) -> Entry:
     if matches:
         return matches[0]
     names = sorted(entry.name for entry in catalogue if entry.name)
-    close = difflib.get_close_matches(name, names, n=3)
+    close = near_misses(name, names, n=3)
     if close:
         hint = f"; did you mean {', '.join(close)}?"
+    elif len(names) > LISTED_NAMES:
+        hint = f"; none of the {len(names)} names is close to it (modelspec list shows them all)"
     else:
         hint = f"; the names are {', '.join(names)}" if names else "; no spec under specs/ states a name"
     raise CatalogueError(f"no spec in the catalogue is named {name!r}{hint}")
@@ -291,16 +298,14 @@ def render_show(view: Dict[str, Any]) -> str:
 # ---- list -----------------------------------------------------------------------------
 
 def list_row(spec: ModelSpec, stack: Optional[LayerStack], file: str,
-             counts: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+             parameters: Optional[Tuple[int, int]] = None) -> Dict[str, Any]:
     """One ``list`` row: ``name``, ``file``, ``arch``, ``layers`` (body), ``mtp``, ``experts``, ``tower_layers``,
     ``total`` and ``active`` parameters.
 
     ``mtp`` is ``None`` when the spec states no MTP depth, ``experts`` ``None``
     for a dense model (else ``routed``, ``per_token``, ``shared``); ``total``
-    and ``active`` ``None`` when the spec cannot be counted (*counts* is
-    :func:`parameters_view`'s).
+    and ``active`` are *parameters*, ``None`` when the spec cannot be counted.
     """
-    counted = counts is not None and "unpriced" not in counts
     return {
         "name": spec.name,
         "file": file,
@@ -310,8 +315,8 @@ def list_row(spec: ModelSpec, stack: Optional[LayerStack], file: str,
         "experts": ({"routed": spec.num_experts, "per_token": spec.num_experts_per_tok,
                      "shared": spec.num_shared_experts} if spec.num_experts else None),
         "tower_layers": spec.vision.num_hidden_layers if spec.vision is not None else None,
-        "total": counts["total"] if counted else None,
-        "active": counts["active"] if counted else None,
+        "total": parameters[0] if parameters else None,
+        "active": parameters[1] if parameters else None,
     }
 
 

@@ -33,13 +33,13 @@ everything else here is pure.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from dataclasses import dataclass, field, fields
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.artifacts import WIDTHS
+from pipeline.escape import markdown_code, markdown_text, printable
 from pipeline.model import MODEL_KEYS_ORDERED, KindActivations, LayerGroup, OpCounts, VisionSpec
 from pipeline.problems import FieldPath, dotted
 from pipeline.repo import SpecRepo
@@ -328,45 +328,38 @@ def render_text(diff: CatalogueDiff) -> str:
     lines.extend(f"removed {name}: {summary}" for name, summary in diff.removed)
     lines.extend(f"{change.name}: {'; '.join(move.text() for move in change.moves)}" for change in diff.changed)
     lines.extend(f"does not resolve at {label}: {path} ({why})" for label, path, why in diff.failing)
-    return "\n".join(lines) + "\n"
-
-
-def _code(text: str, in_table: bool = True) -> str:
-    """*text* as a Markdown code span, whatever backticks it holds; in a table cell its pipes are escaped."""
-    runs = re.findall(r"`+", text)
-    fence = "`" * (max(map(len, runs), default=0) + 1)
-    padded = f" {text} " if runs else text
-    span = f"{fence}{padded}{fence}"
-    return span.replace("|", "\\|") if in_table else span
-
-
-def _cell(text: str) -> str:
-    """*text* safe in a Markdown table cell: HTML escaped, pipes escaped."""
-    return html.escape(text, quote=False).replace("|", "\\|")
+    # Each line is escaped whole: names, values and paths come from the specs and the command line.
+    return "".join(printable(line) + "\n" for line in lines)
 
 
 def render_markdown(diff: CatalogueDiff) -> str:
-    """The comparison as GitHub-flavoured Markdown for a pull-request comment, ending in a newline."""
-    lines = [f"### Resolved stacks: {_code(diff.base, False)} → {_code(diff.head, False)}", ""]
+    """The comparison as GitHub-flavoured Markdown for a pull-request comment, ending in a newline.
+
+    Names, paths and labels are code spans, what moved is escaped text
+    (:mod:`pipeline.escape`): the specs of a pull request choose them, and
+    the comment is posted by a bot.
+    """
+    lines = [f"### Resolved stacks: {markdown_code(diff.base, False)} → {markdown_code(diff.head, False)}", ""]
     if diff.empty:
         lines.append(f"No model's resolved stack changed ({diff.unchanged} unchanged).")
     else:
         lines.append(f"{_counts(diff)}.")
     if diff.added or diff.removed or diff.changed:
         lines.extend(["", "| model | what moved |", "| --- | --- |"])
-        lines.extend(f"| {_code(name)} | added: {_cell(summary)} |" for name, summary in diff.added)
-        lines.extend(f"| {_code(name)} | removed: {_cell(summary)} |" for name, summary in diff.removed)
-        lines.extend(f"| {_code(change.name)} | {_cell('; '.join(move.text('→') for move in change.moves))} |"
+        lines.extend(f"| {markdown_code(name)} | added: {markdown_text(summary)} |" for name, summary in diff.added)
+        lines.extend(f"| {markdown_code(name)} | removed: {markdown_text(summary)} |" for name, summary in diff.removed)
+        lines.extend(f"| {markdown_code(change.name)} | {markdown_text('; '.join(move.text('→') for move in change.moves))} |"
                      for change in diff.changed)
     if diff.failing:
         lines.append("")
-        lines.extend(f"- :warning: {_code(path, False)} does not resolve at {_code(label, False)}: {_cell(why)}"
+        lines.extend(f"- :warning: {markdown_code(path, False)} does not resolve at {markdown_code(label, False)}: {markdown_text(why)}"
                      for label, path, why in diff.failing)
     return "\n".join(lines) + "\n"
 
 
-def load_catalogue(repo: SpecRepo, label: str) -> Catalogue:
-    """Check and resolve every spec of *repo* into a :class:`Catalogue` named *label*.
+def load_catalogue(repo: SpecRepo, label: str, progress: Optional[Callable[[int], None]] = None) -> Catalogue:
+    """Check and resolve every spec of *repo* into a :class:`Catalogue` named *label*; *progress* is called
+    with the number of specs done since its last call.
 
     A spec that fails check, whose stack does not resolve, or whose name an
     earlier spec (by path) already has, is listed as failing with why.
@@ -382,7 +375,7 @@ def load_catalogue(repo: SpecRepo, label: str) -> Catalogue:
     files = find_spec_files([repo.specs]) if repo.specs.is_dir() else []
     models: Dict[str, Mapping[str, Any]] = {}
     failing: Dict[str, str] = {}
-    for item in resolve_specs(repo, files, load_op_profiles(repo.profiles)):
+    for item in resolve_specs(repo, files, load_op_profiles(repo.profiles), progress):
         if item.document is None:
             failing[item.path] = "fails modelspec check" if item.errors else "its layer stack does not resolve"
         elif item.document["name"] in models:

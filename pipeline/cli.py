@@ -46,6 +46,21 @@ class LazyGroup(click.Group):
         module = importlib.import_module(f"pipeline.commands.{_COMMANDS[cmd_name][0]}")
         return module.command
 
+    def invoke(self, ctx: click.Context) -> object:
+        """Run the subcommand; a usage error's message, which may quote a path or value, is shown escaped.
+
+        The message can name what the user passed (a path with a line break,
+        a value from a CI template), so it is made printable like every other
+        line modelspec prints (:func:`pipeline.escape.printable`).
+        """
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as error:
+            from pipeline.escape import printable  # pylint: disable=import-outside-toplevel
+
+            error.message = printable(error.message)
+            raise
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """List the subcommands with their one-line help, without importing them."""
         with formatter.section("Commands"):

@@ -4,28 +4,35 @@ A catalogue is worth what its numbers are worth, so every spec of it is
 produced from the model's published config by this one mapping, and the
 mapping is written as tables a reviewer can read row by row:
 
-- :data:`KEYS` has one :class:`KeyRule` per Hugging Face key the importer
-  reads: the spec field it sets, the transform (a name of
+- :data:`KEYS` has one :class:`~pipeline.families.KeyRule` per Hugging Face
+  key the families share: the spec field it sets, the transform (a name of
   :data:`TRANSFORMS`) and, for a renamed, derived or rule-read key, where
   the rule comes from. :data:`VISION_KEYS` is the same for ``vision_config``.
 - :data:`IGNORED` and :data:`VISION_IGNORED` are the reviewed keys that do
   not change what a cost model prices, each with its one-line reason.
-- :data:`MODEL_TYPES` has one :class:`ModelType` per architecture family:
-  how its layers' attention and feed-forward are laid out, the facts its
-  modelling code hard-codes (``qk_norm``, a Qwen MoE's one gated shared
-  expert, GPT-2's biases), its config class's defaults for the keys a config
-  may leave out, and the keys its config class does not read. ``model_type``
-  picks the record; the op profile is the one whose ``model_types`` lists it.
-  ``arch`` names the profile only for a model type no profile lists (a
-  fine-tune's own name), read as that profile's family: a model type that
-  a profile prices keeps its own family's rules.
+- Everything one family's modelling code decides is data, the ``import``
+  section of its op profile (:mod:`pipeline.families`): how its layers'
+  attention and feed-forward are laid out (a name of
+  :data:`ATTENTION_RULES`, :data:`FFN_RULES`, :data:`TOWER_RULES`), the
+  facts its modelling code hard-codes (``qk_norm``, a Qwen MoE's one gated
+  shared expert, GPT-2's biases), its config class's defaults for the keys
+  a config may leave out (GPT-2's absent ``n_inner`` is ``4 * hidden_size``),
+  its own key names (GPT-2's ``n_embd``), and the keys it reads but prices
+  nothing by, or does not read. ``model_type`` picks the profile that lists
+  it; ``arch`` names the profile only for a model type no profile lists (a
+  fine-tune's own name), read as that profile's family: a model type that a
+  profile prices keeps its own family's rules.
 
 Every key of a config, at the top level, in ``text_config`` (read as if it
 stood at the top level) and in ``vision_config``, is either read by a row or
 listed as ignored; any other key (a ``text_config`` or ``vision_config``
 nested inside ``text_config`` among them: the nestings are read at the top
 level only) stops the import by name (or, with ``allow_unknown``, is
-returned in :attr:`ImportedSpec.unknown`). Where two keys, or a key and the
+returned in :attr:`ImportedSpec.unknown`). A NaN or an infinity (which the
+command's reader keeps) is refused only in a key a rule reads, by name: an
+ignored key may hold one (Mamba's ``time_step_limit``). A config whose
+model type needs the checkpoint's own code (``auto_map``, and no profile
+prices it) is refused saying so. Where two keys, or a key and the
 modelling code, give one field different values, the import stops naming
 both: refuse rather than default. Every spec field remembers the config key
 it came from (:meth:`ImportedSpec.source`), so a refusal of the spec, here
@@ -43,11 +50,15 @@ wrong stack. This module is pure: mappings in, a mapping out, no I/O.
 
 from __future__ import annotations
 
+import difflib
 import json
+import math
+import re
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from pipeline.families import REFUSE_MATCHING, Expression, Family, KeyRule
 from pipeline.model import LayerGroup, ModelSpec, ModelSpecError, StatedParameters
 from pipeline.op_profiles import OpProfile, OpProfiles
 from pipeline.parameters import Unpriced, count_parameters
@@ -58,8 +69,12 @@ CODES: Dict[str, str] = {
                    "nesting deeper than 64 levels, a key stated twice in one object, NaN, an infinity or a number "
                    "of more than 4000 characters (refused by the command's reader, before any mapping).",
     "import.not-a-mapping": "The config, its text_config or its vision_config is not a JSON object.",
-    "import.no-model-type": "The config states no model_type, so no op profile can be picked.",
-    "import.unknown-model-type": "No op profile (or no importer rule) prices the config's model_type.",
+    "import.no-model-type": "The config states no model_type (MiniCPM3's names only remote code), so no op profile "
+                            "can be picked.",
+    "import.unknown-model-type": "No op profile with an import section prices the config's model_type.",
+    "import.remote-code": "The config's model_type is not one transformers implements and its auto_map names the "
+                          "checkpoint's own modelling code (baichuan, chatglm, RefinedWebModel), which no op profile "
+                          "can cite.",
     "import.arch": "--arch names another op profile than the one that prices the config's model_type (--arch is "
                    "for a model type no profile lists), or a profile whose model types the importer has no rules "
                    "for.",
@@ -69,7 +84,8 @@ CODES: Dict[str, str] = {
     "import.conflict": "Two keys, or a key and the model type's modelling code, give one spec field different "
                        "values.",
     "import.missing": "A key a layer rule of the model type needs is not stated.",
-    "import.value": "A key's value is not of the kind its rule reads (an integer, a list of layer indexes, ...).",
+    "import.value": "A key's value is not of the kind its rule reads (an integer, a list of layer indexes, ...), or "
+                    "a key a rule reads holds a NaN or an infinity.",
     "import.unsupported": "The config states a structure the op profile or the spec cannot express.",
 }
 
@@ -101,27 +117,6 @@ class ConfigImportError(ValueError):
         super().__init__("; ".join(issue.message for issue in self.issues))
 
 
-@dataclass(frozen=True)
-class KeyRule:
-    """How one Hugging Face key becomes spec fields.
-
-    Attributes:
-        key: The config key.
-        fields: The spec fields it sets (``vision.`` fields for a tower key).
-        transform: The name of its transform in :data:`TRANSFORMS`.
-        source: Where the rule comes from (a config class's ``attribute_map``,
-            a modelling class); empty for a key copied under its own name.
-        expect: For ``require``: the only value the modelling the profiles
-            price accepts.
-    """
-
-    key: str
-    fields: Tuple[str, ...]
-    transform: str
-    source: str = ""
-    expect: Any = None
-
-
 def _row(key: str, fields: str, transform: str = "copy", source: str = "", expect: Any = None) -> KeyRule:
     return KeyRule(key, tuple(fields.split()) if fields else (), transform, source, expect)
 
@@ -142,23 +137,12 @@ KEYS: Tuple[KeyRule, ...] = (
     _row("intermediate_size", "intermediate_size"),
     _row("max_position_embeddings", "max_position_embeddings"),
     _row("num_experts", "num_experts"),
-    _row("n_routed_experts", "num_experts",
-         source="DeepSeek configuration_deepseek.py DeepseekV3Config.n_routed_experts"),
-    _row("num_local_experts", "num_experts", source=_HF + "mixtral, gpt_oss: attribute_map num_experts -> "
-                                                          "num_local_experts"),
     _row("num_experts_per_tok", "num_experts_per_tok"),
-    _row("experts_per_token", "num_experts_per_tok",
-         source="openai/gpt-oss's own name for top-k; transformers reads num_experts_per_tok beside it"),
-    _row("n_shared_experts", "num_shared_experts",
-         source="DeepSeek modeling_deepseek.py DeepseekV3MoE: one MLP of moe_intermediate_size * n_shared_experts"),
     _row("moe_intermediate_size", "moe_intermediate_size"),
     _row("shared_expert_intermediate_size", "shared_expert_intermediate_size"),
     _row("first_k_dense_replace", "first_k_dense_replace"),
     _row("num_nextn_predict_layers", "mtp_depth", source="DeepSeek-V3's MTP modules after the body"),
     _row("mtp_num_hidden_layers", "mtp_depth", source="Qwen3.5's MTP layers after the body"),
-    _row("mtp_use_dedicated_embeddings", "", "require",
-         "true gives the MTP layers an embedding table of their own, which an MTP layer (a repeat of the last "
-         "body kind) does not price", expect=False),
     _row("kv_lora_rank", "kv_lora_rank"),
     _row("q_lora_rank", "q_lora_rank"),
     _row("qk_rope_head_dim", "qk_rope_head_dim"),
@@ -195,30 +179,11 @@ KEYS: Tuple[KeyRule, ...] = (
          _HF + "qwen3_moe/modeling_qwen3_moe.py Qwen3MoeDecoderLayer: MoE unless in mlp_only_layers, where "
                "(layer_idx + 1) % decoder_sparse_step == 0"),
     _row("mlp_only_layers", "layers", "rule", _HF + "qwen3_moe/modeling_qwen3_moe.py Qwen3MoeDecoderLayer"),
-    _row("n_embd", "hidden_size", source=_HF + "gpt2/configuration_gpt2.py attribute_map hidden_size -> n_embd"),
-    _row("n_layer", "num_hidden_layers",
-         source=_HF + "gpt2/configuration_gpt2.py attribute_map num_hidden_layers -> n_layer"),
-    _row("n_head", "num_attention_heads",
-         source=_HF + "gpt2/configuration_gpt2.py attribute_map num_attention_heads -> n_head"),
-    _row("n_inner", "intermediate_size", "inner",
-         _HF + "gpt2/modeling_gpt2.py GPT2Block: inner_dim = n_inner if not None else 4 * hidden_size"),
-    _row("n_positions", "max_position_embeddings",
-         source=_HF + "gpt2/configuration_gpt2.py attribute_map max_position_embeddings -> n_positions"),
-    _row("reorder_and_upcast_attn", "", "require",
-         "true runs GPT2Attention._upcast_and_reordered_attn, not the _attn the gpt2 profile counts", expect=False),
-    _row("d_model", "hidden_size", source=_HF + "t5/configuration_t5.py attribute_map hidden_size -> d_model"),
-    _row("num_heads", "num_attention_heads",
-         source=_HF + "t5/configuration_t5.py attribute_map num_attention_heads -> num_heads"),
-    _row("d_ff", "intermediate_size", source=_HF + "t5/modeling_t5.py T5DenseActDense: wi d_model -> d_ff"),
-    _row("d_kv", "head_dim", source=_HF + "t5/modeling_t5.py T5Attention: inner_dim = n_heads * d_kv"),
     _row("num_layers", "num_hidden_layers layers", "rule",
          "T5's encoder blocks; num_hidden_layers is encoder plus decoder, and halves of another size are stated "
          "as layers"),
     _row("num_decoder_layers", "num_hidden_layers layers", "rule",
          _HF + "t5/configuration_t5.py: num_decoder_layers if not None else num_layers"),
-    _row("feed_forward_proj", "", "plain_ffn",
-         _HF + "t5/configuration_t5.py: gated-* selects T5DenseGatedActDense (3 projections), which the t5 "
-               "profile (T5DenseActDense, 2) does not price"),
     _row("relative_attention_num_buckets", "relative_attention_num_buckets",
          source=_HF + "t5/modeling_t5.py T5Attention: relative_attention_bias = nn.Embedding(num_buckets, n_heads)"),
     _row("is_encoder_decoder", "", "encoder_decoder",
@@ -352,164 +317,17 @@ VISION_IGNORED: Mapping[str, str] = MappingProxyType({
 })
 
 
-# ---- model types -----------------------------------------------------------------
+# ---- families ------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class ModelType:
-    """What an architecture family's modelling code decides that its config does not say.
-
-    Attributes:
-        names: The Hugging Face ``model_type`` values it covers (a multimodal
-            config's top-level type and its ``text_config`` type).
-        attention: How each body layer's attention is chosen, a key of :data:`ATTENTION_RULES`.
-        ffn: How each body layer's feed-forward is chosen, a key of :data:`FFN_RULES`.
-        tower: How a vision tower's blocks are chosen, a key of
-            :data:`TOWER_RULES`; ``None`` when the family has no tower.
-        fixed: Spec facts the modelling code hard-codes; a config key that
-            says otherwise is refused.
-        defaults: The config class's defaults for config keys a config may
-            leave out, applied as if stated.
-        unread: Keys this config class does not read, each with why; a
-            config states them only as leftovers.
-        source: The modelling code and config class these come from.
-        tower_defaults: The tower config class's defaults for tower fields
-            its ``vision_config`` may leave out (``in_channels: 3``).
-    """
-
-    names: Tuple[str, ...]
-    attention: str
-    ffn: str
-    tower: Optional[str]
-    fixed: Mapping[str, Any]
-    defaults: Mapping[str, Any]
-    source: str
-    unread: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    tower_defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+def shared_keys() -> Mapping[str, KeyRule]:
+    """The importer's shared key table by key: what a family's ``defaults`` may give besides its own ``keys``."""
+    return _RULES
 
 
-def _facts(**values: Any) -> Mapping[str, Any]:
-    return MappingProxyType(values)
-
-
-_NO_BIAS = dict(qkv_bias=False, o_bias=False, mlp_bias=False)
-# For the families whose attention hard-codes its biases: their config classes have no attention_bias.
-_HARD_CODED_BIAS = _facts(attention_bias="its config class does not read it: the attention's biases are "
-                                         "hard-coded (see the fixed qkv_bias and o_bias)")
-
-#: Every architecture family the importer maps, one record each.
-MODEL_TYPES: Tuple[ModelType, ...] = (
-    ModelType(("llama",), "full", "dense", None,
-              _facts(qk_norm=False, norm_bias=False),
-              _facts(attention_bias=False, mlp_bias=False, tie_word_embeddings=False),
-              _HF + "llama/modeling_llama.py (LlamaAttention, LlamaMLP, LlamaRMSNorm: a weight, no bias) and "
-                    "configuration_llama.py LlamaConfig, huggingface/transformers@5dd4a635"),
-    ModelType(("mistral",), "window_all", "dense", None,
-              _facts(qk_norm=False, norm_bias=False, **_NO_BIAS),
-              _facts(tie_word_embeddings=False),
-              _HF + "mistral/modeling_mistral.py (MistralAttention: bias=False, sliding_window on every layer; "
-                    "MistralMLP: bias=False), huggingface/transformers@00d4b3d2",
-              unread=_HARD_CODED_BIAS),
-    ModelType(("mixtral",), "window_all", "moe", None,
-              _facts(qk_norm=False, norm_bias=False, num_shared_experts=0, **_NO_BIAS),
-              _facts(tie_word_embeddings=False),
-              _HF + "mixtral/modeling_mixtral.py (MixtralAttention: bias=False; MixtralSparseMoeBlock: routed "
-                    "experts only, w1/w2/w3 bias=False), huggingface/transformers@00d4b3d2",
-              unread=_HARD_CODED_BIAS),
-    ModelType(("qwen2",), "window_layers", "dense", None,
-              _facts(qk_norm=False, norm_bias=False, qkv_bias=True, o_bias=False, mlp_bias=False),
-              _facts(tie_word_embeddings=False),
-              _HF + "qwen2/modeling_qwen2.py (Qwen2Attention: q/k/v bias=True, o_proj bias=False; Qwen2MLP: "
-                    "bias=False), huggingface/transformers@00d4b3d2",
-              unread=_HARD_CODED_BIAS),
-    ModelType(("qwen2_5_vl", "qwen2_5_vl_text"), "window_layers", "dense", "window_blocks",
-              _facts(qk_norm=False, norm_bias=False, qkv_bias=True, o_bias=False, mlp_bias=False),
-              _facts(tie_word_embeddings=False),
-              _HF + "qwen2_5_vl/modeling_qwen2_5_vl.py (Qwen2_5_VLAttention: q/k/v bias=True, o_proj "
-                    "bias=False; Qwen2MLP: bias=False), huggingface/transformers@00b676f8; "
-                    "configuration_qwen2_5_vl.py Qwen2_5_VLVisionConfig (in_channels=3, temporal_patch_size=2)",
-              unread=_HARD_CODED_BIAS, tower_defaults=_facts(in_channels=3, temporal_patch_size=2)),
-    ModelType(("qwen3",), "window_layers", "dense", None,
-              _facts(qk_norm=True, norm_bias=False, mlp_bias=False),
-              _facts(attention_bias=False, tie_word_embeddings=False),
-              _HF + "qwen3/modeling_qwen3.py (Qwen3Attention: q_norm, k_norm; Qwen3MLP: bias=False), "
-                    "huggingface/transformers@00d4b3d2"),
-    ModelType(("qwen3_moe",), "window_all_if_enabled", "sparse_step", None,
-              _facts(qk_norm=True, norm_bias=False, mlp_bias=False, num_shared_experts=0),
-              _facts(attention_bias=False, tie_word_embeddings=False),
-              _HF + "qwen3_moe/modeling_qwen3_moe.py (Qwen3MoeAttention: q_norm, k_norm, sliding_window on every "
-                    "layer; Qwen3MoeSparseMoeBlock: routed experts only), huggingface/transformers@00d4b3d2"),
-    ModelType(("qwen3_next",), "interval", "sparse_step", None,
-              _facts(qk_norm=True, attn_output_gate=True, norm_bias=False, mlp_bias=False, num_shared_experts=1,
-                     shared_expert_gate=True),
-              # One MTP layer when the config does not say: transformers does not load it, but the checkpoint
-              # ships mtp.layers.0 and vLLM's Qwen3NextMultiTokenPredictor builds
-              # getattr(config, "num_nextn_predict_layers", 1) of them.
-              _facts(attention_bias=False, tie_word_embeddings=False, num_nextn_predict_layers=1),
-              _HF + "qwen3_next/modeling_qwen3_next.py (Qwen3NextAttention: q_proj of 2 * heads * head_dim, the "
-                    "output gate; q_norm, k_norm; Qwen3NextSparseMoeBlock: one shared_expert of "
-                    "shared_expert_intermediate_size and its shared_expert_gate), huggingface/transformers@01cdc608; "
-                    "vllm model_executor/models/qwen3_next_mtp.py (Qwen3NextMultiTokenPredictor: "
-                    "num_nextn_predict_layers MTP layers, default 1)"),
-    ModelType(("qwen3_5", "qwen3_5_text"), "interval", "dense", "encoder",
-              _facts(qk_norm=True, attn_output_gate=True, norm_bias=False, mlp_bias=False),
-              _facts(attention_bias=False, tie_word_embeddings=False),
-              _HF + "qwen3_5/modeling_qwen3_5.py (Qwen3_5Attention: gated query projection, q_norm, k_norm; "
-                    "Qwen3_5MLP: bias=False), huggingface/transformers@009e78d6; configuration_qwen3_5.py "
-                    "Qwen3_5VisionConfig (in_channels=3, temporal_patch_size=2)",
-              tower_defaults=_facts(in_channels=3, temporal_patch_size=2)),
-    ModelType(("qwen3_5_moe", "qwen3_5_moe_text"), "interval", "moe", "encoder",
-              _facts(qk_norm=True, attn_output_gate=True, norm_bias=False, mlp_bias=False, num_shared_experts=1,
-                     shared_expert_gate=True),
-              _facts(attention_bias=False, tie_word_embeddings=False),
-              _HF + "qwen3_5_moe/modular_qwen3_5_moe.py (Qwen3_5MoeDecoderLayer: a Qwen3_5MoeSparseMoeBlock in "
-                    "every layer, which is Qwen3NextSparseMoeBlock with its gated shared expert; "
-                    "Qwen3_5MoeAttention is Qwen3NextAttention), huggingface/transformers@0960594c; "
-                    "Qwen3_5MoeVisionConfig (in_channels=3, temporal_patch_size=2)",
-              tower_defaults=_facts(in_channels=3, temporal_patch_size=2)),
-    ModelType(("deepseek_v3", "kimi_k2"), "full", "first_k_freq", None,
-              _facts(qk_norm=False, norm_bias=False, mlp_bias=False, shared_expert_gate=False),
-              _facts(attention_bias=False, tie_word_embeddings=False),
-              "DeepSeek modeling_deepseek.py (DeepseekV3Attention: MLA, attention_bias on q_a_proj, "
-              "kv_a_proj_with_mqa and o_proj; DeepseekV3MLP: bias=False; DeepseekV3MoE: shared experts added "
-              "ungated), as vendored in 1nl00k/inspectR1@a412072b; Kimi-K2 runs the same code (auto_map)"),
-    ModelType(("gemma3", "gemma3_text"), "sliding_pattern", "dense", "siglip",
-              _facts(qk_norm=True, norm_bias=False, mlp_bias=False),
-              _facts(attention_bias=False, tie_word_embeddings=True),
-              _HF + "gemma3/modeling_gemma3.py (Gemma3Attention: q_norm, k_norm; Gemma3MLP: bias=False; "
-                    "Gemma3RMSNorm: a weight, no bias) and Gemma3TextConfig (tie_word_embeddings=True), "
-                    "huggingface/transformers@0018aa64; siglip/configuration_siglip.py SiglipVisionConfig "
-                    "(num_channels=3)",
-              tower_defaults=_facts(in_channels=3)),
-    ModelType(("gpt_oss",), "alternate", "moe", None,
-              _facts(qk_norm=False, norm_bias=False, mlp_bias=True, num_shared_experts=0),
-              _facts(attention_bias=True, tie_word_embeddings=False),
-              _HF + "gpt_oss/modeling_gpt_oss.py (GptOssExperts: gate_up_proj_bias, down_proj_bias; GptOssRMSNorm) "
-                    "and configuration_gpt_oss.py (attention_bias=True, layer_types alternating from "
-                    "sliding_attention), huggingface/transformers@00d4b3d2"),
-    ModelType(("gpt2",), "full", "dense", None,
-              _facts(qk_norm=False, norm_bias=True, qkv_bias=True, o_bias=True, mlp_bias=True),
-              _facts(tie_word_embeddings=True),
-              _HF + "gpt2/modeling_gpt2.py (Conv1D c_attn, c_proj, c_fc: always a bias; ln_1, ln_2: nn.LayerNorm "
-                    "with a bias; GPT2LMHeadModel ties lm_head) and PretrainedConfig (tie_word_embeddings=True), "
-                    "huggingface/transformers@0010f602",
-              unread=_HARD_CODED_BIAS),
-    ModelType(("t5",), "encoder_decoder", "dense", None,
-              _facts(qk_norm=False, norm_bias=False, **_NO_BIAS),
-              _facts(tie_word_embeddings=True),
-              _HF + "t5/modeling_t5.py (T5Attention q/k/v/o bias=False; T5DenseActDense wi/wo bias=False; "
-                    "T5LayerNorm: a weight, no bias) and PretrainedConfig (tie_word_embeddings=True), "
-                    "huggingface/transformers@6b8b757d",
-              unread=_facts(n_positions="a legacy key T5Config does not read; T5's relative position buckets "
-                                        "have no length limit", **_HARD_CODED_BIAS)),
-)
-
-_BY_NAME: Mapping[str, ModelType] = MappingProxyType(
-    {name: record for record in MODEL_TYPES for name in record.names})
-
-
-def model_type_record(name: str) -> Optional[ModelType]:
-    """The :class:`ModelType` covering the Hugging Face *name*, or ``None``."""
-    return _BY_NAME.get(name)
+def family_names(profiles: OpProfiles) -> List[str]:
+    """The model types a config can be imported as: those of every profile with an ``import`` section, sorted."""
+    return sorted(name for profile in profiles.profiles.values() if profile.family is not None
+                  for name in profile.model_types)
 
 
 # ---- reading a config ------------------------------------------------------------
@@ -548,10 +366,14 @@ class _Stated:
     value: Any
     path: KeyPath
     default: bool = False
+    computed: str = ""
 
     @property
     def origin(self) -> str:
-        return f"{self.path[-1]} (not stated: its config class's default)" if self.default else _dotted(self.path)
+        if not self.default:
+            return _dotted(self.path)
+        value = f"{self.computed}, " if self.computed else ""
+        return f"{self.path[-1]} (not stated: {value}its config class's default)"
 
 
 class _Fields:
@@ -594,12 +416,16 @@ class _Fields:
 
 
 class _Context:
-    """One import's state: the merged keys, the model type, the profile, the fields, the issues."""
+    """One import's state: the merged keys, the family and its profile, the fields, the issues.
 
-    def __init__(self, keys: Mapping[str, _Stated], model_type: ModelType, profile: OpProfile) -> None:
+    ``type_name`` is the family's first model type, as messages name it.
+    """
+
+    def __init__(self, keys: Dict[str, _Stated], profile: OpProfile) -> None:
         self.keys = keys
-        self.model_type = model_type
         self.profile = profile
+        self.family: Family = profile.family
+        self.type_name = profile.model_types[0]
         self.issues: List[ImportIssue] = []
         self.fields = _Fields(self.issues)
 
@@ -653,15 +479,6 @@ def _both(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
         ctx.fields.put(name, stated.value, stated.origin, stated.path)
 
 
-def _inner(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
-    if stated.value is not None:
-        ctx.fields.put("intermediate_size", stated.value, stated.origin, stated.path)
-        return
-    width = ctx.value("n_embd", ctx.value("hidden_size"))
-    if isinstance(width, int) and not isinstance(width, bool):
-        ctx.fields.put("intermediate_size", 4 * width, f"{stated.origin} null (4 * hidden_size)", stated.path)
-
-
 def _require(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
     if stated.value is not None and not _same(stated.value, rule.expect):
         ctx.refuse(stated.path, "import.unsupported",
@@ -669,19 +486,19 @@ def _require(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
                    f"{_show(rule.expect)} is imported")
 
 
-def _plain_ffn(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+def _refuse_matching(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
     value = stated.value
-    if not isinstance(value, str) or value.startswith("gated-"):
+    if value is not None and (not isinstance(value, str) or re.match(rule.expect, value)):
         ctx.refuse(stated.path, "import.unsupported",
-                   f"feed_forward_proj is {_show(value)}: {rule.source}; state arch and ops for such a model")
+                   f"{_dotted(stated.path)} is {_show(value)}: {rule.source}; state arch and ops for such a model")
 
 
 def _encoder_decoder(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
-    expected = ctx.model_type.attention == "encoder_decoder"
+    expected = ctx.family.attention == "encoder_decoder"
     if stated.value is not None and stated.value is not expected:
         ctx.refuse(stated.path, "import.unsupported",
                    f"is_encoder_decoder is {_show(stated.value)}, but model_type "
-                   f"{ctx.model_type.names[0]!r} is {'an encoder-decoder' if expected else 'decoder-only'}; "
+                   f"{ctx.type_name!r} is {'an encoder-decoder' if expected else 'decoder-only'}; "
                    f"{rule.source}")
 
 
@@ -696,9 +513,8 @@ TRANSFORMS: Mapping[str, _Transform] = MappingProxyType({
     "copy": _copy,
     "dtype": _dtype,
     "both": _both,
-    "inner": _inner,
     "require": _require,
-    "plain_ffn": _plain_ffn,
+    REFUSE_MATCHING: _refuse_matching,
     "encoder_decoder": _encoder_decoder,
     "rule": _read_by_rule,
     "model_type": _read_by_rule,
@@ -738,7 +554,7 @@ def _no_window(ctx: _Context, source: str) -> None:
 
 
 def _attention_full(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
-    _no_window(ctx, f"model_type {ctx.model_type.names[0]!r}'s attention")
+    _no_window(ctx, f"model_type {ctx.type_name!r}'s attention")
     return ["full_attention"] * count, None
 
 
@@ -780,7 +596,7 @@ def _every(ctx: _Context, count: int, keys: Sequence[str], other: str) -> Option
 
 
 def _attention_interval(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
-    _no_window(ctx, f"model_type {ctx.model_type.names[0]!r}'s attention")
+    _no_window(ctx, f"model_type {ctx.type_name!r}'s attention")
     return _every(ctx, count, ("full_attention_interval",), "linear_attention"), None
 
 
@@ -792,6 +608,14 @@ def _attention_sliding_pattern(ctx: _Context, count: int) -> Tuple[Optional[List
 def _attention_alternate(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
     types = ["sliding_attention" if (index + 1) % 2 else "full_attention" for index in range(count)]
     return types, _window(ctx, gated=False)
+
+
+def _attention_stated(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    """The layer types as ``layer_types`` states them (EXAONE 4), the window from ``sliding_window``."""
+    if ctx.value("layer_types") is None:
+        ctx.refuse((), "import.missing", f"model_type {ctx.type_name!r} takes each layer's attention from "
+                                         "layer_types, which is not stated; state layer_types")
+    return None, _window(ctx, gated=False)
 
 
 _AttentionRule = Callable[[_Context, int], Tuple[Optional[List[str]], Optional[_Stated]]]
@@ -806,6 +630,7 @@ ATTENTION_RULES: Mapping[str, _AttentionRule] = MappingProxyType({
     "sliding_pattern": _attention_sliding_pattern,
     "alternate": _attention_alternate,
     "encoder_decoder": _attention_full,
+    "stated": _attention_stated,
 })
 
 
@@ -858,6 +683,7 @@ _RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "sliding_pattern": ("sliding_window", "sliding_window_pattern", "_sliding_window_pattern"),
     "alternate": ("sliding_window",),
     "encoder_decoder": ("sliding_window", "use_sliding_window", "num_layers", "num_decoder_layers"),
+    "stated": ("sliding_window",),
     "first_k_freq": ("moe_layer_freq",),
     "sparse_step": ("decoder_sparse_step", "mlp_only_layers"),
 })
@@ -870,9 +696,10 @@ _NEUTRAL: Mapping[str, Any] = MappingProxyType({
 
 def _check_unread_rule_keys(ctx: _Context) -> None:
     """Refuse a rule key the family's rules do not read unless it holds its neutral value."""
-    record = ctx.model_type
-    read = set(_RULE_KEYS.get(record.attention, ())) | set(_RULE_KEYS.get(record.ffn, ()))
-    for key in sorted(set(k for keys in _RULE_KEYS.values() for k in keys) - read):
+    family = ctx.family
+    read = set(_RULE_KEYS.get(family.attention, ())) | set(_RULE_KEYS.get(family.ffn, ()))
+    listed = set(family.ignored) | set(family.unread)
+    for key in sorted(set(k for keys in _RULE_KEYS.values() for k in keys) - read - listed):
         stated = ctx.keys.get(key)
         if stated is None or stated.value is None:
             continue
@@ -880,8 +707,8 @@ def _check_unread_rule_keys(ctx: _Context) -> None:
         if neutral is _ANY or (neutral is not _MISSING and _same(stated.value, neutral)):
             continue
         ctx.refuse(stated.path, "import.unsupported",
-                   f"{_dotted(stated.path)} is {_show(stated.value)}, but model_type {record.names[0]!r} does not "
-                   f"read it ({record.source}); remove it, or import the config as the family that reads it")
+                   f"{_dotted(stated.path)} is {_show(stated.value)}, but model_type {ctx.type_name!r} does not "
+                   f"read it ({family.source}); remove it, or import the config as the family that reads it")
 
 
 def _kind(profile: OpProfile, layer_type: str, ffn: str) -> Optional[str]:
@@ -910,8 +737,8 @@ def _run_lengths(kinds: Sequence[str]) -> List[LayerGroup]:
 
 def _culprit(ctx: _Context, ffn_mismatch: bool) -> KeyPath:
     """The stated key that gave a layer the part its profile has no kind for: a feed-forward or an attention key."""
-    record = ctx.model_type
-    keys = _RULE_KEYS.get(record.ffn, ()) if ffn_mismatch else ("layer_types",) + _RULE_KEYS.get(record.attention, ())
+    family = ctx.family
+    keys = _RULE_KEYS.get(family.ffn, ()) if ffn_mismatch else ("layer_types",) + _RULE_KEYS.get(family.attention, ())
     for key in keys:
         stated = ctx.keys.get(key)
         neutral = _NEUTRAL.get(key, _MISSING)
@@ -957,11 +784,11 @@ def _write_stack(ctx: _Context, kinds: List[str], types: Sequence[str], stated: 
     layer_types = list(types) if names_kinds and (stated is not None or not _derives(ctx, layers, None)) else None
     if _derives(ctx, layers, layer_types):
         if layer_types is not None:
-            origin = stated.origin if stated is not None else f"model_type {ctx.model_type.names[0]!r}'s layer rule"
+            origin = stated.origin if stated is not None else f"model_type {ctx.type_name!r}'s layer rule"
             ctx.fields.put("layer_types", layer_types, origin, stated.path if stated else ())
         return
     ctx.fields.put("layers", [group.to_dict() for group in layers],
-                   f"model_type {ctx.model_type.names[0]!r}'s layer rule", stated.path if stated else ())
+                   f"model_type {ctx.type_name!r}'s layer rule", stated.path if stated else ())
 
 
 def _encoder_decoder_stack(ctx: _Context) -> None:
@@ -980,10 +807,10 @@ def _encoder_decoder_stack(ctx: _Context) -> None:
 
 def _stack(ctx: _Context) -> None:
     """Derive the body's kinds and write layer_types, layers and sliding_window as the rules need."""
-    record = ctx.model_type
+    family = ctx.family
     _check_unread_rule_keys(ctx)
-    if record.attention == "encoder_decoder":
-        _no_window(ctx, f"model_type {record.names[0]!r}'s attention")
+    if family.attention == "encoder_decoder":
+        _no_window(ctx, f"model_type {ctx.type_name!r}'s attention")
         _encoder_decoder_stack(ctx)
         return
     count = ctx.fields.values.get("num_hidden_layers")
@@ -994,10 +821,10 @@ def _stack(ctx: _Context) -> None:
                    f"{ctx.fields.origins['num_hidden_layers']} is {count}, more layers than the importer walks "
                    f"({MAX_LAYERS}); check the config")
         return
-    derived, window = ATTENTION_RULES[record.attention](ctx, count)
+    derived, window = ATTENTION_RULES[family.attention](ctx, count)
     stated = ctx.keys.get("layer_types")
     types = _stated_types(ctx, stated, derived, count)
-    ffns = FFN_RULES[record.ffn](ctx, count)
+    ffns = FFN_RULES[family.ffn](ctx, count)
     if types is None or ffns is None:
         return
     if "sliding_attention" in types[:count]:
@@ -1005,7 +832,7 @@ def _stack(ctx: _Context) -> None:
             ctx.refuse(ctx.path("layer_types"), "import.missing",
                        "the stack has sliding_attention layers but no sliding window is in effect; state "
                        "sliding_window" + (" and use_sliding_window: true" if "use_sliding_window" in
-                                           _RULE_KEYS.get(record.attention, ()) else ""))
+                                           _RULE_KEYS.get(family.attention, ()) else ""))
             return
         ctx.fields.put("sliding_window", window.value, window.origin, window.path)
     kinds = _body_kinds(ctx, types[:count], ffns)
@@ -1030,7 +857,7 @@ def _stated_types(ctx: _Context, stated: Optional[_Stated], derived: Optional[Li
         ctx.refuse(stated.path, "import.value", f"layer_types lists {len(value)} layers, but num_hidden_layers is "
                                                 f"{count}; list one type per body layer")
         return None
-    rule_keys = [key for key in _RULE_KEYS.get(ctx.model_type.attention, ()) if key in _PERIOD_KEYS]
+    rule_keys = [key for key in _RULE_KEYS.get(ctx.family.attention, ()) if key in _PERIOD_KEYS]
     first = next((index for index, (a, b) in enumerate(zip(derived or (), value)) if a != b), None)
     if rule_keys and first is not None:
         key = next(key for key in rule_keys if ctx.value(key) is not None)
@@ -1096,38 +923,44 @@ _VISION_RULES: Mapping[str, KeyRule] = MappingProxyType({rule.key: rule for rule
 
 def _vision(ctx: _Context, stated: _Stated, unknown: List[KeyPath]) -> None:
     """Map ``vision_config`` to the ``vision`` field."""
-    record = ctx.model_type
+    family = ctx.family
     config = stated.value
     if not isinstance(config, Mapping):
         ctx.refuse(stated.path, "import.not-a-mapping",
                    f"vision_config must be an object, got {_json_type(config)}")
         return
-    if record.tower is None:
+    if family.tower is None:
         ctx.refuse(stated.path, "import.unsupported",
-                   f"model_type {record.names[0]!r} has no vision tower rule, so its vision_config cannot be "
+                   f"model_type {ctx.type_name!r} has no vision tower rule, so its vision_config cannot be "
                    "priced; import the language model's config alone")
         return
     tower = {key: _Stated(value, stated.path + (key,)) for key, value in config.items()}
     fields = _Fields(ctx.issues)
-    for key, item in tower.items():
-        rule = _VISION_RULES.get(key)
+    for key, item in list(tower.items()):
+        if key in family.vision_ignored:
+            continue
+        rule = family.vision_keys.get(key) or _VISION_RULES.get(key)
         if rule is None:
             if key not in VISION_IGNORED:
                 unknown.append(item.path)
             continue
-        if rule.transform == "rule" and key not in _TOWER_KEYS.get(record.tower, ()):
+        if _refuse_non_finite(ctx, item):
+            del tower[key]
+            continue
+        if rule.transform == "rule" and key not in _TOWER_KEYS.get(family.tower, ()):
             if item.value is not None:
                 ctx.refuse(item.path, "import.unsupported",
                            f"{_dotted(item.path)} is read only by another family's tower ({rule.source}); remove it")
             continue
-        if rule.transform == "copy":
-            fields.put(rule.fields[0].removeprefix("vision."), item.value, item.origin, item.path)
+        if rule.transform in ("copy", "both"):
+            for name in rule.fields:
+                fields.put(name.removeprefix("vision."), item.value, item.origin, item.path)
         else:
             TRANSFORMS[rule.transform](rule, item, ctx)
-    TOWER_RULES[record.tower](ctx, tower, fields)
-    for name, value in record.tower_defaults.items():
+    TOWER_RULES[family.tower](ctx, tower, fields)
+    for name, value in family.vision_defaults.items():
         if fields.values.get(name) is None:
-            fields.put(name, value, f"{record.names[0]}'s vision config default", ())
+            fields.put(name, value, f"{ctx.type_name}'s vision config default", ())
     ctx.fields.put("vision", fields.values, "vision_config", stated.path)
     for name, origin in fields.origins.items():
         ctx.fields.origins[f"vision.{name}"] = origin
@@ -1221,57 +1054,84 @@ def _priced_by(name: Any, profiles: OpProfiles) -> Optional[OpProfile]:
         return None
 
 
-def _pick(types: Sequence[_Stated], profiles: OpProfiles, arch: Optional[str],
-          issues: List[ImportIssue]) -> Optional[Tuple[ModelType, OpProfile]]:
-    """The model type's record and its op profile: the profile that prices the model type, or *arch*.
+def _remote_code(keys: Mapping[str, _Stated]) -> str:
+    """The class a config's ``auto_map`` loads from the checkpoint's own code (``""`` for none), as a message names it."""
+    stated = keys.get("auto_map")
+    classes = stated.value if stated is not None and isinstance(stated.value, Mapping) else {}
+    for name in ("AutoModelForCausalLM", "AutoModel", "AutoConfig"):
+        if isinstance(classes.get(name), str):
+            return f"auto_map {name}: {classes[name]}"
+    return "auto_map" if stated is not None else ""
+
+
+def _pick(keys: Mapping[str, _Stated], types: Sequence[_Stated], profiles: OpProfiles, arch: Optional[str],
+          issues: List[ImportIssue]) -> Optional[OpProfile]:
+    """The family's op profile: the one that prices the model type, or *arch*.
 
     A text_config model type must be a text model of the top-level one (the
-    same record); under *arch*, one no profile prices is taken as arch's.
+    same profile); under *arch*, one no profile prices is taken as arch's.
     """
     if not types:
-        issues.append(ImportIssue((), "import.no-model-type",
-                                  "the config states no model_type, so no op profile can be picked; state the "
-                                  "Hugging Face model_type"))
+        remote = _remote_code(keys)
+        if remote:
+            message = (f"the config states no model_type and its modelling code is the checkpoint's own ({remote}), "
+                       "so no op profile can be picked or cite that code; modelspec imports the model types whose "
+                       "modelling code ships with transformers")
+        else:
+            message = "the config states no model_type, so no op profile can be picked; state the Hugging Face model_type"
+        issues.append(ImportIssue((), "import.no-model-type", message))
         return None
     if arch is None:
-        picked = _pick_by_type(types[0], profiles, issues)
+        profile = _pick_by_type(types[0], keys, profiles, issues)
     else:
-        picked = _pick_by_arch(types, profiles, arch, issues)
-    if picked is None:
+        profile = _pick_by_arch(types, profiles, arch, issues)
+    if profile is None:
         return None
     for stated in types[1:]:
-        record = model_type_record(stated.value) if isinstance(stated.value, str) else None
-        if record is not picked[0] and (arch is None or _priced_by(stated.value, profiles) is not None):
+        other = _priced_by(stated.value, profiles)
+        if other is not profile and (arch is None or other is not None):
             issues.append(ImportIssue(stated.path, "import.both-levels",
                                       f"text_config's model_type {_show(stated.value)} is not a text model of "
                                       f"{_show(types[0].value)}"))
             return None
-    return picked
+    return profile
 
 
-def _pick_by_type(stated: _Stated, profiles: OpProfiles,
-                  issues: List[ImportIssue]) -> Optional[Tuple[ModelType, OpProfile]]:
-    """The record and profile of the model type *stated*; ``None`` after recording that none prices it."""
+def _pick_by_type(stated: _Stated, keys: Mapping[str, _Stated], profiles: OpProfiles,
+                  issues: List[ImportIssue]) -> Optional[OpProfile]:
+    """The profile of the model type *stated*; ``None`` after recording that none prices it."""
     if not isinstance(stated.value, str):
         issues.append(ImportIssue(stated.path, "import.value",
                                   f"model_type must be a string naming the Hugging Face model type, got "
                                   f"{_json_type(stated.value)}"))
         return None
     profile = _priced_by(stated.value, profiles)
-    record = model_type_record(stated.value) if profile is not None else None
-    if record is None:
-        known = sorted(name for name in _BY_NAME if _priced_by(name, profiles) is not None)
+    if profile is not None and profile.family is None:
         issues.append(ImportIssue(stated.path, "import.unknown-model-type",
-                                  f"no op profile prices model_type {_show(stated.value)}; the known model types are "
-                                  f"{', '.join(known)}; a model of a known family under a model_type of its own is "
-                                  "imported with --arch and that family's op profile"))
+                                  f"op profile {profile.arch!r} prices model_type {_show(stated.value)} but has no "
+                                  "import section, so no config is imported as it; add one (README: Add a family)"))
         return None
-    return record, profile
+    if profile is not None:
+        return profile
+    remote = _remote_code(keys)
+    if remote:
+        issues.append(ImportIssue(stated.path, "import.remote-code",
+                                  f"model_type {_show(stated.value)} is not one transformers implements: its "
+                                  f"modelling code is the checkpoint's own ({remote}), so no op profile can cite "
+                                  "it; modelspec imports the model types whose modelling code ships with "
+                                  "transformers"))
+        return None
+    issues.append(ImportIssue(stated.path, "import.unknown-model-type",
+                              f"no op profile prices model_type {_show(stated.value)}; the known model types are "
+                              f"{', '.join(family_names(profiles))}; a model of a known family under a model_type "
+                              "of its own is imported with --arch and that family's op profile, and a new family is "
+                              "an op profile with an import section (README: Add a family)"))
+    return None
 
 
 def _pick_by_arch(types: Sequence[_Stated], profiles: OpProfiles, arch: str,
-                  issues: List[ImportIssue]) -> Optional[Tuple[ModelType, OpProfile]]:
-    """The profile *arch* and its family's record, for a model type no other profile prices.
+                  issues: List[ImportIssue]) -> Optional[OpProfile]:
+    """The profile *arch*, for a model type no other profile prices.
 
     ``--arch`` reads a config whose model type no profile lists (a
     fine-tune's own name) as arch's family; a model type another profile
@@ -1291,15 +1151,13 @@ def _pick_by_arch(types: Sequence[_Stated], profiles: OpProfiles, arch: str,
                                       f"by --arch {arch!r}; leave out --arch, which is for a model type no op "
                                       "profile lists"))
             return None
-    names = [stated.value for stated in types if _priced_by(stated.value, profiles) is not None]
-    record = next(filter(None, map(model_type_record, names + list(profile.model_types))), None)
-    if record is None:
+    if profile.family is None:
         issues.append(ImportIssue((), "import.arch",
                                   f"op profile {arch!r} lists no model type the importer has rules for "
                                   f"({', '.join(profile.model_types) or 'none'}), so a config cannot be read as its "
                                   "family; pick a language model's op profile"))
         return None
-    return record, profile
+    return profile
 
 
 def _put_name(ctx: _Context, name: Optional[str], fallback: str) -> None:
@@ -1347,17 +1205,17 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
                                              f"a config is a JSON object, got {_json_type(config)}")])
     issues: List[ImportIssue] = []
     keys, types, misplaced = _merge(config, issues)
-    picked = _pick(types, profiles, arch, issues)
-    if picked is None:
+    profile = _pick(keys, types, profiles, arch, issues)
+    if profile is None:
         raise ConfigImportError(issues)
-    ctx = _Context(keys, *picked)
+    ctx = _Context(keys, profile)
     ctx.issues.extend(issues)
     unknown = _apply_keys(ctx) + misplaced
     _stack(ctx)
     _put_name(ctx, name, fallback_name)
     ctx.fields.put("arch", ctx.profile.arch, "model_type" if arch is None else "--arch", ctx.path("model_type"))
     if unknown and not allow_unknown:
-        ctx.issues.extend(ImportIssue(path, "import.unknown-key", _unknown_message(path)) for path in unknown)
+        ctx.issues.extend(ImportIssue(path, "import.unknown-key", _unknown_message(ctx, path)) for path in unknown)
     if ctx.issues:
         raise ConfigImportError(ctx.issues)
     spec = _with_parameters(_spec(ctx), profiles)
@@ -1366,32 +1224,81 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
 
 
 def _apply_keys(ctx: _Context) -> List[KeyPath]:
-    """Set the family's fixed facts, run every stated key's transform, then the defaults; return the unknown keys."""
-    record = ctx.model_type
+    """Set the family's fixed facts, run every stated key's rule, then the defaults; return the unknown keys.
+
+    A key the family lists as ignored or unread is skipped; a read key whose
+    value holds a NaN or an infinity is refused and dropped, so no rule reads it.
+    """
+    family = ctx.family
     unknown: List[KeyPath] = []
-    for field_name, value in record.fixed.items():
-        ctx.fields.fix(field_name, value, record.names[0])
-    for key, stated in ctx.keys.items():
-        rule = _RULES.get(key)
-        if key in record.unread or rule is None:
-            if key not in record.unread and key not in IGNORED:
+    for field_name, value in family.fixed.items():
+        ctx.fields.fix(field_name, value, ctx.type_name)
+    for key, stated in list(ctx.keys.items()):
+        if key in family.unread or key in family.ignored:
+            continue
+        rule = family.keys.get(key) or _RULES.get(key)
+        if rule is None:
+            if key not in IGNORED:
                 unknown.append(stated.path)
             continue
-        if key == "vision_config":
+        if _refuse_non_finite(ctx, stated):
+            del ctx.keys[key]
+        elif key == "vision_config":
             _vision(ctx, stated, unknown)
         else:
             TRANSFORMS[rule.transform](rule, stated, ctx)
-    for key, value in record.defaults.items():
-        if ctx.value(key) is None:
-            stated = _Stated(value, (key,), default=True)
-            TRANSFORMS[_RULES[key].transform](_RULES[key], stated, ctx)
+    for key, value in family.defaults.items():
+        if ctx.value(key) is not None:
+            continue
+        computed = ""
+        if isinstance(value, Expression):
+            value, computed = value.evaluate(ctx.fields.values), value.text
+            if value is None:
+                continue  # a field it reads is missing or wrong; the model IR names that field
+        rule = family.keys.get(key) or _RULES[key]
+        TRANSFORMS[rule.transform](rule, _Stated(value, (key,), default=True, computed=computed), ctx)
     return unknown
 
 
-def _unknown_message(path: KeyPath) -> str:
-    return (f"{_dotted(path)} is a key the importer does not know; map it in pipeline/importer.py (KEYS) or, if it "
-            "does not change what a cost model prices, list it in IGNORED with its reason; --allow-unknown imports "
-            "without it")
+def _non_finite(value: Any) -> bool:
+    """Whether a JSON value is or holds a NaN or an infinity (which a config's reader keeps as floats)."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, Mapping):
+        return any(_non_finite(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_non_finite(item) for item in value)
+    return False
+
+
+def _refuse_non_finite(ctx: _Context, stated: _Stated) -> bool:
+    """Refuse a read key whose value holds a NaN or an infinity (a nesting's keys are checked key by key)."""
+    if isinstance(stated.value, Mapping) or not _non_finite(stated.value):
+        return False
+    ctx.refuse(stated.path, "import.value",
+               f"{_dotted(stated.path)} is {_show(stated.value)}; a key the importer reads states finite numbers")
+    return True
+
+
+def _known_keys(family: Family, tower: bool) -> List[str]:
+    """Every key a config of *family* may state (in its ``vision_config``, with *tower*), for a did-you-mean."""
+    if tower:
+        return sorted(set(_VISION_RULES) | set(VISION_IGNORED) | set(family.vision_keys) | set(family.vision_ignored))
+    return sorted(set(_RULES) | set(IGNORED) | set(family.keys) | set(family.ignored) | set(family.unread))
+
+
+def _unknown_message(ctx: _Context, path: KeyPath) -> str:
+    """What to do about the unknown key *path*: a near miss, or state it in the family's YAML, or --allow-unknown."""
+    if path[:1] == ("text_config",) and path[-1] in _TOP_LEVEL_ONLY:
+        return (f"{_dotted(path)} is nested inside text_config, where the importer does not read it; state it at the "
+                "top level, or pass --allow-unknown to import without it")
+    tower = path[0] == "vision_config"
+    close = difflib.get_close_matches(path[-1], _known_keys(ctx.family, tower), n=1)
+    hint = f"did you mean {close[0]!r}? If not, " if close else ""
+    section, mapped = ("vision_ignored", "vision_keys") if tower else ("ignored", "keys")
+    return (f"{_dotted(path)} is a key the importer does not know for model_type {ctx.type_name!r}; {hint}list it "
+            f"under import.{section} in op_profiles/{ctx.profile.arch}.yaml with why it changes nothing a cost model "
+            f"prices (or map it under import.{mapped}), or pass --allow-unknown to import without it")
 
 
 def _with_parameters(spec: ModelSpec, profiles: OpProfiles) -> ModelSpec:

@@ -52,6 +52,7 @@ CODES: Dict[str, str] = {
                        "number is required.",
     "spec.not-boolean": "A flag holds something other than true or false.",
     "spec.not-string": "A name field holds something other than a string.",
+    "spec.dtype": "torch_dtype names none of the dtypes a checkpoint's weights are saved in (bfloat16, float16, float32, ...).",
     "spec.not-a-list": "A list field (layers, layer_types) holds something other than a non-empty list.",
     "spec.negative": "A count or size is negative.",
     "spec.not-positive": "A field that must be positive is zero or negative.",
@@ -1166,21 +1167,28 @@ class ModelSpec:
         return spec.validate() if strict else spec
 
 
+#: The dtypes a checkpoint's weights can be saved in, by torch name: those a safetensors file holds
+#: (safetensors' ``torch.py``, ``_TYPES``). The schema's ``torch_dtype`` enum lists the same names.
+CHECKPOINT_DTYPES = ("bfloat16", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu",
+                     "float4_e2m1fn_x2", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                     "bool")
+
+
 def _dtype(value: Any, path: FieldPath) -> Optional[str]:
     """Return a dtype name without its ``torch.`` prefix (``torch.bfloat16`` is ``bfloat16``).
 
     Raises:
-        ModelSpecError: ``spec.not-string`` for a non-string, or for a text
-            that names no dtype once the prefix is dropped (``torch.``,
-            ``torch.torch.bfloat16``), which would not read back the same.
+        ModelSpecError: ``spec.not-string`` for a non-string; ``spec.dtype``
+            for a text that is none of :data:`CHECKPOINT_DTYPES` once the
+            prefix is dropped (``bf16``, ``torch.torch.bfloat16``).
     """
     text = _text(value, path)
     if text is None:
         return None
     dtype = text.removeprefix("torch.")
-    if not dtype or dtype.startswith("torch."):
-        raise refuse(path, "spec.not-string",
-                     f"{dotted(path)} must name a dtype such as bfloat16, got {value!r}")
+    if dtype not in CHECKPOINT_DTYPES:
+        raise refuse(path, "spec.dtype", f"{dotted(path)} must be one of {', '.join(CHECKPOINT_DTYPES)}, "
+                                         f"got {_show(value)}")
     return dtype
 
 
@@ -1194,6 +1202,10 @@ def _layer_types(value: Any, path: FieldPath) -> Tuple[str, ...]:
         raise refuse(path, "spec.not-a-list", f"{dotted(path)} must list layer type names, got {_show(value)}")
     issues = _Issues()
     names = tuple(issues.take(_text, kind, path + (index,)) for index, kind in enumerate(value))
+    for index, kind in enumerate(value):
+        if kind is None:  # an entry is a kind's name: null here is no layer, not an absent field
+            issues.add(path + (index,), "spec.not-string", f"{dotted(path + (index,))} must name a layer kind, "
+                                                           "got null; list one kind per body layer")
     issues.raise_if_any()
     return names
 

@@ -29,7 +29,6 @@ spec that names a missing profile gets a :class:`~pipeline.model.ModelSpecError`
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import functools
 import typing
@@ -38,8 +37,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from pipeline.families import Family, family_problems, parse_family, spec_field_types
 from pipeline.model import ModelSpec, ModelSpecError, OpCounts, SpecIssue, VisionSpec, refuse
-from pipeline.problems import FieldPath, Location, Problem, Severity, dotted
+from pipeline.problems import FieldPath, Location, Problem, Severity, dotted, near_misses
 from pipeline.weights import (EMPTY, LAYER_PARTS, MODEL_PARTS, NONE, TOWER_PARTS, TOWER_SYMBOLS, Inventory,
                               WeightFormatError, parse_weights)
 
@@ -64,6 +64,10 @@ CODES: Dict[str, str] = {
                        "or a tensor listed twice.",
     "profile.assumes-value": "A kind's assumes gives a field a value of the wrong type: a flag takes true or false, "
                              "a count a whole number it can hold, and either may be 'stated'.",
+    "profile.import": "An op profile's import section names something the schema cannot check: a fixed fact or a "
+                      "key's field that is no model spec field (or a fixed value not of its type), a default for a "
+                      "key no rule reads, an expression over something else than whole-number spec fields, or a "
+                      "key both mapped and listed as ignored.",
     "stack.no-arch": "A spec states no arch and no op profile's match pattern picks one from its name.",
     "stack.ambiguous-arch": "A spec states no arch and several op profiles' match patterns fit its name.",
     "stack.unknown-arch": "A spec's arch names no op profile.",
@@ -159,6 +163,9 @@ class OpProfile:
         default: The kind a body layer is when no other rule gives one.
         layer_kinds: The kinds by name, in file order.
         path: The file it was read from.
+        family: How ``modelspec import`` reads a config of one of
+            :attr:`model_types` (its ``import`` section); ``None`` when no
+            config is imported as this profile.
         model_weights: The tensors outside the layers (embedding, position
             tables, final norms, head).
         mtp_weights: What one MTP layer holds beside its decoder layer.
@@ -175,6 +182,7 @@ class OpProfile:
     default: Optional[str]
     layer_kinds: Mapping[str, LayerKind]
     path: Path
+    family: Optional[Family] = None
     model_weights: Inventory = NONE
     mtp_weights: Inventory = NONE
     vision_weights: Inventory = NONE
@@ -335,6 +343,13 @@ def _profile_rules(doc: "SourceDoc", path: Path) -> List[Problem]:
                 code, message = refusal
                 at = doc.key_location(where) if code == "profile.assumes-field" else None
                 found.append(_located(doc, where, code, f"{dotted(where[:-1])}: {message}", at))
+    if "import" in data:
+        from pipeline.importer import shared_keys  # pylint: disable=import-outside-toplevel
+
+        for where, message in family_problems(data["import"], spec_field_types(), shared_keys(),
+                                               spec_field_types(tower=True)):
+            at = doc.key_location(("import",) + where)
+            found.append(_located(doc, ("import",) + where, "profile.import", f"import.{message}", at))
     return found
 
 
@@ -359,7 +374,7 @@ def _assumption_refusal(field: Any, value: Any, record: str) -> Optional[Tuple[s
     """``(code, message)`` when ``field: value`` is not a valid ``assumes`` entry for *record*, else ``None``."""
     fields = assumable_fields(record)
     if field not in fields:
-        close = difflib.get_close_matches(str(field), list(fields), n=1)
+        close = near_misses(str(field), fields)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         return ("profile.assumes-field",
                 f"{field!r} is not a flag or a count of a {record}, so no spec could contradict it{hint}")
@@ -401,6 +416,7 @@ def _profile(data: Mapping, path: Path) -> OpProfile:
     }
     return OpProfile(data["arch"], data["summary"], data["source"], tuple(data["model_types"]),
                      tuple(data["match"]), data.get("default"), kinds, path,
+                     family=parse_family(data["import"]) if "import" in data else None,
                      model_weights=parse_weights(data.get("model_weights", ()), ("model_weights",),
                                                  parts=MODEL_PARTS),
                      mtp_weights=parse_weights(data.get("mtp_weights", ()), ("mtp_weights",), parts=("mtp",)),

@@ -17,12 +17,14 @@ checks both against it.
 
 from __future__ import annotations
 
+import difflib
 import enum
 import functools
 import importlib
-import re
 from dataclasses import dataclass, field
-from typing import Mapping, Tuple, Union
+from typing import Iterable, Mapping, Tuple, Union
+
+from pipeline.escape import printable
 
 #: A field path: mapping keys and sequence indices from the document's root,
 #: e.g. ``("layers", 2, "count")``.
@@ -67,28 +69,17 @@ def dotted(path: FieldPath) -> str:
     return out
 
 
-# Control characters (C0, DEL, C1), lone surrogates and the noncharacters U+FFFE/U+FFFF: a terminal would
-# act on them, XML 1.0 cannot hold them, and a lone surrogate (a file name's undecodable byte) cannot be
-# encoded as UTF-8.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+def near_misses(value: object, choices: Iterable[object], n: int = 1, cutoff: float = 0.6) -> list[str]:
+    """The *choices* closest to *value* (``difflib``), for a message's "did you mean ...?"; any input is safe.
 
-
-def printable(text: str, keep: str = "") -> str:
-    """Return *text* with control characters and lone surrogates written as escapes (``\\x01``, ``\\udcff``).
-
-    A file name's undecodable byte arrives as a lone surrogate (Python's
-    ``surrogateescape``) and is shown as ``\\xff``, the byte itself. *keep*
-    lists characters left as they are (a message may span lines).
+    A *value* that is not text (``null``, a number, a list in a list of names)
+    has no near miss, and only the text *choices* are compared: a suggestion
+    must never be what crashes a pass.
     """
-    def escape(match: "re.Match[str]") -> str:
-        char = match.group()
-        if char in keep:
-            return char
-        if "\udc80" <= char <= "\udcff":
-            return f"\\x{ord(char) - 0xdc00:02x}"
-        return char.encode("unicode_escape", "backslashreplace").decode("ascii")
-
-    return _UNPRINTABLE.sub(escape, text)
+    if not isinstance(value, str):
+        return []
+    return difflib.get_close_matches(value, [choice for choice in choices if isinstance(choice, str)], n=n,
+                                     cutoff=cutoff)
 
 
 @functools.total_ordering
@@ -117,9 +108,14 @@ class Problem:
     path: FieldPath = field(default=())
 
     def __post_init__(self) -> None:
-        """Make the file name and message printable in every report format (see :func:`printable`)."""
+        """Make the file name and message printable in every report format (see :func:`printable`).
+
+        A message keeps its line breaks (a CRLF becomes one) and tabs; every
+        other control character is shown escaped, and no line of it can run
+        as a GitHub workflow command.
+        """
         object.__setattr__(self, "file", printable(self.file))
-        object.__setattr__(self, "message", printable(self.message, keep="\n\r\t"))
+        object.__setattr__(self, "message", printable(self.message.replace("\r\n", "\n"), keep="\n\t"))
 
     def _key(self) -> tuple:
         """Sort by place, then by pass order, then by code and message."""
@@ -151,6 +147,8 @@ _CODE_MODULES = (
     "pipeline.importer",
     "pipeline.fmt",
     "pipeline.regen",
+    "pipeline.config",
+    "pipeline.suppress",
 )
 
 
@@ -179,6 +177,21 @@ class Outcome(str, enum.Enum):
 
 
 @dataclass(frozen=True)
+class InlineIgnore:
+    """A ``# modelspec: ignore[CODE, ...]`` comment in a spec file (see :mod:`pipeline.suppress`).
+
+    Attributes:
+        line: The comment's 1-based line: the line whose warnings it silences.
+        column: The 1-based column of its ``#``.
+        codes: The codes or code prefixes it names, as written; empty when it names none.
+    """
+
+    line: int
+    column: int
+    codes: Tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class FileResult:
     """Every pass's outcome and every problem for one file.
 
@@ -186,11 +199,17 @@ class FileResult:
         file: The path as reported.
         outcomes: ``(pass name, Outcome)`` for each of :data:`PASSES`, in order.
         problems: The file's problems, sorted.
+        ignores: The file's inline ignore comments, in order; :func:`pipeline.suppress.suppress` applies them.
     """
 
     file: str
     outcomes: Tuple[Tuple[str, Outcome], ...]
     problems: Tuple[Problem, ...]
+    ignores: Tuple[InlineIgnore, ...] = ()
+
+    def __post_init__(self) -> None:
+        """Make the file name printable in every report format, as each problem's (see :func:`printable`)."""
+        object.__setattr__(self, "file", printable(self.file))
 
     def outcome(self, pass_name: str) -> Outcome:
         """Return the outcome of *pass_name*.

@@ -125,14 +125,15 @@ class Resolution:
         return where.line, where.column
 
 
-def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles, jobs: int = 1) -> List[Resolution]:
+def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles,
+                  progress: Optional[Callable[[int], None]] = None) -> List[Resolution]:
     """Check each spec file and build the artifact of each that passes with a resolved stack.
 
     Args:
         repo: The spec repository (paths are shown relative to its root).
         files: The spec files.
         profiles: The op profiles to resolve against.
-        jobs: Worker processes for the check (see :func:`~pipeline.runner.check_paths`).
+        progress: Called with the number of files checked since the last call.
 
     Returns:
         One :class:`Resolution` per file, sorted by path.
@@ -142,7 +143,7 @@ def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles, j
     """
     by_display = {repo.display(path): path for path in files}
     checked = check_paths(sorted(((path, display) for display, path in by_display.items()), key=lambda p: p[1]),
-                          profiles, jobs)
+                          profiles, progress)
     profile_bytes: Dict[Path, bytes] = {}
 
     def read_profile(arch: str) -> bytes:

@@ -7,17 +7,25 @@ folder above the current one that holds ``specs/`` or ``.git``, the way git
 finds its work tree, so ``modelspec check`` works from any subfolder.
 Without an ``op_profiles/`` folder of its own, a repository uses the
 profiles bundled with modelspec.
+
+Two ways to name a file: :meth:`SpecRepo.display`, relative to the spec
+repository's root, is what artifacts and git selections use (it is the same
+wherever the repository sits); :meth:`SpecRepo.report_name`, relative to the
+git work tree holding the repository (or the current folder outside git), is
+what reports show, since that is the path a CI service finds in the checkout
+when the specs sit in a subfolder (``--root catalogue``).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 from pipeline.op_profiles import bundled_profiles_dir
-from pipeline.problems import printable
+from pipeline.escape import printable
 
 
 @dataclass(frozen=True)
@@ -46,16 +54,49 @@ class SpecRepo:
         own = self.root / "op_profiles"
         return own if own.is_dir() else bundled_profiles_dir()
 
+    @functools.cached_property
+    def _resolved_root(self) -> Path:
+        """The root with its symlinks resolved (once: :meth:`display` runs per file)."""
+        return self.root.resolve()
+
     def display(self, path: Path) -> str:
-        """*path* as reports show it: relative to the root when inside it (a symlink under the root by its own
-        name), forward slashes, printable (an undecodable byte of a file name shown as ``\\xff``)."""
-        root = self.root.resolve()
-        for candidate in (Path(os.path.abspath(path)), _resolved(path)):
-            try:
-                return printable(candidate.relative_to(root).as_posix())
-            except ValueError:
-                continue
-        return printable(path.as_posix())
+        """*path* relative to the root when inside it (a symlink under the root by its own name), forward
+        slashes, printable (an undecodable byte of a file name shown as ``\\xff``)."""
+        return _relative(path, self._resolved_root)
+
+    @functools.cached_property
+    def report_base(self) -> Path:
+        """The folder report paths are relative to: the top of the git work tree holding the root; outside
+        git, the current folder when the root is inside it, else the root itself (found once per repository
+        object: :meth:`report_name` runs per file)."""
+        root = self._resolved_root
+        for folder in (root, *root.parents):
+            if (folder / ".git").exists():
+                return folder
+        here = Path.cwd().resolve()
+        return here if root.is_relative_to(here) else root
+
+    def report_name(self, path: Path) -> str:
+        """*path* as reports show it: as :meth:`display` does, relative to :attr:`report_base`
+        (``catalogue/specs/acme/bad.yaml`` for a spec repository in ``catalogue/`` of a git work tree)."""
+        return _relative(path, self.report_base)
+
+
+def _relative(path: Path, base: Path) -> str:
+    """*path* relative to *base* when inside it, by its own name first, then with its links resolved; else as
+    given. Forward slashes, printable. A path spelled under *base* costs string operations only."""
+    text = os.fspath(path)
+    normal = text.startswith(os.sep) and "/." not in text and "//" not in text and not text.endswith(os.sep)
+    absolute = text if normal else os.path.abspath(text)  # abspath would change nothing: skip its cost
+    prefix = str(base) if str(base).endswith(os.sep) else str(base) + os.sep
+    if absolute.startswith(prefix):
+        return printable(absolute[len(prefix):].replace(os.sep, "/"))
+    for candidate in (Path(absolute), _resolved(path)):
+        try:
+            return printable(candidate.relative_to(base).as_posix())
+        except ValueError:
+            continue
+    return printable(path.as_posix())
 
 
 def _resolved(path: Path) -> Path:

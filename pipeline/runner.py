@@ -19,11 +19,12 @@ spread files over processes (``--jobs``) because each file is independent.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.model import ModelSpec, ModelSpecError, SpecIssue
 from pipeline.op_profiles import OpProfiles, load_op_profiles
@@ -32,6 +33,7 @@ from pipeline.problems import FILE_START, PASSES, FieldPath, FileResult, Locatio
 from pipeline.stack import LayerStack, spec_arch, spec_layer_stack, tower_layer_stack
 
 if TYPE_CHECKING:
+    from pipeline.result_cache import CacheKeys, Record, ResultCache
     from pipeline.yaml_source import SourceDoc
 
 CODES: Dict[str, str] = {
@@ -54,6 +56,8 @@ class CheckedSpec:
         stack: Its resolved layer stack, when ``stack`` passed.
         tower: Its vision tower's stack, when it has a tower and ``stack`` passed.
         name_at: Where the file states ``name`` (the top of the file when it does not).
+        parameters: ``(total, active)`` parameters, counted from the profile's
+            weight inventories, when ``stack`` passed and the spec can be counted.
     """
 
     result: FileResult
@@ -61,6 +65,46 @@ class CheckedSpec:
     stack: Optional[LayerStack] = None
     tower: Optional[LayerStack] = None
     name_at: Location = FILE_START
+    parameters: Optional[Tuple[int, int]] = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a run keeps of one file's check: its result and what the whole-run rules and ``list`` need.
+
+    Small on purpose (no spec, no stack): a run over a catalogue holds one per
+    file, a worker process sends them back, and the result cache stores them.
+
+    Attributes:
+        result: Every pass's outcome and problem, before the whole run's rules.
+        name: The spec's name, when ``semantic`` passed (the duplicate-name rule).
+        name_at: Where the file states ``name``.
+        stated_name: The ``name`` the file's mapping states, when it is text (even when the spec fails).
+        row: The spec's ``list`` row (:func:`pipeline.catalogue.list_row`), when ``semantic`` passed.
+    """
+
+    result: FileResult
+    name: Optional[str] = None
+    name_at: Location = FILE_START
+    stated_name: Optional[str] = None
+    row: Optional[Dict[str, Any]] = None
+
+
+_SHARED_OUTCOMES: Dict[Tuple[Tuple[str, Outcome], ...], Tuple[Tuple[str, Outcome], ...]] = {}
+
+
+def shared_outcomes(outcomes: Tuple[Tuple[str, Outcome], ...]) -> Tuple[Tuple[str, Outcome], ...]:
+    """One tuple object per distinct set of outcomes, so a run over many files holds a handful, not one each."""
+    return _SHARED_OUTCOMES.setdefault(outcomes, outcomes)
+
+
+def verdict_of(checked: CheckedSpec, stated_name: Optional[str]) -> Verdict:
+    """The :class:`Verdict` of a check."""
+    from pipeline.catalogue import list_row  # pylint: disable=import-outside-toplevel
+
+    spec = checked.spec
+    return Verdict(checked.result, spec.name if spec is not None else None, checked.name_at, stated_name,
+                   list_row(spec, checked.stack, checked.result.file, checked.parameters) if spec is not None else None)
 
 
 #: Codes about a key itself (it should not be there), reported at the key rather than at its value.
@@ -101,7 +145,7 @@ class _Passes:
 
     def result(self) -> FileResult:
         """The file's result, passes that did not run marked skipped, problems sorted."""
-        outcomes = tuple((name, self.outcomes.get(name, Outcome.SKIPPED)) for name in PASSES)
+        outcomes = shared_outcomes(tuple((name, self.outcomes.get(name, Outcome.SKIPPED)) for name in PASSES))
         return FileResult(self.doc.file, outcomes, tuple(sorted(self.problems)))
 
 
@@ -149,27 +193,30 @@ def check_document(doc: "SourceDoc", profiles: OpProfiles) -> CheckedSpec:
         run.record("stack", _as_findings(error.issues, Severity.ERROR) + _as_findings(error.warnings, Severity.WARNING))
         stack = tower = None
     else:
-        run.record("stack", _as_findings(stack.warnings, Severity.WARNING)
-                   + _parameter_findings(spec, profiles, stack, tower))
+        totals, found = _counted(spec, profiles, stack, tower)
+        run.record("stack", _as_findings(stack.warnings, Severity.WARNING) + found)
     run.record("roundtrip", roundtrip_findings(doc.data, spec))
-    return CheckedSpec(run.result(), spec, stack, tower, _name_at(doc))
+    if stack is None:
+        return CheckedSpec(run.result(), spec, name_at=_name_at(doc))
+    return CheckedSpec(run.result(), spec, stack, tower, _name_at(doc), totals)
 
 
-def _parameter_findings(spec: ModelSpec, profiles: OpProfiles, stack: LayerStack,
-                        tower: Optional[LayerStack]) -> List[Finding]:
-    """The stated parameter count against the counted one; nothing when the spec states none."""
-    if spec.parameters is None:
-        return []
+def _counted(spec: ModelSpec, profiles: OpProfiles, stack: LayerStack,
+             tower: Optional[LayerStack]) -> Tuple[Optional[Tuple[int, int]], List[Finding]]:
+    """``(total, active)`` (``None`` when the spec cannot be counted) and the stated count's findings against it."""
     profile = profiles.get(stack.arch)
     try:
-        total, active = count_totals(spec, profile, stack, tower)
+        totals = count_totals(spec, profile, stack, tower)
     except Unpriced as missing:
-        return [(("parameters",), "params.unpriced", Severity.ERROR,
-                 f"parameters is stated but cannot be checked: {missing.reason}")]
-    if spec.parameters.total == total and spec.parameters.active in (None, active):
-        return []
+        if spec.parameters is None:
+            return None, []
+        return None, [(("parameters",), "params.unpriced", Severity.ERROR,
+                       f"parameters is stated but cannot be checked: {missing.reason}")]
+    stated = spec.parameters
+    if stated is None or (stated.total == totals[0] and stated.active in (None, totals[1])):
+        return totals, []
     counts = count_parameters(spec, profile, stack, tower)
-    return [(path, code, Severity.ERROR, message) for path, code, message in stated_issues(spec, counts)]
+    return totals, [(path, code, Severity.ERROR, message) for path, code, message in stated_issues(spec, counts)]
 
 
 def _name_at(doc: "SourceDoc") -> Location:
@@ -187,12 +234,39 @@ def check_file(path: Path, display: str, profiles: OpProfiles) -> CheckedSpec:
     """
     from pipeline.yaml_source import load_path  # pylint: disable=import-outside-toplevel
 
+    def check() -> Tuple[CheckedSpec, Optional[str]]:
+        checked = check_document(load_path(path, display), profiles)
+        if checked.result.outcome("load") is Outcome.FAILED:
+            return checked, None
+        with open(path, "rb") as handle:  # read again only for its comments; the page cache has it
+            return _with_ignores(checked, handle.read()), None
+
+    return _guarded(check, display)[0]
+
+
+def _with_ignores(checked: CheckedSpec, raw: bytes) -> CheckedSpec:
+    """*checked* with the inline ignore comments of the file's bytes *raw* (:mod:`pipeline.suppress`)."""
+    from pipeline.suppress import inline_ignores  # pylint: disable=import-outside-toplevel
+
+    ignores = inline_ignores(raw)
+    return dataclasses.replace(checked, result=dataclasses.replace(checked.result, ignores=ignores)) \
+        if ignores else checked
+
+
+def _guarded(check: Callable[[], Tuple[CheckedSpec, Optional[str]]], display: str) -> Tuple[CheckedSpec, Optional[str]]:
+    """Run *check*; a crash becomes a ``check.internal`` problem (one file's crash must not hide the others)."""
     try:
-        return check_document(load_path(path, display), profiles)
-    except Exception as error:  # pylint: disable=broad-except  # one file's crash must not hide the others
+        return check()
+    except Exception as error:  # pylint: disable=broad-except
         problem = Problem(display, 1, 1, "load", "check.internal", Severity.ERROR,
                           f"modelspec crashed on this file ({type(error).__name__}: {error}); please report it")
-        return CheckedSpec(FileResult(display, tuple((name, Outcome.SKIPPED) for name in PASSES), (problem,)))
+        return CheckedSpec(FileResult(display, tuple((name, Outcome.SKIPPED) for name in PASSES), (problem,))), None
+
+
+def _stated_name(doc: "SourceDoc") -> Optional[str]:
+    """The ``name`` *doc*'s mapping states, when it is text (what another run's duplicate-name rule sees)."""
+    name = doc.data.get("name") if isinstance(doc.data, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def find_spec_files(paths: Sequence[Path]) -> List[Path]:
@@ -208,108 +282,326 @@ def find_spec_files(paths: Sequence[Path]) -> List[Path]:
         ValueError: If a named path is neither a folder nor a regular file (a
             FIFO would block the read forever).
     """
-    found = []
+    return [Path(path) for path in spec_file_names(paths)]
+
+
+def spec_file_names(paths: Sequence[Path]) -> List[str]:
+    """:func:`find_spec_files` as path strings (a catalogue-wide pass over names needs no ``Path`` objects)."""
+    found: List[Tuple[str, str, str]] = []
     for path in paths:
         if path.is_dir():
             # Whatever bears a spec's name is a spec: a dangling link or a FIFO under specs/ is reported
             # (yaml.unreadable), not silently left out.
-            found.extend(p for p in sorted(path.rglob("*")) if p.suffix.lower() in SPEC_SUFFIXES and not p.is_dir())
+            found.extend(_folder_specs(os.path.normpath(path), os.path.realpath(path)))
         elif path.is_file():
-            found.append(path)
+            found.append((_path_key(str(path)), str(path), _real(path)))
         elif path.exists():
             raise ValueError(f"{path}: not a regular file or a folder; name spec files or the folders holding them")
         else:
             raise FileNotFoundError(f"{path}: no such file or folder")
-    unique: Dict[Path, Path] = {}
-    for path in found:
-        try:
-            real = path.resolve()
-        except RuntimeError:  # a symlink loop: reported unreadable under its own name
-            real = path
+    found.sort()
+    unique: Dict[str, str] = {}
+    for _, path, real in found:
         unique.setdefault(real, path)
-    return sorted(unique.values())
+    return list(unique.values())
 
 
-def _check_chunk(items: Sequence[Tuple[str, str]], profiles_root: str) -> List[CheckedSpec]:
-    """Worker: check a chunk of ``(path, display)`` pairs (picklable arguments only)."""
+def _path_key(path: str) -> str:
+    """What ``Path`` sorts *path* by, as a string: its parts in order, so ``a/b`` comes before ``a-b`` (a
+    separator that sorts before every character a name can hold)."""
+    return os.path.normpath(path).replace(os.sep, "\0")
+
+
+def _real(path: Path) -> str:
+    """*path* with its symlinks resolved; itself when they loop (then it is reported unreadable by its name)."""
+    try:
+        return str(path.resolve())
+    except RuntimeError:
+        return str(path)
+
+
+def _spec_suffix(name: str) -> bool:
+    """Whether a file name has a spec's suffix, as ``Path.suffix`` reads it (``.yaml`` itself has none)."""
+    dot = name.rfind(".")
+    return 0 < dot < len(name) - 1 and name[dot:].lower() in SPEC_SUFFIXES
+
+
+def _folder_specs(folder: str, real_folder: str) -> Iterator[Tuple[str, str, str]]:
+    """``(sort key, path, real path)`` of each spec-named entry under *folder* that is not a folder, as
+    ``Path.rglob`` finds them: a symlinked folder is not entered, an unreadable one is skipped.
+
+    One ``scandir`` per folder: only a symlink costs a ``stat`` (is it a folder?) and a ``resolve``;
+    any other entry's real path is its folder's, which is known.
+    """
+    try:
+        with os.scandir(folder) as listing:
+            entries = list(listing)
+    except PermissionError:
+        return
+    key = _path_key(folder) + "\0"
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            yield from _folder_specs(entry.path, os.path.join(real_folder, entry.name))
+        elif _spec_suffix(entry.name):
+            if not entry.is_symlink():
+                yield key + entry.name, entry.path, os.path.join(real_folder, entry.name)
+            elif not entry.is_dir():
+                yield key + entry.name, entry.path, _real(Path(entry.path))
+
+
+def _check_chunk(items: Sequence[Tuple[str, str, Optional[Tuple[str, str]]]], profiles_root: str,
+                 keys: Optional["CacheKeys"], with_rows: bool) -> List[Tuple[Verdict, Optional[str]]]:
+    """Worker: :func:`cached_verdict` for a chunk of ``(path, display, cache line)`` (picklable arguments only)."""
     profiles = load_op_profiles(Path(profiles_root))
-    return [check_file(Path(path), display, profiles) for path, display in items]
+    return [cached_verdict(Path(path), display, profiles, keys, line, with_rows) for path, display, line in items]
 
 
-#: Files per worker below which starting a process (about 0.3 s of imports) does not pay.
+def cached_verdict(path: Path, display: str, profiles: OpProfiles, keys: Optional["CacheKeys"] = None,
+                   line: Optional[Tuple[str, str]] = None, with_row: bool = False) -> Tuple[Verdict, Optional[str]]:
+    """One file's :class:`Verdict`, from its cache record when that is current, else by checking it.
+
+    Args:
+        path: The file.
+        display: Its path as reports show it.
+        profiles: The op profiles.
+        keys: The run's :class:`~pipeline.result_cache.CacheKeys`; ``None`` to neither use nor make a record.
+        line: The file's cache line (``(checksum, record)``), if the cache has one.
+        with_row: Decode the ``list`` row of a reused record too.
+
+    Returns:
+        The verdict, and the cache line to store for the file (``None`` when there is nothing new to keep:
+        no cache, the record was current, or the file cannot be read as a regular file).
+    """
+    # pylint: disable=import-outside-toplevel
+    from pipeline import result_cache as cache
+    from pipeline.yaml_source import load_bytes
+
+    status = cache.regular_file_stat(path) if keys is not None else None
+    if status is None:
+        return verdict_of(check_file(path, display, profiles), None), None
+    record = cache.parse_record(display, *line) if line is not None else None
+    usable = record is not None and record.current(keys)
+    if usable and record.unchanged(status):
+        reused = _decoded(display, record, with_row)
+        if reused is not None:
+            return reused, None
+    read_ns = cache.now_ns()
+    raw = _read(path)
+    if raw is None:
+        return verdict_of(check_file(path, display, profiles), None), None
+    digest = cache.content_digest(raw)
+    if usable and record.digest == digest:
+        reused = _decoded(display, record, with_row)
+        if reused is not None:
+            return reused, record.restated(status, read_ns).to_line(display)
+    recording = cache.RecordingProfiles(profiles.profiles)
+    watched = OpProfiles(profiles.root, recording)
+
+    def check() -> Tuple[CheckedSpec, Optional[str]]:
+        doc = load_bytes(raw, display)
+        checked = check_document(doc, watched)
+        if checked.result.outcome("load") is not Outcome.FAILED:
+            checked = _with_ignores(checked, raw)
+        return checked, _stated_name(doc)
+
+    checked, stated = _guarded(check, display)
+    verdict = verdict_of(checked, stated)
+    texts = cache.encode_verdict(verdict)
+    if texts is None or any(p.code == "check.internal" for p in verdict.result.problems):
+        return verdict, None
+    dependencies = recording.dependencies()
+    fresh = cache.new_record(status, read_ns, digest, keys.environment, stated,
+                             (dependencies, keys.depends(cache.json_text(dependencies)), texts))
+    return verdict, fresh.to_line(display)
+
+
+def _read(path: Path) -> Optional[bytes]:
+    """The bytes the strict loader would read of *path* (up to one past its cap), or ``None`` if it cannot."""
+    from pipeline.yaml_source import MAX_BYTES  # pylint: disable=import-outside-toplevel
+
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(MAX_BYTES + 1)
+    except OSError:
+        return None
+
+
+def _decoded(display: str, record: "Record", with_row: bool = False) -> Optional[Verdict]:
+    """The verdict a record keeps, or ``None`` when it does not decode (a line not of this format)."""
+    from pipeline.result_cache import decode_verdict  # pylint: disable=import-outside-toplevel
+
+    try:
+        return decode_verdict(display, record, with_row)
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+
+
+#: Files per worker below which starting a process does not pay (measured with bench/bench_scale.py: a
+#: worker forks, checks its share and sends its verdicts back; below this, one process is as fast).
 FILES_PER_WORKER = 150
 _CHUNK = 100
 
 
 def worker_count(jobs: Optional[int], files: int) -> int:
-    """How many processes check *files* files: at most *jobs* (default: the usable cores), one per
+    """How many processes check *files* files: at most *jobs* (default: :func:`idle_cores`), one per
     :data:`FILES_PER_WORKER` files, at least 1."""
+    return max(1, min(jobs or idle_cores(), files // FILES_PER_WORKER))
+
+
+def idle_cores() -> int:
+    """The usable cores that other work is not already keeping busy (by the one-minute load average, as
+    ``make --load-average`` judges it), at least 1: a second process on a core someone else is using makes
+    a run slower, not faster."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(jobs or cores, files // FILES_PER_WORKER))
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:  # no load average on this platform
+        busy = 0.0
+    return max(1, min(cores, int(cores - busy + 0.5)))
 
 
-def check_paths(files: Sequence[Tuple[Path, str]], profiles: OpProfiles, jobs: Optional[int] = None,
+def check_paths(files: Sequence[Tuple[Path, str]], profiles: OpProfiles,
                 progress: Optional[Callable[[int], None]] = None) -> List[CheckedSpec]:
-    """Check many files, in several processes when that pays (:func:`worker_count`), results in path order.
+    """Check many files in this process, with the spec and stacks each produced, results in path order.
+
+    For the commands that need the specs themselves (``regen``, ``diff``); a
+    run that needs only results uses :func:`verdicts`, which spreads files
+    over processes and uses the result cache.
 
     Args:
         files: ``(path, display name)`` pairs.
-        profiles: The op profiles (loaded once here; each worker loads its own copy).
-        jobs: The most worker processes to use; ``None`` for every usable core.
+        profiles: The op profiles.
         progress: Called with the number of files finished since the last call.
 
     Returns:
         One :class:`CheckedSpec` per file, sorted by display name.
     """
-    jobs = worker_count(jobs, len(files))
-    if jobs == 1:
-        checked = []
-        for path, display in files:
-            checked.append(check_file(path, display, profiles))
-            if progress:
-                progress(1)
-    else:
-        chunks = [files[start:start + _CHUNK] for start in range(0, len(files), _CHUNK)]
-        checked = []
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(_check_chunk, [(str(p), d) for p, d in chunk], str(profiles.root))
-                       for chunk in chunks]
-            for future in futures:
-                part = future.result()
-                checked.extend(part)
-                if progress:
-                    progress(len(part))
+    checked = []
+    for path, display in files:
+        checked.append(check_file(path, display, profiles))
+        if progress:
+            progress(1)
     return sorted(checked, key=lambda item: item.result.file)
 
 
-def spec_names(files: Sequence[Tuple[Path, str]]) -> Dict[str, List[Tuple[str, str]]]:
+def verdicts(files: Sequence[Tuple[Path, str]], profiles: OpProfiles, jobs: Optional[int] = None,
+             progress: Optional[Callable[[int], None]] = None, cache: Optional["ResultCache"] = None,
+             with_rows: bool = False) -> List[Verdict]:
+    """Each file's :class:`Verdict`, from the result cache where current, the rest checked in several processes
+    when that pays (:func:`worker_count`); in path order.
+
+    Args:
+        files: ``(path, display name)`` pairs.
+        profiles: The op profiles (each worker loads its own copy).
+        jobs: The most worker processes to use; ``None`` for every usable core.
+        progress: Called with the number of files finished since the last call.
+        cache: The result cache; its new lines are added to it (:meth:`~pipeline.result_cache.ResultCache.add`),
+            for the caller to save. ``None`` checks every file.
+        with_rows: Give each verdict its ``list`` row (decoded from a reused record only when asked).
+    """
+    from pipeline.result_cache import regular_file_stat  # pylint: disable=import-outside-toplevel
+
+    keys = cache.keys if cache is not None else None
+    found: List[Verdict] = []
+    todo: List[Tuple[Path, str, Optional[Tuple[str, str]]]] = []
+    for path, display in files:
+        record = cache.record(display) if cache is not None else None
+        if record is not None and record.current(keys):
+            status = regular_file_stat(path)
+            reused = _decoded(display, record, with_rows) if status is not None and record.unchanged(status) \
+                else None
+            if reused is not None:
+                found.append(reused)
+                if progress:
+                    progress(1)
+                continue
+        todo.append((path, display, cache.line(display) if cache is not None else None))
+    for verdict, line in _run_checks(todo, profiles, keys, worker_count(jobs, len(todo)), progress, with_rows):
+        found.append(verdict)
+        if line is not None and cache is not None:
+            cache.add(verdict.result.file, line)
+    return sorted(found, key=lambda item: item.result.file)
+
+
+def _run_checks(todo: Sequence[Tuple[Path, str, Optional[Tuple[str, str]]]], profiles: OpProfiles,
+                keys: Optional["CacheKeys"], workers: int, progress: Optional[Callable[[int], None]],
+                with_rows: bool) -> Iterator[Tuple[Verdict, Optional[str]]]:
+    """:func:`cached_verdict` of each item, here or over *workers* processes, as each finishes its chunk."""
+    if workers == 1:
+        for path, display, line in todo:
+            yield cached_verdict(path, display, profiles, keys, line, with_rows)
+            if progress:
+                progress(1)
+        return
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(_check_chunk, [(str(p), d, line) for p, d, line in todo[start:start + _CHUNK]],
+                               str(profiles.root), keys, with_rows) for start in range(0, len(todo), _CHUNK)]
+        for future in futures:
+            part = future.result()
+            yield from part
+            if progress:
+                progress(len(part))
+
+
+def spec_names(files: Sequence[Tuple[Path, str]],
+               cache: Optional["ResultCache"] = None) -> Dict[str, List[Tuple[str, str]]]:
     """The names the spec files state, case-folded, each with ``(name, display)`` of the files stating it.
 
-    Only the ``name`` key is read (strict loading, no other pass), so a run
-    over a few changed specs can still see the names of all the others; a file
-    that does not load, or states no name, names nothing.
-    """
-    from pipeline.yaml_source import load_path  # pylint: disable=import-outside-toplevel
+    Only the ``name`` key is needed, so a run over a few changed specs can
+    still see the names of all the others: it comes from the file's cache
+    record when the file is unchanged (its ``stat``, else its bytes' digest),
+    else from loading the file strictly (no other pass), and that is recorded.
+    A file that does not load, or states no name, names nothing.
 
+    Args:
+        files: ``(path, display name)`` pairs.
+        cache: The result cache, or ``None`` to load every file.
+    """
     names: Dict[str, List[Tuple[str, str]]] = {}
     for path, display in files:
-        data = load_path(path, display).data
-        name = data.get("name") if isinstance(data, dict) else None
-        if isinstance(name, str):
+        name = stated_name(path, display, cache)
+        if name is not None:
             names.setdefault(name.casefold(), []).append((name, display))
     return names
 
 
-def run_result(checked: Sequence[CheckedSpec], strict: bool,
+def stated_name(path: Path, display: str, cache: Optional["ResultCache"] = None) -> Optional[str]:
+    """The ``name`` the file at *path* states, when it is text: from *cache* where current, else loaded (and a
+    name-only record added to *cache*)."""
+    # pylint: disable=import-outside-toplevel
+    from pipeline import result_cache
+    from pipeline.yaml_source import load_bytes, load_path
+
+    status = result_cache.regular_file_stat(path) if cache is not None else None
+    if status is None:
+        return _stated_name(load_path(path, display))
+    record = cache.record(display)
+    usable = record is not None and record.environment == cache.keys.environment
+    if usable and record.unchanged(status):
+        return record.stated_name
+    read_ns = result_cache.now_ns()
+    raw = _read(path)
+    if raw is None:
+        return _stated_name(load_path(path, display))
+    digest = result_cache.content_digest(raw)
+    if usable and record.digest == digest:
+        cache.add(display, record.restated(status, read_ns).to_line(display))
+        return record.stated_name
+    name = _stated_name(load_bytes(raw, display))
+    cache.add(display, result_cache.new_record(status, read_ns, digest, cache.keys.environment, name).to_line(display))
+    return name
+
+
+def run_result(checked: Sequence[Verdict], strict: bool,
                elsewhere: Optional[Mapping[str, Sequence[Tuple[str, str]]]] = None) -> RunResult:
-    """The run's result from each file's check, with the problems only the whole run can see.
+    """The run's result from each file's verdict, with the problems only the whole run can see.
 
     Two specs of one name (compared case-folded, as a case-insensitive file
     system would) would write one ``resolved/<name>.json``: each is refused,
     naming the other, under its ``semantic`` pass.
 
     Args:
-        checked: Each file's check.
+        checked: Each file's :class:`Verdict`.
         strict: Whether warnings fail the run.
         elsewhere: :func:`spec_names` of the repository's specs this run did
             not check (``--changed-since``, or named files), so a checked spec
@@ -318,19 +610,19 @@ def run_result(checked: Sequence[CheckedSpec], strict: bool,
     by_name: Dict[str, List[str]] = {key: [display for _, display in found]
                                      for key, found in (elsewhere or {}).items()}
     for item in checked:
-        if item.spec is not None:
-            by_name.setdefault(item.spec.name.casefold(), []).append(item.result.file)
-    return RunResult(tuple(_with_clash(item, by_name[item.spec.name.casefold()])
-                           if item.spec is not None and len(by_name[item.spec.name.casefold()]) > 1
+        if item.name is not None:
+            by_name.setdefault(item.name.casefold(), []).append(item.result.file)
+    return RunResult(tuple(_with_clash(item, by_name[item.name.casefold()])
+                           if item.name is not None and len(by_name[item.name.casefold()]) > 1
                            else item.result for item in checked), strict)
 
 
-def _with_clash(item: CheckedSpec, files: Sequence[str]) -> FileResult:
+def _with_clash(item: Verdict, files: Sequence[str]) -> FileResult:
     """*item*'s result with a ``spec.duplicate-name`` error naming the other files of its name."""
     others = [file for file in files if file != item.result.file]
     problem = Problem(item.result.file, item.name_at.line, item.name_at.column, "semantic", "spec.duplicate-name",
-                      Severity.ERROR, f"name {item.spec.name!r} is also the name of {', '.join(others)}; "
+                      Severity.ERROR, f"name {item.name!r} is also the name of {', '.join(others)}; "
                                       "each spec needs its own name (it names its resolved artifact)", ("name",))
     outcomes = tuple((name, Outcome.FAILED if name == "semantic" else outcome)
                      for name, outcome in item.result.outcomes)
-    return FileResult(item.result.file, outcomes, tuple(sorted(item.result.problems + (problem,))))
+    return FileResult(item.result.file, outcomes, tuple(sorted(item.result.problems + (problem,))), item.result.ignores)

@@ -19,13 +19,12 @@ that fail. Both implement draft 2020-12, so they agree on what is valid.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List
 
 from pipeline.model import RUN_PRECISION_KEYS, unknown_key_message
-from pipeline.problems import FieldPath, Problem, Severity, dotted
+from pipeline.problems import FieldPath, Problem, Severity, dotted, near_misses
 from pipeline.resources import schema_path
 
 if TYPE_CHECKING:
@@ -171,7 +170,7 @@ def _unknown_key(path: FieldPath, key: Any, known: List[str], schema_name: str) 
     a nested mapping lists its keys.
     """
     top_of_spec = not path and schema_name == MODEL_SPEC_SCHEMA
-    close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.8)
+    close = near_misses(str(key), known, cutoff=0.8)
     if close and not (top_of_spec and key in RUN_PRECISION_KEYS):
         where = "model spec key" if top_of_spec else f"key in {dotted(path) or 'the top level'}:"
         return f"unknown {where} {key!r}; did you mean {close[0]!r}?"
@@ -230,8 +229,18 @@ def _range_message(error: "ValidationError", path: FieldPath) -> str:
 
 
 def _enum_message(error: "ValidationError", path: FieldPath) -> str:
-    """``attention must be one of ['full', ...], got 'ful'``."""
+    """``attention must be one of ['full', ...], got 'ful'``.
+
+    A list of names that also admits each with a ``torch.`` prefix (``torch_dtype``)
+    is told by its plain names, the prefix said once.
+    """
     allowed = error.validator_value if error.validator == "enum" else [error.validator_value]
+    names = [value for value in allowed if value is not None]
+    plain = [value for value in names if not (isinstance(value, str) and value.startswith("torch.")
+                                              and value.removeprefix("torch.") in names)]
+    if len(plain) < len(names):
+        return (f"{_name(path)} must be one of {', '.join(map(str, plain))} (a torch. prefix may be written), "
+                f"got {_show(error.instance)}")
     return f"{_name(path)} must be one of {allowed}, got {_show(error.instance)}"
 
 
@@ -246,6 +255,7 @@ def _pattern_message(error: "ValidationError", path: FieldPath) -> str:
 # The schemas' patterns, in words.
 _PATTERN_WORDS = {
     "^[a-z0-9_]+$": "lower-case letters, digits and _ (an op profile's file name)",
+    "^[a-z][a-z0-9_]*$": "lower-case letters, digits and _, starting with a letter (a layer kind's name)",
     "^[A-Za-z0-9_-][A-Za-z0-9._-]*$": "letters, digits, '.', '_' and '-', not starting with '.' (it names the "
                                       "spec's artifact file)",
     "^[^A-Z]+$": "lower case",

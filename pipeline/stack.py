@@ -40,7 +40,6 @@ for the fields a tower has.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -48,7 +47,7 @@ from pipeline.model import (LINEAR_FIELDS, LayerGroup, ModelSpec, ModelSpecError
                             VisionSpec, refuse)
 from pipeline.op_profiles import (ABSENT_PRICED_AS, STATED, VISION_ARCH, Assumption, LayerKind, OpProfile,
                                   OpProfiles, load_op_profiles)
-from pipeline.problems import FieldPath, dotted
+from pipeline.problems import FieldPath, dotted, near_misses
 
 CODES: Dict[str, str] = {
     "stack.layer-types-short": "layer_types lists fewer layers than num_hidden_layers.",
@@ -211,7 +210,7 @@ def _body_from_layer_types(profile: OpProfile, num_layers: int, layer_types: Seq
 
 def _unknown_layer_type(profile: OpProfile, name: str, index: int) -> SpecIssue:
     """The warning for a ``layer_types`` name the profile lacks, at its first entry, with the closest kind."""
-    close = difflib.get_close_matches(name, list(profile.layer_kinds), n=1)
+    close = near_misses(name, profile.layer_kinds)
     hint = f": did you mean {close[0]!r}? Its" if close else ". Its"
     return SpecIssue(("layer_types", index), "stack.layer-types-unknown",
                      f"layer_types[{index}] names {name!r}, which op profile {profile.arch!r} does not have{hint} "

@@ -59,6 +59,10 @@ MAX_DEPTH = 64
 #: CVE-2020-10735); staying below it keeps every conversion here total.
 MAX_NUMBER_CHARS = 4000
 
+#: The bound of every integer read or written: ``abs(value)`` below it has at most
+#: :data:`MAX_NUMBER_CHARS` decimal digits, so it prints, in a message or a file.
+NUMBER_LIMIT = 10 ** MAX_NUMBER_CHARS
+
 #: Every code this module emits, with its one-line help (see :mod:`pipeline.problems`).
 CODES: dict[str, str] = {
     "yaml.unreadable": "the file could not be read (missing, a folder, or not permitted)",
@@ -79,7 +83,7 @@ CODES: dict[str, str] = {
     "yaml.ambiguous-bool": "yes/no/on/off/y/n: a boolean in YAML 1.1, text in YAML 1.2",
     "yaml.ambiguous-number": "a number YAML 1.1 and YAML 1.2 read differently (010, 1:30, 0b1010, 1_000)",
     "yaml.non-finite": "NaN or an infinity where a finite number is required",
-    "yaml.huge-number": f"a number longer than {MAX_NUMBER_CHARS} characters",
+    "yaml.huge-number": f"a number longer than {MAX_NUMBER_CHARS} characters, or of more decimal digits",
 }
 
 #: The codes after which the file has no data: the later passes cannot run.
@@ -218,7 +222,14 @@ def _read_plain(text: str) -> _Reading:
     if group in _NUMBER_GROUPS and len(text) > MAX_NUMBER_CHARS:
         return text, ("yaml.huge-number",
                       f"a number of {len(text)} characters is too long; write at most {MAX_NUMBER_CHARS} characters")
-    return _READERS[group](text)
+    value, refusal = _READERS[group](text)
+    if refusal is None and type(value) is int and abs(value) >= NUMBER_LIMIT:
+        # A hex literal of 4000 characters is an integer of some 4800 decimal digits: more than a message can
+        # print (Python's int-to-str limit) or the writer writes. Every integer read is at most as long in
+        # decimal as the longest literal read.
+        return text, ("yaml.huge-number", f"a number of more than {MAX_NUMBER_CHARS} decimal digits is too long; "
+                                          f"write at most {MAX_NUMBER_CHARS} digits")
+    return value, refusal
 
 
 _KIND = {type(None): "null", bool: "a boolean", int: "a number", float: "a number",
@@ -592,6 +603,32 @@ def load_bytes(raw: bytes, file: str) -> SourceDoc:
     return builder.document()
 
 
+class UnreadableFile(OSError):
+    """A path that cannot be read as a file: why, in words for a message (code ``yaml.unreadable``)."""
+
+
+def read_bounded(path: Path, limit: int = MAX_BYTES) -> bytes:
+    """The bytes of the regular file *path*, at most *limit* + 1 of them (so a caller sees it is too large).
+
+    Every command that reads a file a user names or keeps goes through this,
+    so none can block on a FIFO or read a device without end.
+
+    Raises:
+        UnreadableFile: If *path* is not a regular file (a FIFO would block the
+            read forever, a device would mislead it) or cannot be opened or read.
+    """
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise UnreadableFile("not a regular file (a FIFO, device or folder would block or mislead the read)")
+        with open(path, "rb") as handle:
+            return handle.read(limit + 1)
+    except UnreadableFile:
+        raise
+    except OSError as error:
+        raise UnreadableFile(f"cannot read the file ({error.strerror or error}); check the path and its "
+                             "permissions") from None
+
+
 def load_path(path: Path, file: Optional[str] = None) -> SourceDoc:
     """Read one spec file, strictly; never raises for bad input.
 
@@ -606,15 +643,11 @@ def load_path(path: Path, file: Optional[str] = None) -> SourceDoc:
     """
     name = str(path) if file is None else file
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return _refused(name, "yaml.unreadable", FILE_START,
-                            "not a regular file (a FIFO, device or folder would block or mislead the read); "
-                            "a spec is a file")
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_BYTES + 1)
-    except OSError as error:
-        return _refused(name, "yaml.unreadable", FILE_START,
-                        f"cannot read the file ({error.strerror or error}); check the path and its permissions")
+        raw = read_bounded(path)
+    except UnreadableFile as error:
+        why = str(error)
+        return _refused(name, "yaml.unreadable", FILE_START, why + ("; a spec is a file" if why.startswith("not a")
+                                                                   else ""))
     return load_bytes(raw, name)
 
 
@@ -626,7 +659,6 @@ _TAGS = {type(None): "tag:yaml.org,2002:null", bool: "tag:yaml.org,2002:bool",
          int: "tag:yaml.org,2002:int", float: "tag:yaml.org,2002:float", str: _STR_TAG}
 
 _SCALARS = (str, bool, int, type(None))
-_INT_LIMIT = 10 ** (MAX_NUMBER_CHARS - 1)
 
 # No folding: every scalar stays on its line (libyaml takes an int width).
 _WIDTH = 1 << 30
@@ -690,8 +722,8 @@ def _plain_data(value: Any, path: FieldPath) -> Any:
         return [_plain_data(item, path + (index,)) for index, item in enumerate(value)]
     if type(value) is float and not math.isfinite(value):
         raise ValueError(f"{where} is {value!r}; a spec holds finite numbers only")
-    if type(value) is int and abs(value) >= _INT_LIMIT:
-        raise ValueError(f"{where} has more than {MAX_NUMBER_CHARS - 1} digits")
+    if type(value) is int and abs(value) >= NUMBER_LIMIT:
+        raise ValueError(f"{where} has more than {MAX_NUMBER_CHARS} digits")
     if type(value) is float or type(value) in _SCALARS:
         return value
     raise TypeError(f"{where} is a {type(value).__name__}; a spec holds dicts, lists, str, int, float, "
@@ -733,6 +765,63 @@ def dump(data: Mapping, header: str = "") -> str:
                      sort_keys=False, allow_unicode=True, width=_WIDTH)
     return _comment_lines(header) + body
 
+
+
+# Text that goes plain and comes back as itself: a letter, then letters, digits, ``.``, ``_``, ``-``
+# (model names, dtypes, kinds, arch names). Whether it is refused or read as another type is asked of
+# the readers below; no character here starts a YAML indicator or a comment.
+_SIMPLE_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9._-]*")
+_YAML11 = yaml.resolver.Resolver()
+
+
+@functools.lru_cache(maxsize=16384)
+def _scalar_survives(kind: type, value: Any) -> bool:
+    """Whether :func:`dump` writes the scalar *value* (of exact type *kind*, one of str, int, bool, None and
+    float, which comes as its ``repr``) so :func:`load_bytes` reads it back as the same value of the same type.
+
+    Ints within :data:`MAX_NUMBER_CHARS`, booleans and ``None`` always do; so
+    does text of :data:`_SIMPLE_TEXT` that both YAML versions read as text.
+    Anything else (floats, other text) is dumped and read back once, as the
+    value of a one-key mapping, and the answer cached.
+    """
+    if kind is bool or kind is type(None):
+        return True
+    if kind is int:
+        return abs(value) < NUMBER_LIMIT
+    if kind is str and _SIMPLE_TEXT.fullmatch(value) and _read_plain(value) == (value, None) \
+            and _YAML11.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG:
+        return True
+    if kind is float:
+        value = float(value)
+    try:
+        back = load_bytes(dump({"k": value}).encode("utf-8"), "<round-trip>")
+    except (TypeError, ValueError):
+        return False
+    if back.problems or back.data is None or list(back.data) != ["k"]:
+        return False
+    return type(back.data["k"]) is kind and repr(back.data["k"]) == repr(value)  # -0.0 is not 0.0
+
+
+def survives_dump(data: Any, depth: int = 1) -> bool:
+    """Whether ``load_bytes(dump(data).encode()).data`` is *data* itself, the same values of the same types.
+
+    Decided without writing the document: a block-style dump writes each
+    scalar on its own line, as it would write it alone, so the document comes
+    back exactly when every key and scalar does (:func:`_scalar_survives`,
+    cached per value). Only dicts with text keys, lists and scalars are
+    answered; anything else (a tuple, another mapping type, nesting past
+    :data:`MAX_DEPTH`) is ``False``, for the caller to dump and read back.
+    ``True`` is a guarantee; ``False`` only means "not known cheaply".
+    """
+    kind = type(data)
+    if kind is dict:
+        return depth <= MAX_DEPTH and all(type(key) is str and _scalar_survives(str, key)
+                                          and survives_dump(item, depth + 1) for key, item in data.items())
+    if kind is list:
+        return depth <= MAX_DEPTH and all(survives_dump(item, depth + 1) for item in data)
+    if kind is float:  # cached by spelling: -0.0 == 0.0 would share an answer
+        return _scalar_survives(float, repr(data))
+    return kind in _SCALARS and _scalar_survives(kind, data)
 
 # ---- comments ------------------------------------------------------------
 

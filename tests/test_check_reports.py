@@ -28,10 +28,14 @@ SUFFIXES = {"text": "txt", "json": "json", "junit": "xml", "sarif": "sarif", "gi
 
 
 def check(fmt: str, *args: str) -> tuple[int, str]:
-    """``modelspec check --root CATALOGUE --format FMT ARGS``: exit code and stdout."""
+    """``modelspec check --root CATALOGUE --format FMT ARGS``: exit code and stdout.
+
+    Paths are relative to this checkout's top (the git work tree), whose ``file:`` URI in SARIF's
+    ``originalUriBaseIds`` is written ``file:///checkout/`` so the golden file is the same in every clone.
+    """
     result = CliRunner().invoke(main, ["check", "--root", str(CATALOGUE), "--format", fmt, *args],
                                 catch_exceptions=False)
-    return result.exit_code, result.stdout
+    return result.exit_code, result.stdout.replace(ROOT.resolve().as_uri() + "/", "file:///checkout/")
 
 
 @pytest.mark.parametrize("fmt", sorted(SUFFIXES))

@@ -36,6 +36,8 @@ AREAS = {
     "import": "modelspec import",
     "fmt": "modelspec fmt",
     "regen": "modelspec regen",
+    "config": "the configuration file (modelspec.toml, [tool.modelspec]): a broken one stops every command (exit 2)",
+    "ignore": "inline ignores: # modelspec: ignore[CODE, ...]",
 }
 
 CODE_LITERAL = re.compile(r"[\"']((?:%s)\.[a-z0-9-]+)[\"']" % "|".join(AREAS))

@@ -385,7 +385,7 @@ def test_markdown_escapes_what_would_break_a_table() -> None:
         "| `` a\\|`b` `` | added: x, 1 layers |\n"
         "| `c` | k\\| 1 → 2 |\n"
         "\n"
-        "- :warning: `` specs/`x`.yaml `` does not resolve at `<head>`: a &lt;b&gt;\n")
+        "- :warning: `` specs/`x`.yaml `` does not resolve at `<head>`: a \\<b\\>\n")
 
 
 def test_text_lists_added_removed_changed_then_failing() -> None:

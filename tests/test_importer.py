@@ -29,7 +29,6 @@ from pipeline.importer import (
     CODES,
     IGNORED,
     KEYS,
-    MODEL_TYPES,
     TRANSFORMS,
     VISION_IGNORED,
     VISION_KEYS,
@@ -38,6 +37,8 @@ from pipeline.importer import (
 )
 from pipeline.op_profiles import load_op_profiles
 from pipeline.problems import Location
+
+from bundled import ARCHS, LANGUAGE_ARCHS, MODEL_TYPES
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
@@ -106,8 +107,8 @@ def test_import_gives_the_committed_spec_byte_for_byte(tmp_path, config, spec, n
 def test_import_writes_to_stdout_without_the_schema_line():
     result = run(["import", str(CONFIGS / "llama-3.1-8b.json"), "--root", str(ROOT)])
     committed = (ROOT / "specs" / "llama" / "llama-3.1-8b.yaml").read_text(encoding="utf-8").splitlines()
-    expected = ["# imported by modelspec import from llama-3.1-8b.json; explain any hand edit in this header"]
-    expected += committed[3:]
+    expected = ["# imported by modelspec import from llama-3.1-8b.json", "# explain any hand edit in this header"]
+    expected += committed[committed.index("---"):]
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout.splitlines() == expected
 
@@ -142,6 +143,9 @@ DEEPSEEK = {"model_type": "deepseek_v3", "hidden_size": 64, "num_hidden_layers":
 GEMMA = {"model_type": "gemma3_text", "hidden_size": 64, "num_hidden_layers": 6, "num_attention_heads": 4,
          "vocab_size": 100, "head_dim": 16, "intermediate_size": 128, "sliding_window": 16,
          "sliding_window_pattern": 3}
+STARCODER2 = {**LLAMA, "model_type": "starcoder2", "intermediate_size": 128}
+COHERE = {**LLAMA, "model_type": "cohere"}
+PHI = {**LLAMA, "model_type": "phi"}
 GPT2 = {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100, "n_inner": None}
 T5 = {"model_type": "t5", "d_model": 64, "num_layers": 2, "num_heads": 4, "vocab_size": 100, "d_ff": 128}
 TOWER = {"hidden_size": 32, "depth": 4, "num_heads": 2, "intermediate_size": 64, "fullatt_block_indexes": [1, 3]}
@@ -241,6 +245,13 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
        "layer 0 is a linear_attention layer with a dense feed-forward, which op profile 'qwen3_next' has no kind "
        "for (its kinds: linear_attention (linear/moe), full_attention (full/moe)); state arch and layers for such "
        "a model")]),
+    ("use_bias", STARCODER2, {"qkv_bias": True, "o_bias": True, "mlp_bias": True, "norm_bias": True,
+                              "tie_word_embeddings": True}),
+    ("use_bias", with_(STARCODER2, use_bias=False), {"qkv_bias": False, "o_bias": False, "mlp_bias": False}),
+    ("use_qk_norm", COHERE, {"qk_norm": False, "norm_bias": False, "tie_word_embeddings": True}),
+    ("use_qk_norm", with_(COHERE, use_qk_norm=True), {"qk_norm": True}),  # check then refuses the cohere counts
+    ("qk_layernorm", with_(PHI, qk_layernorm=True), {"qk_norm": True}),
+    ("qk_layernorm", PHI, {"qk_norm": False, "qkv_bias": True, "norm_bias": True}),
     ("n_embd", GPT2, {"hidden_size": 64}),
     ("n_layer", GPT2, {"num_hidden_layers": 2}),
     ("n_head", GPT2, {"num_attention_heads": 4}),
@@ -354,11 +365,18 @@ def test_vision_key_row(key, config, expected):
     _expect(config, expected, part="vision")
 
 
+def _family_rules(section: str) -> List[Any]:
+    """Every bundled family's own key rules of *section* (``keys`` or ``vision_keys``)."""
+    return [rule for profile in load_op_profiles().profiles.values() if profile.family is not None
+            for rule in getattr(profile.family, section).values()]
+
+
 def test_every_key_row_has_a_case_and_a_known_transform():
-    assert sorted({case[0] for case in KEY_CASES}) == sorted(rule.key for rule in KEYS)
-    assert sorted({case[0] for case in VISION_CASES}) == sorted(rule.key for rule in VISION_KEYS)
-    assert all(rule.transform in TRANSFORMS for rule in KEYS + VISION_KEYS)
-    assert all(rule.source for rule in KEYS + VISION_KEYS if rule.transform != "copy" or rule.fields[0].split(".")[-1]
+    rows, vision_rows = list(KEYS) + _family_rules("keys"), list(VISION_KEYS) + _family_rules("vision_keys")
+    assert sorted({case[0] for case in KEY_CASES}) == sorted({rule.key for rule in rows})
+    assert sorted({case[0] for case in VISION_CASES}) == sorted({rule.key for rule in vision_rows})
+    assert all(rule.transform in TRANSFORMS for rule in rows + vision_rows)
+    assert all(rule.source for rule in rows + vision_rows if rule.transform != "copy" or rule.fields[0].split(".")[-1]
                != rule.key)
 
 
@@ -379,24 +397,48 @@ def test_ignored_and_mapped_keys_do_not_overlap():
     assert not set(VISION_IGNORED) & {rule.key for rule in VISION_KEYS}
 
 
-def test_every_profiled_model_type_has_a_record_and_every_record_a_profile():
-    profiled = {t for profile in load_op_profiles().profiles.values() for t in profile.model_types}
-    recorded = [name for record in MODEL_TYPES for name in record.names]
-    assert sorted(recorded) == sorted(profiled)
-    for record in MODEL_TYPES:
-        assert record.source and set(record.defaults) <= {rule.key for rule in KEYS}
+def test_every_profiled_model_type_has_a_family_and_every_default_a_rule():
+    profiles = load_op_profiles().profiles.values()
+    assert [profile.arch for profile in profiles if bool(profile.model_types) != (profile.family is not None)] == []
+    for profile in profiles:
+        if profile.family is not None:
+            assert profile.family.source
+            assert set(profile.family.defaults) <= {rule.key for rule in KEYS} | set(profile.family.keys)
 
 
 # ---- refusals ------------------------------------------------------------------------
 
 def test_an_unknown_key_stops_the_import_by_name():
     config = with_(QWEN3_5_VL, text_config={**QWEN3_5_VL["text_config"], "frobnicate": 1}, wibble=2)
-    message = ("{} is a key the importer does not know; map it in pipeline/importer.py (KEYS) or, if it does not "
-               "change what a cost model prices, list it in IGNORED with its reason; --allow-unknown imports without "
-               "it")
+    message = ("{} is a key the importer does not know for model_type 'qwen3_5'; list it under import.ignored in "
+               "op_profiles/qwen3_5.yaml with why it changes nothing a cost model prices (or map it under "
+               "import.keys), or pass --allow-unknown to import without it")
     assert refusals(config) == [(("wibble",), "import.unknown-key", message.format("wibble")),
                                 (("text_config", "frobnicate"), "import.unknown-key",
                                  message.format("text_config.frobnicate"))]
+
+
+@pytest.mark.parametrize("config, path, hint", [
+    (with_(LLAMA, hiden_size=64), ("hiden_size",), "did you mean 'hidden_size'? If not, "),
+    (with_(GPT2, n_embed=64), ("n_embed",), "did you mean 'n_embd'? If not, "),
+    (with_(LLAMA, rms_norm_epsilon=1e-5), ("rms_norm_epsilon",), "did you mean 'rms_norm_eps'? If not, "),
+    (with_(LLAMA, frobnicate=1), ("frobnicate",), ""),
+])
+def test_an_unknown_key_near_a_known_one_gets_a_did_you_mean(config, path, hint):
+    family = config["model_type"]
+    assert refusals(config) == [
+        (path, "import.unknown-key",
+         f"{path[-1]} is a key the importer does not know for model_type {family!r}; {hint}list it under "
+         f"import.ignored in op_profiles/{family}.yaml with why it changes nothing a cost model prices (or map it "
+         "under import.keys), or pass --allow-unknown to import without it")]
+
+
+def test_an_unknown_vision_key_names_the_tower_sections():
+    assert refusals(with_(QWEN2_5_VL, vision_config=with_(TOWER, depht=4))) == [
+        (("vision_config", "depht"), "import.unknown-key",
+         "vision_config.depht is a key the importer does not know for model_type 'qwen2_5_vl'; did you mean 'depth'? "
+         "If not, list it under import.vision_ignored in op_profiles/qwen2_5_vl.yaml with why it changes nothing a "
+         "cost model prices (or map it under import.vision_keys), or pass --allow-unknown to import without it")]
 
 
 def test_allow_unknown_imports_and_returns_the_unknown_keys():
@@ -418,10 +460,10 @@ def test_a_key_at_both_levels_with_different_values_names_both():
 @pytest.mark.parametrize("config, expected", [
     (with_(LLAMA, model_type="bert"),
      [(("model_type",), "import.unknown-model-type",
-       'no op profile prices model_type "bert"; the known model types are deepseek_v3, gemma3, gemma3_text, gpt2, '
-       "gpt_oss, kimi_k2, llama, mistral, mixtral, qwen2, qwen2_5_vl, qwen2_5_vl_text, qwen3, qwen3_5, qwen3_5_moe, "
-       "qwen3_5_moe_text, qwen3_5_text, qwen3_moe, qwen3_next, t5; a model of a known family under a model_type of "
-       "its own is imported with --arch and that family's op profile")]),
+       'no op profile prices model_type "bert"; the known model types are ' + ", ".join(MODEL_TYPES) + "; a "
+       "model of a known family under a model_type of "
+       "its own is imported with --arch and that family's op profile, and a new family is an op profile with an "
+       "import section (README: Add a family)")]),
     (with_(LLAMA, model_type=["llama"] * 1000),
      [(("model_type",), "import.value",
        "model_type must be a string naming the Hugging Face model type, got an array")]),
@@ -496,10 +538,7 @@ def test_arch_reads_a_model_type_no_profile_lists_as_its_family(config, arch, sa
      [((), "import.arch", "op profile 'vision' lists no model type the importer has rules for (none), so a config "
                           "cannot be read as its family; pick a language model's op profile")]),
     (QWEN2, "nope",
-     [((), "import.unknown-model-type", "arch 'nope' names no op profile; the profiles are ['deepseek_v3', "
-                                        "'gemma3', 'gpt2', 'gpt_oss', 'llama', 'mistral', 'mixtral', 'qwen2', "
-                                        "'qwen2_5_vl', 'qwen3', 'qwen3_5', 'qwen3_5_moe', 'qwen3_moe', "
-                                        "'qwen3_next', 't5']")]),
+     [((), "import.unknown-model-type", f"arch 'nope' names no op profile; the profiles are {list(LANGUAGE_ARCHS)}")]),
 ])
 def test_arch_is_refused_where_a_profile_prices_the_model_type(config, arch, expected):
     assert refusals(config, arch=arch) == expected
@@ -509,9 +548,8 @@ def test_arch_is_refused_where_a_profile_prices_the_model_type(config, arch, exp
 def test_a_nesting_inside_text_config_is_an_unknown_key(nested):
     config = with_(QWEN3_5_VL, text_config={**QWEN3_5_VL["text_config"], nested: {"hidden_size": 1}})
     assert refusals(config) == [(("text_config", nested), "import.unknown-key",
-                                 f"text_config.{nested} is a key the importer does not know; map it in "
-                                 "pipeline/importer.py (KEYS) or, if it does not change what a cost model prices, "
-                                 "list it in IGNORED with its reason; --allow-unknown imports without it")]
+                                 f"text_config.{nested} is nested inside text_config, where the importer does not "
+                                 "read it; state it at the top level, or pass --allow-unknown to import without it")]
     result = import_config(config, load_op_profiles(), fallback_name="test", allow_unknown=True)
     assert (result.unknown, dict(result.data)) == ((("text_config", nested),), imported(QWEN3_5_VL))
 
@@ -556,8 +594,9 @@ def test_unknown_key_exits_1_located_and_writes_nothing(tmp_path):
     result = run(["import", str(path), "-o", str(out), "--root", str(tmp_path)])
     assert (result.exit_code, result.stdout) == (1, "")
     assert result.stderr == ("config.json:8:3: error [import.unknown-key] wibble is a key the importer does not "
-                             "know; map it in pipeline/importer.py (KEYS) or, if it does not change what a cost "
-                             "model prices, list it in IGNORED with its reason; --allow-unknown imports without it\n")
+                             "know for model_type 'llama'; list it under import.ignored in op_profiles/llama.yaml "
+                             "with why it changes nothing a cost model prices (or map it under import.keys), or pass "
+                             "--allow-unknown to import without it\n")
     assert not out.exists()
 
 
@@ -567,8 +606,8 @@ def test_allow_unknown_lists_the_keys_as_warnings(tmp_path):
     assert result.exit_code == 0
     assert result.stderr == ("config.json:8:3: warning [import.unknown-key] wibble is not imported: the importer does "
                              "not know it\n")
-    assert result.stdout.startswith("# imported by modelspec import from config.json; explain any hand edit in this "
-                                    "header\nname: config\nhidden_size: 64\n")
+    assert result.stdout.startswith("# imported by modelspec import from config.json\n# explain any hand edit in "
+                                    "this header\n---\nname: config\nhidden_size: 64\n")
 
 
 def test_both_levels_differ_exits_1_at_the_text_config_key(tmp_path):
@@ -590,7 +629,7 @@ def test_output_is_not_overwritten_without_force(tmp_path):
     assert out.read_text(encoding="utf-8") == "keep me\n"
     result = run(["import", str(path), "-o", str(out), "--force", "--root", str(tmp_path)])
     assert (result.exit_code, result.stderr) == (0, "wrote out.yaml\n")
-    assert out.read_text(encoding="utf-8").startswith("# imported by modelspec import from config.json;")
+    assert out.read_text(encoding="utf-8").startswith("# imported by modelspec import from config.json\n")
 
 
 def test_unknown_model_type_exits_1_naming_the_known_types(tmp_path):
@@ -598,14 +637,14 @@ def test_unknown_model_type_exits_1_naming_the_known_types(tmp_path):
     result = run(["import", str(path), "--root", str(tmp_path)])
     assert result.exit_code == 1
     assert result.stderr.startswith('config.json:2:3: error [import.unknown-model-type] no op profile prices '
-                                    'model_type "bert"; the known model types are deepseek_v3, gemma3, ')
+                                    'model_type "bert"; the known model types are cohere, deepseek_v3, ')
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--arch", "nope"], "Invalid value for --arch: 'nope' names no op profile; the profiles are deepseek_v3, "
-                         "gemma3, gpt2, gpt_oss, llama, mistral, mixtral, qwen2, qwen2_5_vl, qwen3, qwen3_5, "
-                         "qwen3_5_moe, qwen3_moe, qwen3_next, t5, vision"),
-    (["--source", "two\nlines"], "Invalid value for '--source': a source is one non-empty line of text"),
+    (["--arch", "nope"], "Invalid value for --arch: 'nope' names no op profile; the profiles are "
+                         + ", ".join(ARCHS)),
+    (["--source", "two\nlines"], "Invalid value for '--source': a source is one line of printable text; U+000A at "
+                                     "character 4 is a control character or line break"),
 ])
 def test_usage_errors_exit_2(tmp_path, args, message):
     path = _write(tmp_path, LLAMA)
@@ -619,9 +658,7 @@ def test_usage_errors_exit_2(tmp_path, args, message):
                                                         "Expecting property name enclosed in double quotes"),
     ('{"model_type": "llama",\n "rope": {"a": 1,\n  "a": 2}}',
      "config.json:3:3: error [import.json] rope.a is stated twice in one object (first on line 2); keep one"),
-    ('{"model_type": "llama",\n "x": [1, NaN]}', "config.json:2:2: error [import.json] x.1 is NaN; a config states "
-                                                 "finite numbers"),
-    ('{"a": 1e999}', "config.json:1:2: error [import.json] a is 1e999; a config states finite numbers"),
+    ("-Infinity", "config.json:1:1: error [import.json] the config is -Infinity; a config states finite numbers"),
     ('\ufeff[', "config.json:1:2: error [import.json] not valid JSON: Expecting value"),
     ("Infinity", "config.json:1:1: error [import.json] the config is Infinity; a config states finite numbers"),
     ('{"a": ' + "1" * 4001 + "}", "config.json:1:2: error [import.json] a is a number of 4001 characters; a config "
@@ -639,6 +676,36 @@ def test_json_that_is_not_strict_is_refused_located(tmp_path, text, line):
     path.write_text(text, encoding="utf-8")
     result = run(["import", str(path), "--root", str(tmp_path)])
     assert (result.exit_code, result.stdout, result.stderr) == (1, "", line + "\n")
+
+
+_FINITE = "a key the importer reads states finite numbers"
+
+
+@pytest.mark.parametrize("key, value, line", [
+    ("hidden_size", "NaN", f"config.json:3:2: error [import.value] hidden_size is NaN; {_FINITE}"),
+    ("max_position_embeddings", "1e999", f"config.json:3:2: error [import.value] max_position_embeddings is Infinity; "
+                                         f"{_FINITE}"),
+    ("layer_types", '["full_attention", -Infinity]',
+     f"config.json:3:2: error [import.value] layer_types is [\"full_attention\", -Infinity]; {_FINITE}"),
+])
+def test_a_non_finite_number_is_refused_where_a_rule_reads_it_naming_the_key(tmp_path, key, value, line):
+    path = tmp_path / "config.json"
+    body = json.dumps(with_(LLAMA, model_type=..., **({key: ...} if key in LLAMA else {})))[1:-1]
+    path.write_text(f'{{"model_type": "llama",\n{body},\n "{key}": {value}}}', encoding="utf-8")
+    result = run(["import", str(path), "--root", str(tmp_path)])
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", line + "\n")
+
+
+def test_a_non_finite_number_in_a_key_no_rule_reads_is_imported(tmp_path):
+    # Mamba's time_step_limit is [0.0, Infinity] in real configs; a key that prices nothing may hold one
+    path = tmp_path / "config.json"
+    text = json.dumps(LLAMA)[:-1] + ', "rope_scaling": {"factor": Infinity}, "router_jitter_noise": NaN}'
+    path.write_text(text, encoding="utf-8")
+    result = run(["import", str(path), "--root", str(tmp_path)])
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert "Infinity" not in result.stdout and "NaN" not in result.stdout
+    assert refusals(with_(LLAMA, wibble=float("nan")))[0][1] == "import.unknown-key"
+    assert imported(with_(LLAMA, wibble=float("nan")), allow_unknown=True) == imported(LLAMA)
 
 
 @pytest.mark.parametrize("text", ["[" * 64 + "]" * 64, '{"a": "' + "[{" * 1000 + '"}', '["\\"[[[[", 1]'])
@@ -698,10 +765,10 @@ _NOT_WRITTEN = "modelspec: the imported spec fails modelspec check; nothing was 
     (with_(LLAMA, intermediate_size=...), [],
      ["config.json:1:1: error [stack.dense-without-intermediate] the stack has layers of kind ['full_attention'] "
       "with a dense feed-forward, but intermediate_size is not declared; declare the dense width"]),
-    (with_(LLAMA, num_local_experts=4, kv_lora_rank=8), [],
+    (with_(LLAMA, num_experts=4, kv_lora_rank=8), [],
      ["config.json:8:3: error [stack.field-without-kind] num_experts is declared, but no layer of the stack has "
       "routed experts (its kinds are ['full_attention']); state an arch or layers whose kinds have it, or leave "
-      "num_experts out (from num_local_experts)",
+      "num_experts out",
       "config.json:9:3: error [stack.field-without-kind] kv_lora_rank is declared, but no layer of the stack has "
       "multi-head latent attention (its kinds are ['full_attention']); state an arch or layers whose kinds have it, "
       "or leave kv_lora_rank out"]),
@@ -767,7 +834,7 @@ def test_output_dash_is_stdout(tmp_path, monkeypatch):
     plain = run(["import", "config.json", "--root", str(tmp_path)])
     dash = run(["import", "config.json", "-o", "-", "--root", str(tmp_path)])
     assert (dash.exit_code, dash.stdout, dash.stderr) == (0, plain.stdout, "")
-    assert plain.stdout.startswith("# imported by modelspec import from config.json;")
+    assert plain.stdout.startswith("# imported by modelspec import from config.json\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json"]
 
 
@@ -789,11 +856,13 @@ def test_the_schema_line_points_at_the_repository_schema_from_the_output(tmp_pat
     result = run(["import", str(path), "-o", str(out), "--source", "here", "--source", "there", "--root",
                   str(tmp_path)])
     assert result.exit_code == 0
-    assert out.read_text(encoding="utf-8").splitlines()[:4] == [
+    assert out.read_text(encoding="utf-8").splitlines()[:6] == [
         "# yaml-language-server: $schema=../../../schemas/model-spec.schema.json",
         "# source: here",
         "# source: there",
-        "# imported by modelspec import from config.json; explain any hand edit in this header"]
+        "# imported by modelspec import from config.json",
+        "# explain any hand edit in this header",
+        "---"]
 
 
 # ---- the cases ------------------------------------------------------------------------
@@ -896,3 +965,104 @@ def test_a_name_another_spec_states_is_refused_and_nothing_is_written(tmp_path):
     # writing over the spec that holds the name is re-importing it, not taking it
     assert run(["import", str(CONFIGS / "llama-3.1-8b.json"), "--name", "llama-x", "-o", str(taken), "--force",
                 "--root", str(tmp_path)]).exit_code == 0
+
+
+# ---- families as data -------------------------------------------------------------------
+
+REFUSED = CONFIGS / "refused"
+
+
+@pytest.mark.parametrize("config, line", [
+    ("baichuan2-7b-chat.json",
+     '18:3: error [import.remote-code] model_type "baichuan" is not one transformers implements: its modelling code '
+     "is the checkpoint's own (auto_map AutoModelForCausalLM: modeling_baichuan.BaichuanForCausalLM), so no op "
+     "profile can cite it; modelspec imports the model types whose modelling code ships with transformers"),
+    ("chatglm3-6b.json",
+     '3:3: error [import.remote-code] model_type "chatglm" is not one transformers implements: its modelling code is '
+     "the checkpoint's own (auto_map AutoModelForCausalLM: modeling_chatglm.ChatGLMForConditionalGeneration), so no "
+     "op profile can cite it; modelspec imports the model types whose modelling code ships with transformers"),
+    ("falcon-7b-refinedweb.json",
+     '23:3: error [import.remote-code] model_type "RefinedWebModel" is not one transformers implements: its '
+     "modelling code is the checkpoint's own (auto_map AutoModelForCausalLM: modelling_RW.RWForCausalLM), so no op "
+     "profile can cite it; modelspec imports the model types whose modelling code ships with transformers"),
+    ("minicpm3-4b.json",
+     "1:1: error [import.no-model-type] the config states no model_type and its modelling code is the checkpoint's "
+     "own (auto_map AutoModelForCausalLM: modeling_minicpm.MiniCPM3ForCausalLM), so no op profile can be picked or "
+     "cite that code; modelspec imports the model types whose modelling code ships with transformers"),
+])
+def test_a_config_of_remote_code_is_refused_in_one_line_and_nothing_is_written(tmp_path, config, line):
+    out = tmp_path / "out.yaml"
+    result = run(["import", str(REFUSED / config), "-o", str(out), "--root", str(ROOT)])
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", f"tests/data/configs/refused/{config}:{line}\n")
+    assert not out.exists()
+
+
+def test_a_model_type_no_profile_prices_is_refused_naming_the_known_ones():
+    result = run(["import", str(REFUSED / "xlstm-7b.json"), "--root", str(ROOT)])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr.startswith('tests/data/configs/refused/xlstm-7b.json:29:3: error '
+                                    '[import.unknown-model-type] no op profile prices model_type "xlstm"; the known '
+                                    "model types are ")
+    assert result.stderr.count("\n") == 1
+
+
+def test_a_family_is_added_by_one_yaml_file(tmp_path):
+    """A copy of the llama profile under a new model type, in a repository's own op_profiles/: no Python."""
+    profiles = tmp_path / "op_profiles"
+    shutil.copytree(ROOT / "op_profiles", profiles)
+    text = (profiles / "llama.yaml").read_text(encoding="utf-8")
+    head, rest = text.split("model_types: [llama]\n")
+    rest = rest[rest.index("default:"):]  # llama's match patterns stay llama's
+    (profiles / "my_llama.yaml").write_text(head.replace("arch: llama", "arch: my_llama")
+                                            + 'model_types: [my_llama]\nmatch: ["my-llama-*"]\n' + rest,
+                                            encoding="utf-8")
+    config = with_(LLAMA, model_type="my_llama", _name_or_path="org/My-Llama-7B", num_key_value_heads=2)
+    path = _write(tmp_path, config)
+    result = run(["import", str(path), "--root", str(tmp_path)])
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout.splitlines()[3:] == [  # the import note (two lines) and ---
+        "name: my-llama-7b", "hidden_size: 64", "num_hidden_layers: 2", "num_attention_heads: 4", "vocab_size: 100",
+        "num_key_value_heads: 2", "intermediate_size: 128", "tie_word_embeddings: false", "qk_norm: false",
+        "qkv_bias: false", "o_bias: false", "mlp_bias: false", "norm_bias: false", "parameters:", "  total: 86848",
+        "arch: my_llama"]
+    # the bundled importer does not know it
+    assert run(["import", str(path), "--root", str(ROOT)]).exit_code == 1
+
+
+def test_a_gpt2_config_that_leaves_out_n_inner_gets_four_times_the_width():
+    """The original hub GPT-2 configs have no n_inner key: GPT2Block then uses 4 * hidden_size."""
+    left_out = with_(GPT2, n_inner=...)
+    assert imported(left_out) == imported(GPT2)
+    assert imported(left_out)["intermediate_size"] == 256
+    result = import_config(left_out, load_op_profiles(), fallback_name="test")
+    assert result.origins["intermediate_size"] == "n_inner (not stated: 4 * hidden_size, its config class's default)"
+
+
+def test_the_schema_names_exactly_the_importers_layouts():
+    from pipeline.importer import ATTENTION_RULES, FFN_RULES, TOWER_RULES
+
+    layout = json.loads((ROOT / "schemas" / "op-profile.schema.json").read_text(encoding="utf-8"))[
+        "$defs"]["family"]["properties"]["layout"]["properties"]
+    assert layout["attention"]["enum"] == list(ATTENTION_RULES)
+    assert layout["ffn"]["enum"] == list(FFN_RULES)
+    assert layout["tower"]["enum"] == list(TOWER_RULES)
+
+
+def _descriptions_missing(schema: Any, path: str = "") -> List[str]:
+    """The properties of *schema*, at any depth, that have no description."""
+    missing = []
+    if isinstance(schema, dict):
+        for name, sub in schema.get("properties", {}).items():
+            if "description" not in sub:
+                missing.append(f"{path}.{name}")
+        for key, sub in schema.items():
+            missing += _descriptions_missing(sub, f"{path}.{key}")
+    elif isinstance(schema, list):
+        for index, sub in enumerate(schema):
+            missing += _descriptions_missing(sub, f"{path}[{index}]")
+    return missing
+
+
+def test_every_property_of_the_family_schema_is_described():
+    defs = json.loads((ROOT / "schemas" / "op-profile.schema.json").read_text(encoding="utf-8"))["$defs"]
+    assert _descriptions_missing({"family": defs["family"], "familyKey": defs["familyKey"]}) == []

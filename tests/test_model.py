@@ -265,11 +265,17 @@ PARSE_REFUSALS = [
     pytest.param({"torch_dtype": 16}, one(
         ("torch_dtype",), "spec.not-string", "torch_dtype must be a non-empty string, got 16"), id="dtype-int"),
     pytest.param({"torch_dtype": "torch."}, one(
-        ("torch_dtype",), "spec.not-string", "torch_dtype must name a dtype such as bfloat16, got 'torch.'"),
+        ("torch_dtype",), "spec.dtype", "torch_dtype must be one of bfloat16, float16, float32, float64, float8_e4m3fn, float8_e5m2, float8_e8m0fnu, float4_e2m1fn_x2, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool, got 'torch.'"),
         id="dtype-prefix-only"),
     pytest.param({"torch_dtype": "torch.torch.bfloat16"}, one(
-        ("torch_dtype",), "spec.not-string",
-        "torch_dtype must name a dtype such as bfloat16, got 'torch.torch.bfloat16'"), id="dtype-prefix-twice"),
+        ("torch_dtype",), "spec.dtype",
+        "torch_dtype must be one of bfloat16, float16, float32, float64, float8_e4m3fn, float8_e5m2, float8_e8m0fnu, float4_e2m1fn_x2, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool, got 'torch.torch.bfloat16'"), id="dtype-prefix-twice"),
+    pytest.param({"torch_dtype": "bf16\n::error::x"}, one(
+        ("torch_dtype",), "spec.dtype",
+        "torch_dtype must be one of bfloat16, float16, float32, float64, float8_e4m3fn, float8_e5m2, float8_e8m0fnu, float4_e2m1fn_x2, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool, got 'bf16\\n::error::x'"), id="dtype-free-text"),
+    pytest.param({"torch_dtype": "float8_torch.e4m3"}, one(
+        ("torch_dtype",), "spec.dtype",
+        "torch_dtype must be one of bfloat16, float16, float32, float64, float8_e4m3fn, float8_e5m2, float8_e8m0fnu, float4_e2m1fn_x2, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool, got 'float8_torch.e4m3'"), id="dtype-not-a-prefix"),
     # layer_types
     pytest.param({"layer_types": []}, one(
         ("layer_types",), "spec.not-a-list", "layer_types must list layer type names, got []"), id="layer_types-empty"),
@@ -936,7 +942,7 @@ def test_name_defaults_to_custom(name: Any, expected: str) -> None:
     pytest.param("torch.bfloat16", "bfloat16", id="prefixed"),
     pytest.param("bfloat16", "bfloat16", id="plain"),
     pytest.param("torch.float32", "float32", id="float32"),
-    pytest.param("float8_torch.e4m3", "float8_torch.e4m3", id="not-a-prefix"),
+    pytest.param("torch.float8_e4m3fn", "float8_e4m3fn", id="float8"),
 ])
 def test_torch_dtype_drops_the_torch_prefix(dtype: str, expected: str) -> None:
     spec = ModelSpec.from_dict(spec_data(torch_dtype=dtype))

@@ -25,7 +25,6 @@ from typing import Any, Dict, Sequence
 import pytest
 
 from pipeline import yaml_source
-from pipeline.importer import MODEL_TYPES
 from pipeline.op_profiles import load_op_profiles
 from pipeline.weights import ALWAYS, Condition, Weight
 
@@ -34,10 +33,11 @@ PROFILE_DIR = Path(__file__).resolve().parent.parent / "op_profiles"
 OPS = ("attMM", "attBMM", "ffMM", "softmax", "dropout", "normOp", "gather", "headCast", "ffAct", "linrec")
 ATTENTION_FLAVOURS = {"full", "sliding", "mla", "linear", "none"}
 FFN_FLAVOURS = {"dense", "moe", "none"}
-TOP_KEYS = {"arch", "summary", "source", "model_types", "match", "default", "layer_kinds", "model_weights",
+TOP_KEYS = {"arch", "summary", "source", "model_types", "match", "default", "import", "layer_kinds", "model_weights",
             "mtp_weights", "vision"}
-#: The top-level keys a profile may leave out: a default kind, an MTP layer's and a vision tower's inventories.
-OPTIONAL_TOP_KEYS = {"default", "mtp_weights", "vision"}
+#: The top-level keys a profile may leave out: a default kind, its import rules, an MTP layer's and a vision
+#: tower's inventories.
+OPTIONAL_TOP_KEYS = {"default", "import", "mtp_weights", "vision"}
 KIND_KEYS = {"attention", "ffn", "ops", "weights"}
 #: A kind's optional key: the spec values its counts were read under.
 ASSUMES = "assumes"
@@ -55,10 +55,7 @@ TOWER_KINDS = {
 #: The families with an MTP layer inventory.
 MTP_FAMILIES = ("deepseek_v3", "qwen3_5", "qwen3_5_moe", "qwen3_next")
 
-ARCHS = (
-    "deepseek_v3", "gemma3", "gpt2", "gpt_oss", "llama", "mistral", "mixtral", "qwen2", "qwen2_5_vl", "qwen3",
-    "qwen3_5", "qwen3_5_moe", "qwen3_moe", "qwen3_next", "t5", "vision",
-)
+from bundled import ARCHS
 
 
 def _load_profile(path: Path) -> Dict[str, Any]:
@@ -213,6 +210,13 @@ MLA = {"q_lora_rank": "stated", **PLAIN}
     ("qwen3_next", {"linear_attention": GATED_SHARED, "full_attention": {**GATED, **GATED_SHARED}}),
     ("t5", {"encoder": PLAIN, "decoder": PLAIN}),
     ("vision", {"encoder": {}, "gated_encoder": {}, "window_encoder": {}}),
+    ("phi3", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
+    ("granite", {"full_attention": PLAIN}),
+    ("starcoder2", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
+    ("olmo2", {"full_attention": QK_NORM}),
+    ("exaone4", {"sliding_attention": QK_NORM, "full_attention": QK_NORM}),
+    ("cohere", {"full_attention": PLAIN}),
+    ("phi", {"full_attention": PLAIN}),
 ])
 def test_op_profile_data_exact_assumptions(arch, expected):
     """What each kind's counts were read under, as its comments say: per-head q/k norms and the query's output
@@ -224,10 +228,12 @@ def test_op_profile_data_exact_assumptions(arch, expected):
 ASSUMED_FACTS = ("qk_norm", "attn_output_gate", "num_shared_experts", "shared_expert_gate")
 
 
-@pytest.mark.parametrize("record", MODEL_TYPES, ids=lambda record: record.names[0])
-def test_op_profile_data_assumptions_agree_with_the_importers_fixed_facts(record):
+@pytest.mark.parametrize("arch", [path.stem for path in sorted(PROFILE_DIR.glob("*.yaml"))
+                                  if "import" in _load_profile(path)])
+def test_op_profile_data_assumptions_agree_with_the_importers_fixed_facts(arch):
     """A config imported under its own model type states what the profile's counts assume, never the opposite."""
-    profile = load_op_profiles(PROFILE_DIR).for_model_type(record.names[0])
+    profile = load_op_profiles(PROFILE_DIR).get(arch)
+    record = profile.family
     clashes = [(kind.name, assumption.field, assumption.value, record.fixed[assumption.field])
                for kind in profile.layer_kinds.values() for assumption in kind.assumes
                if assumption.field in record.fixed and record.fixed[assumption.field] != assumption.value]
@@ -275,6 +281,13 @@ def test_op_profile_data_kind_names(arch, kinds, default):
         ("t5", "decoder", "full", "dense", (8, 4, 2, 2, 6, 3, 6, 0, 1, 0)),
         ("vision", "encoder", "full", "dense", (4, 2, 2, 1, 1, 2, 4, 1, 1, 0)),
         ("vision", "window_encoder", "sliding", "dense", (4, 2, 3, 1, 1, 2, 4, 1, 1, 0)),
+        ("phi3", "sliding_attention", "sliding", "dense", (4, 2, 3, 1, 3, 2, 4, 1, 1, 0)),
+        ("granite", "full_attention", "full", "dense", (4, 2, 3, 1, 1, 2, 4, 1, 1, 0)),
+        ("starcoder2", "sliding_attention", "sliding", "dense", (4, 2, 2, 1, 3, 2, 4, 1, 1, 0)),
+        ("olmo2", "full_attention", "full", "dense", (4, 2, 3, 1, 1, 4, 4, 1, 1, 0)),
+        ("exaone4", "sliding_attention", "sliding", "dense", (4, 2, 3, 1, 1, 4, 4, 1, 1, 0)),
+        ("cohere", "full_attention", "full", "dense", (4, 2, 3, 1, 1, 1, 4, 1, 1, 0)),
+        ("phi", "full_attention", "full", "dense", (4, 2, 2, 1, 3, 1, 4, 1, 1, 0)),
     ],
 )
 def test_op_profile_data_exact_counts(arch, kind, attention, ffn, counts):
@@ -297,6 +310,7 @@ DELTANET_IN_PROJ = "linear_attn.in_proj_"
              "linear_attn.in_proj_a.weight": "a_proj", "linear_attn.in_proj_b.weight": "b_proj"},
             {"linear_attn.in_proj_qkvz.weight": "qkvz_proj", "linear_attn.in_proj_ba.weight": "ba_proj"})),
         (("qwen3_5_moe", "full_attention"), ("qwen3_next", "full_attention"), ({}, {})),
+        (("granite", "full_attention"), ("llama", "full_attention"), ({}, {})),
     ],
 )
 def test_op_profile_data_shared_layer_shapes_share_counts(same, other, packed):
@@ -309,6 +323,18 @@ def test_op_profile_data_shared_layer_shapes_share_counts(same, other, packed):
             == [entry for entry in theirs["weights"] if not entry["name"].startswith(DELTANET_IN_PROJ)])
     assert tuple({entry["name"]: entry["role"] for entry in kind["weights"]
                   if entry["name"].startswith(DELTANET_IN_PROJ)} for kind in (ours, theirs)) == packed
+
+
+def test_exaone4_and_olmo2_run_the_same_calls_with_norms_of_other_widths():
+    """Both post-norm layouts run the same ops, but Exaone4 normalises q and k per head (head_dim) where Olmo2
+    normalises the whole projection (heads x head_dim)."""
+    exaone, olmo = _profile("exaone4")["layer_kinds"]["full_attention"], _profile("olmo2")["layer_kinds"]["full_attention"]
+    assert exaone["ops"] == olmo["ops"]
+    assert [(entry["name"], entry["shape"]) for entry in exaone["weights"] if "_norm." in entry["name"]] == [
+        ("self_attn.q_norm.weight", ["head_dim"]), ("self_attn.k_norm.weight", ["head_dim"])]
+    assert [(entry["name"], entry["shape"]) for entry in olmo["weights"] if "_norm." in entry["name"]] == [
+        ("self_attn.q_norm.weight", ["num_attention_heads * head_dim"]),
+        ("self_attn.k_norm.weight", ["num_key_value_heads * head_dim"])]
 
 
 @pytest.mark.parametrize(
@@ -332,6 +358,17 @@ def test_op_profile_data_shared_layer_shapes_share_counts(same, other, packed):
         ("gpt2", "gpt2"),
         ("t5-base", "t5"),
         ("Qwen3-30B-A3B", "qwen3_moe"),
+        ("qwen3-0.6b", "qwen3"),
+        ("qwen1.5-7b-chat", "qwen2"),
+        ("phi-3-mini-4k-instruct", "phi3"),
+        ("phi-4", "phi3"),
+        ("phi-1", "phi"),
+        ("phi-2", "phi"),
+        ("granite-3.3-8b-instruct", "granite"),
+        ("starcoder2-7b", "starcoder2"),
+        ("olmo-2-1124-7b-instruct", "olmo2"),
+        ("exaone-4.0-32b", "exaone4"),
+        ("command-r-v01", "cohere"),
         ("deepseek-r1-distill-qwen-7b", "qwen2"),
     ],
 )
@@ -343,7 +380,9 @@ def test_op_profile_data_name_matches_exactly_one_profile(name, arch):
     assert matched == [arch]
 
 
-@pytest.mark.parametrize("name", ["t5-v1_1-base", "flan-t5-base", "gemma-3n-e4b", "deepseek-v3.2-exp", "qwen2-57b-a14b"])
+@pytest.mark.parametrize("name", ["t5-v1_1-base", "flan-t5-base", "gemma-3n-e4b", "deepseek-v3.2-exp", "qwen2-57b-a14b",
+                                  "qwen1.5-moe-a2.7b", "phi-3.5-moe-instruct", "phi-4-multimodal-instruct",
+                                  "granite-4.0-h-small"])
 def test_op_profile_data_other_shapes_match_no_profile(name):
     """Neighbours with another layer shape are left for a spec to name, not mispriced."""
     assert [stem for stem, profile in _all_profiles().items()

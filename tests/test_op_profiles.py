@@ -32,6 +32,8 @@ from pipeline.op_profiles import (
 from pipeline.problems import Severity
 from pipeline.weights import NONE, parse_weights
 
+from bundled import ARCHS, LANGUAGE_ARCHS, MODEL_TYPES
+
 #: A valid profile of one kind; ``{arch}`` is the file's stem. Line numbers below count from its first line.
 GOOD = """\
 arch: {arch}
@@ -58,11 +60,9 @@ layer_kinds:
 """
 LLAMA_COUNTS = OpCounts(attMM=4, attBMM=2, ffMM=3, softmax=1, dropout=1, normOp=2, gather=4, headCast=1, ffAct=1,
                         linrec=0)
-BUNDLED = ("deepseek_v3", "gemma3", "gpt2", "gpt_oss", "llama", "mistral", "mixtral", "qwen2", "qwen2_5_vl", "qwen3",
-           "qwen3_5", "qwen3_5_moe", "qwen3_moe", "qwen3_next", "t5", "vision")
+BUNDLED = ARCHS
 #: The profiles a message offers for ``arch``: every bundled one but the vision towers'.
-ARCH_CHOICES = ("['deepseek_v3', 'gemma3', 'gpt2', 'gpt_oss', 'llama', 'mistral', 'mixtral', 'qwen2', 'qwen2_5_vl', "
-                "'qwen3', 'qwen3_5', 'qwen3_5_moe', 'qwen3_moe', 'qwen3_next', 't5']")
+ARCH_CHOICES = str(list(LANGUAGE_ARCHS))
 
 #: A problem as ``(file name, line, column, pass, code, message)``.
 Found = Tuple[str, int, int, str, str, str]
@@ -102,7 +102,7 @@ def edited(old: str, new: str, arch: str = "fam") -> str:
 BROKEN = [
     pytest.param(edited("summary:", "colour: red\nsummary:"), [
         ("fam.yaml", 2, 1, "schema", "profile.invalid",
-         "unknown key 'colour' in the top level; the keys are ['arch', 'default', 'layer_kinds', 'match', "
+         "unknown key 'colour' in the top level; the keys are ['arch', 'default', 'import', 'layer_kinds', 'match', "
          "'model_types', 'model_weights', 'mtp_weights', 'source', 'summary', 'vision']")], id="unknown-key"),
     pytest.param(edited("    ffn: dense\n", "    ffn: dense\n    width: 3\n"), [
         ("fam.yaml", 11, 5, "schema", "profile.invalid",
@@ -173,6 +173,53 @@ BROKEN = [
         ("fam.yaml", 1, 1, "load", "yaml.empty",
          "empty file; a spec is a mapping of fields, one `key: value` per line")], id="empty-file"),
 ]
+
+
+def importing(section: str) -> str:
+    """:data:`GOOD` with an ``import:`` section of *section*'s lines (indented two spaces), which start on line 7."""
+    lines = "".join(f"  {line}\n" for line in section.splitlines())
+    return edited("layer_kinds:\n", f"import:\n{lines}layer_kinds:\n")
+
+
+_LAYOUT = "source: tests\nlayout: {attention: full, ffn: dense}\n"
+
+BROKEN_IMPORT = [
+    pytest.param(importing(_LAYOUT + "fixed: {qk_nrom: true}"), [
+        ("fam.yaml", 10, 11, "schema", "profile.import", "import.fixed names 'qk_nrom', which is no model spec field")],
+                 id="fixed-not-a-field"),
+    pytest.param(importing(_LAYOUT + "fixed: {qk_norm: 1}"), [
+        ("fam.yaml", 10, 11, "schema", "profile.import", "import.fixed qk_norm must be true or false, not 1")],
+                 id="fixed-wrong-type"),
+    pytest.param(importing(_LAYOUT + "keys: {n_embd: {field: width, source: x}}"), [
+        ("fam.yaml", 10, 19, "schema", "profile.import",
+         "import.keys.n_embd maps to 'width', which is no model spec field")], id="key-to-no-field"),
+    pytest.param(importing(_LAYOUT + "defaults: {n_inner: 4}"), [
+        ("fam.yaml", 10, 14, "schema", "profile.import",
+         "import.defaults gives 'n_inner', a key no rule reads; map it under keys first")], id="default-unread"),
+    pytest.param(importing(_LAYOUT + "defaults: {intermediate_size: {expression: 4 * width}}"), [
+        ("fam.yaml", 10, 34, "schema", "profile.import",
+         "import.defaults.intermediate_size: '4 * width' reads width, which is no whole-number model spec field")],
+                 id="expression-name"),
+    pytest.param(importing(_LAYOUT + "defaults: {intermediate_size: {expression: 2 ** hidden_size}}"), [
+        ("fam.yaml", 10, 34, "schema", "profile.import",
+         "import.defaults.intermediate_size: '2 ** hidden_size' may use only whole numbers, spec fields, + - * // "
+         "and parentheses")], id="expression-operator"),
+    pytest.param(importing(_LAYOUT + "keys: {x: {field: hidden_size, source: src}}\nignored: {x: why}"), [
+        ("fam.yaml", 11, 13, "schema", "profile.import", "import.ignored.x is also mapped under keys; keep one")],
+                 id="mapped-and-ignored"),
+    pytest.param(importing("source: tests\nlayout: {attention: slide, ffn: dense}"), [
+        ("fam.yaml", 9, 23, "schema", "profile.invalid",
+         "import.layout.attention must be one of ['full', 'window_layers', 'window_all', 'window_all_if_enabled', "
+         "'interval', 'sliding_pattern', 'alternate', 'encoder_decoder', 'stated'], got 'slide'")], id="unknown-layout"),
+    pytest.param(importing(_LAYOUT + "keys: {x: {source: src}}"), [
+        ("fam.yaml", 10, 13, "schema", "profile.invalid", "import.keys.x.field is required and not stated")],
+                 id="key-of-nothing"),
+]
+
+
+@pytest.mark.parametrize("text, expected", BROKEN_IMPORT)
+def test_a_broken_import_section_is_refused_at_its_entry(tmp_path: Path, text: str, expected: List[Found]) -> None:
+    assert problems_of(write_folder(tmp_path, {"fam": text})) == expected
 
 
 @pytest.mark.parametrize("text, expected", BROKEN)
@@ -486,9 +533,7 @@ def test_for_model_type_refuses_an_unknown_type_naming_the_known_ones() -> None:
         load_op_profiles().for_model_type("bert")
     assert [(i.path, i.code, i.message) for i in caught.value.issues] == [
         (("model_type",), "stack.unknown-arch",
-         "no op profile prices model_type 'bert'; the known model types are ['deepseek_v3', 'gemma3', 'gemma3_text', "
-         "'gpt2', 'gpt_oss', 'kimi_k2', 'llama', 'mistral', 'mixtral', 'qwen2', 'qwen2_5_vl', 'qwen2_5_vl_text', "
-         "'qwen3', 'qwen3_5', 'qwen3_5_moe', 'qwen3_5_moe_text', 'qwen3_5_text', 'qwen3_moe', 'qwen3_next', 't5']")]
+         f"no op profile prices model_type 'bert'; the known model types are {list(MODEL_TYPES)}")]
 
 
 DECLARED = OpCounts(attMM=9, attBMM=9, ffMM=9, softmax=9, dropout=9, normOp=9, gather=9, headCast=9, ffAct=9,
@@ -542,6 +587,6 @@ def test_matches_compares_the_name_lower_cased() -> None:
 
 def test_codes() -> None:
     assert sorted(CODES) == ["profile.arch-stem", "profile.assumes-field", "profile.assumes-value",
-                             "profile.default-kind", "profile.invalid", "profile.model-type-twice", "profile.none",
-                             "profile.weights", "stack.ambiguous-arch", "stack.no-arch", "stack.ops-kind",
-                             "stack.unknown-arch"]
+                             "profile.default-kind", "profile.import", "profile.invalid", "profile.model-type-twice",
+                             "profile.none", "profile.weights", "stack.ambiguous-arch", "stack.no-arch",
+                             "stack.ops-kind", "stack.unknown-arch"]

@@ -30,8 +30,8 @@ from pipeline.weights import FFN_PARTS, WeightFormatError, compile_expression, p
 
 ROOT = Path(__file__).resolve().parent.parent
 ORACLE = Path(__file__).parent / "data" / "oracle"
-SPECS = sorted((ROOT / "specs").glob("*/*.yaml"))
 PROFILES = load_op_profiles(ROOT / "op_profiles")
+SPECS = sorted((ROOT / "specs").glob("*/*.yaml"))
 
 
 def run_cli(*args: str) -> Result:
@@ -166,6 +166,12 @@ def test_the_counts_agree_with_the_published_figures() -> None:
     assert (round(kimi.total / 1e12, 1), round((kimi.active - kimi.embedding) / 1e9)) == (1.0, 32)
 
 
+def test_every_bundled_family_states_its_inventories() -> None:
+    assert [arch for arch, profile in PROFILES.profiles.items()
+            if arch != "vision" and not (profile.model_weights and all(kind.weights for kind in
+                                                                       profile.layer_kinds.values()))] == []
+
+
 def test_every_catalogue_spec_states_its_counted_parameters() -> None:
     for path in SPECS:
         spec, _, _ = resolved(path)
@@ -184,7 +190,7 @@ def test_a_changed_width_fails_check_with_both_numbers(tmp_path: Path) -> None:
     assert result.exit_code == 1
     line = next(line for line in result.output.splitlines() if "params.total-mismatch" in line)
     assert line == (
-        "specs/deepseek-v3.yaml:32:10: error [params.total-mismatch] parameters.total states 671,026,404,352 but "
+        "specs/deepseek-v3.yaml:37:10: error [params.total-mismatch] parameters.total states 671,026,404,352 but "
         "the spec's fields count 655,640,550,400 (-15,385,853,952); counted: moe layers 58 x 11.24B, dense layers "
         "3 x 0.58B, embedding 0.93B, head 0.93B. Correct the field that is not the model's, or the stated figure")
     assert "params.active-mismatch" in result.output and "37,013,478,400" in result.output

@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 #: The hooks, by id, as a user's ``.pre-commit-config.yaml`` names them, with the command each runs.
 EXPECTED_HOOKS: Dict[str, str] = {"modelspec-check": "modelspec check", "modelspec-fmt": "modelspec fmt"}
 
-GOOD = ("name: tiny-good\nhidden_size: 896\nnum_hidden_layers: 4\nnum_attention_heads: 8\nvocab_size: 32000\n"
+GOOD = ("---\nname: tiny-good\nhidden_size: 896\nnum_hidden_layers: 4\nnum_attention_heads: 8\nvocab_size: 32000\n"
         "num_key_value_heads: 2\nintermediate_size: 4864\narch: llama\n")
 #: Canonical layout, but 7 query heads cannot share 2 key/value heads.
 BAD = GOOD.replace("tiny-good", "tiny-bad").replace("num_attention_heads: 8", "num_attention_heads: 7")
@@ -44,7 +44,7 @@ BAD = GOOD.replace("tiny-good", "tiny-bad").replace("num_attention_heads: 8", "n
 MESSY = ("name: tiny-messy\nhidden_size: 896\nnum_hidden_layers: 4\nnum_attention_heads: 8\n"
          "num_key_value_heads: 2\nvocab_size: 32000\nintermediate_size: 4864\narch: llama\n")
 
-BAD_LINE = ("specs/tiny/bad.yaml:6:22: error [spec.kv-heads-divide] num_attention_heads (7) must be a multiple of "
+BAD_LINE = ("specs/tiny/bad.yaml:7:22: error [spec.kv-heads-divide] num_attention_heads (7) must be a multiple of "
             "num_key_value_heads (2); each key/value head serves a whole group of query heads")
 
 #: (files in the throwaway repository, try-repo's exit status, the hook results as printed, the files after).

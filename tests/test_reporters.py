@@ -26,7 +26,7 @@ from pipeline.reporters import REPORTERS
 from pipeline.reporters.github import GithubReporter, annotation, escape_data, escape_property
 from pipeline.reporters.json_ import JsonReporter
 from pipeline.reporters.junit import JunitReporter
-from pipeline.reporters.markdown import MarkdownReporter, escape_cell
+from pipeline.reporters.markdown import MarkdownReporter
 from pipeline.reporters.sarif import SarifReporter, artifact_location
 from pipeline.reporters.summary import help_text, summary_sentence
 from pipeline.reporters.text import TextReporter
@@ -465,7 +465,9 @@ def test_github_a_left_over_message_cannot_run_a_command():
     lines = GithubReporter().render(run_of(*problems), CODES).splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("::stop-commands::"))
     end = lines.index(f"::{lines[start].removeprefix('::stop-commands::')}::")
-    assert [i for i, line in enumerate(lines) if "::add-mask::" in line] == [end - 1]
+    # Defused where it stands (a line never starts a command), and inside the inert block besides.
+    assert [i for i, line in enumerate(lines) if ":add-mask::" in line] == [end - 1]
+    assert lines[end - 1] == "    \\x3a:add-mask::secret"
     assert start < end - 1
 
 
@@ -480,19 +482,6 @@ def test_github_refuses_a_cap_below_one():
 
 
 # --- markdown -------------------------------------------------------------------------------------------------
-
-@pytest.mark.parametrize(("text", "cell"), [
-    ("plain words", "plain words"),
-    ("a|b", "a\\|b"),
-    ("`code`", "\\`code\\`"),
-    ("line1\nline2", "line1<br>line2"),
-    ("hidden_size", "hidden\\_size"),
-    ("<b>&amp;</b>", "\\<b\\>\\&amp;\\</b\\>"),
-    ("*x* ~y~ [z] $w$ \\", "\\*x\\* \\~y\\~ \\[z\\] \\$w\\$ \\\\"),
-])
-def test_markdown_escapes_a_cell(text, cell):
-    assert escape_cell(text) == cell
-
 
 def test_markdown_caps_the_table():
     page = MarkdownReporter(max_rows=2).render(RUN, CODES)

@@ -16,13 +16,13 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import click
 
+from pipeline.output import echo, echo_rendered
+
 from pipeline.commands.git_options import changed_since_option
-from pipeline.commands.options import repository_errors, root_option
+from pipeline.commands.options import (ignore_option, no_cache_option, open_cache, repository_errors, root_option,
+                                       run_config, save_cache, select_option, spec_files)
 
 _FORMATS = ("text", "json", "junit", "sarif", "github", "markdown")
-
-# A run over more files than this shows a progress bar on an interactive stderr.
-_PROGRESS_THRESHOLD = 200
 
 
 def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> List[Tuple[str, Path]]:
@@ -51,17 +51,22 @@ def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[
 @click.option("--output", "outputs", multiple=True, metavar="FORMAT=PATH", callback=_parse_outputs,
               help="Also write a report in FORMAT to PATH; repeatable (e.g. --output sarif=out.sarif "
                    "--output junit=out.xml).")
-@click.option("--strict", is_flag=True, help="Warnings fail the run too.")
+@click.option("--strict/--no-strict", default=None,
+              help="Warnings fail the run too. Default: the configuration's strict (else off).")
+@select_option
+@ignore_option
 @click.option("-q", "--quiet", is_flag=True, help="Text report: only what fails the run; nothing on success.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Worker processes. Default: every core, for runs large enough to pay for starting them "
-                   "(a few hundred files); small runs stay in one process.")
+              help="Worker processes. Default: the cores other work leaves idle (by the load average), for "
+                   "runs large enough to pay for starting them (a few hundred files to check); small runs, and "
+                   "files the result cache answers, stay in one process.")
 @click.option("--color/--no-color", default=None,
               help="Colour the text report. Default: when stdout is a terminal and NO_COLOR is unset.")
+@no_cache_option
 @changed_since_option
 def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: List[Tuple[str, Path]],
-            strict: bool, quiet: bool, jobs: Optional[int], color: Optional[bool],
-            changed_since: Optional[str]) -> None:
+            strict: Optional[bool], select: Tuple[str, ...], ignore: Tuple[str, ...], quiet: bool,
+            jobs: Optional[int], color: Optional[bool], no_cache: bool, changed_since: Optional[str]) -> None:
     """Check spec files: every problem of every file, located, in one run.
 
     \b
@@ -75,12 +80,22 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     A pass with nothing to work on after an earlier failure is reported as
     skipped.
 
+    A file's result is cached (.modelspec_cache/ at the repository's root,
+    or $MODELSPEC_CACHE_DIR) and reused, with the same report, while its
+    bytes, path, op profiles, the schemas and modelspec are unchanged;
+    --no-cache checks every file afresh.
+
     \b
     Examples:
       modelspec check
       modelspec check specs/deepseek --strict
       modelspec check --format github --output sarif=modelspec.sarif --output junit=modelspec.xml
       modelspec check --changed-since origin/main --format github
+      modelspec check --ignore roundtrip.null --select roundtrip,stack
+
+    Settings come from [tool.modelspec] in pyproject.toml or modelspec.toml
+    (specs, exclude, select, ignore, per-file-ignores, strict); a warning is
+    accepted on its line with  # modelspec: ignore[CODE, ...]
 
     Exit codes: 0 clean, 1 errors (or warnings with --strict), 2 usage error,
     a broken op profile, a report that could not be written, or an internal
@@ -89,42 +104,50 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     from pipeline.op_profiles import load_op_profiles
     from pipeline.problems import all_codes
     from pipeline.repo import find_repo
-    from pipeline.runner import find_spec_files, run_result
+    from pipeline.runner import run_result
+
+    from pipeline.suppress import suppress
 
     repo = find_repo(root)
+    config = run_config(repo)
     with repository_errors():
         profiles = load_op_profiles(repo.profiles)
-    try:
-        files = find_spec_files(list(paths) or [repo.specs])
-    except (FileNotFoundError, ValueError) as error:
-        raise click.UsageError(str(error)) from None
+    named = list(paths) or list(config.specs) or [repo.specs]
+    files = spec_files(paths, repo, config)
     if not files:
-        searched = ", ".join(str(path) for path in paths) or str(repo.specs)
-        raise click.UsageError(f"no spec files (*.yaml, *.yml) in {searched}")
+        raise click.UsageError(f"no spec files (*.yaml, *.yml) in {', '.join(str(path) for path in named)}")
     if changed_since is not None:
         from pipeline.commands.git_options import changed_files
 
-        files = changed_files(repo, changed_since, files, profiles, list(paths) or [repo.specs], quiet)
-    pairs = [(path, repo.display(path)) for path in files]
-    checked = _run(pairs, profiles, jobs)
-    result = run_result(checked, strict, _names_elsewhere(repo, files))
+        files = changed_files(repo, changed_since, files, profiles, named, quiet)
+    pairs = [(path, repo.report_name(path)) for path in files]
+    cache = open_cache(repo, profiles, not no_cache)
+    checked = _run(pairs, profiles, jobs, cache)
+    # Every spec under specs/ is checked: no name is elsewhere.
+    everything = not paths and changed_since is None and not config.specs and not config.exclude
     codes = all_codes()
+    result = run_result(checked, config.strict if strict is None else strict,
+                        {} if everything else _names_elsewhere(repo, files, cache))
+    save_cache(cache, quiet)
+    result = suppress(result, config, tuple(codes), select, ignore, repo.report_base)
     use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
-    report = _render(fmt, result, codes, color=use_color, quiet=quiet)
-    written = [_print(report)] + [_write(out_path, _render(out_fmt, result, codes, color=False, quiet=False))
+    source_root = repo.report_base.as_uri().rstrip("/") + "/"
+    report = _render(fmt, result, codes, color=use_color, quiet=quiet, source_root=source_root)
+    written = [_print(report)] + [_write(out_path, _render(out_fmt, result, codes, color=False, quiet=False,
+                                                           source_root=source_root))
                                   for out_fmt, out_path in outputs]
     raise SystemExit(result.exit_code if all(written) else 2)
 
 
-def _names_elsewhere(repo, files: List[Path]) -> Dict[str, list]:
+def _names_elsewhere(repo, files: List[Path], cache) -> Dict[str, list]:
     """The names of the repository's specs this run leaves out (see :func:`pipeline.runner.spec_names`)."""
     from pipeline.runner import find_spec_files, spec_names
 
     if not repo.specs.is_dir():
         return {}
     checked = {os.path.abspath(path) for path in files}
-    return spec_names([(path, repo.display(path)) for path in find_spec_files([repo.specs])
-                       if os.path.abspath(path) not in checked])
+    return spec_names([(path, repo.report_name(path)) for path in find_spec_files([repo.specs])
+                       if os.path.abspath(path) not in checked], cache)
 
 
 def _print(report: str) -> bool:
@@ -133,26 +156,26 @@ def _print(report: str) -> bool:
         return not report
     try:
         if report:
-            click.echo(report, nl=False)
+            echo_rendered(report, nl=False)
         sys.stdout.flush()
     except OSError as error:
-        click.echo(f"modelspec: cannot write the report to stdout: {error.strerror or error}", err=True)
+        echo(f"modelspec: cannot write the report to stdout: {error.strerror or error}", err=True)
         return False
     return True
 
 
-def _run(pairs, profiles, jobs: Optional[int]):
-    """Check the files, with a progress bar on an interactive stderr for a long run."""
-    from pipeline.runner import check_paths
+def _run(pairs, profiles, jobs: Optional[int], cache):
+    """Each file's verdict, with a progress bar on an interactive stderr for a long run."""
+    from pipeline.commands.options import progress_bar
+    from pipeline.runner import verdicts
 
-    if len(pairs) < _PROGRESS_THRESHOLD or not sys.stderr.isatty():
-        return check_paths(pairs, profiles, jobs)
-    with click.progressbar(length=len(pairs), label="checking", file=sys.stderr) as bar:
-        return check_paths(pairs, profiles, jobs, progress=bar.update)
+    with progress_bar(len(pairs), "checking") as update:
+        return verdicts(pairs, profiles, jobs, progress=update, cache=cache)
 
 
-def _render(fmt: str, result, codes: Dict[str, str], color: bool, quiet: bool) -> str:
-    """The report of *fmt*, with the text format's options applied."""
+def _render(fmt: str, result, codes: Dict[str, str], color: bool, quiet: bool, source_root: str) -> str:
+    """The report of *fmt*, with the text format's options (and SARIF's *source_root*, the ``file:`` URI of
+    the folder report paths are relative to) applied."""
     import dataclasses
 
     from pipeline.reporters import REPORTERS
@@ -160,6 +183,8 @@ def _render(fmt: str, result, codes: Dict[str, str], color: bool, quiet: bool) -
     reporter = REPORTERS[fmt]
     if fmt == "text":
         reporter = dataclasses.replace(reporter, color=color, quiet=quiet)
+    elif fmt == "sarif":
+        reporter = dataclasses.replace(reporter, source_root=source_root)
     return reporter.render(result, codes)
 
 
@@ -170,6 +195,6 @@ def _write(path: Path, text: str) -> bool:
     try:
         write_output(path, text)
     except OSError as error:
-        click.echo(f"modelspec: cannot write the report to {path}: {error.strerror or error}", err=True)
+        echo(f"modelspec: cannot write the report to {path}: {error.strerror or error}", err=True)
         return False
     return True

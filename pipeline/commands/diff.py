@@ -29,6 +29,8 @@ from typing import Optional, Tuple
 
 import click
 
+from pipeline.output import echo, echo_rendered
+
 from pipeline.commands.git_options import git_errors
 from pipeline.commands.options import root_option
 
@@ -91,7 +93,7 @@ def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit
         before = _catalogue(repo, commit, label, Path(scratch) / "base")
         after = _catalogue(repo, head, head, Path(scratch) / "head") if head else _working_tree(repo)
     result = diff_catalogues(before, after)
-    click.echo(render_markdown(result) if fmt == "markdown" else render_text(result), nl=False)
+    echo_rendered(render_markdown(result) if fmt == "markdown" else render_text(result), nl=False)
     raise SystemExit(1 if exit_code and not result.empty else 0)
 
 
@@ -101,13 +103,18 @@ def _loaded(repo, label: str, shown_root: str):
     from pipeline.catalogue_diff import load_catalogue
     from pipeline.op_profiles import OpProfileError
 
+    from pipeline.commands.options import progress_bar
+    from pipeline.runner import spec_file_names
+
+    total = len(spec_file_names([repo.specs])) if repo.specs.is_dir() else 0
     try:
-        return load_catalogue(repo, label)
+        with progress_bar(total, f"reading {label}") as update:
+            return load_catalogue(repo, label, update)
     except OpProfileError as error:
         for problem in error.problems:
             shown = problem.file.replace(str(repo.root.resolve()) + "/", shown_root)
-            click.echo(f"{shown}:{problem.line}:{problem.column}: error [{problem.code}] {problem.message}", err=True)
-        click.echo(f"modelspec: the op profiles at {label} are broken; fix them before comparing", err=True)
+            echo(f"{shown}:{problem.line}:{problem.column}: error [{problem.code}] {problem.message}", err=True)
+        echo(f"modelspec: the op profiles at {label} are broken; fix them before comparing", err=True)
         raise SystemExit(2) from None
 
 

@@ -6,8 +6,9 @@ and a symlinked spec is written through its link: the target gets the
 canonical text and the link stays a link. A file reached twice (a link and
 its target both under ``specs/``) is formatted once, reported by the name
 reports give it (its target's).
-A file that does not load strictly, or that has a comment below its header
-block, is reported on stderr and left alone.
+A file that does not load strictly is reported on stderr and left alone.
+``--check`` says what would change in each file (how many lines, the first
+one); ``--diff`` prints the unified diff instead and writes nothing.
 """
 
 from __future__ import annotations
@@ -17,59 +18,69 @@ from typing import Optional, Tuple
 
 import click
 
-from pipeline.commands.options import root_option
+from pipeline.commands.options import root_option, run_config, spec_files
+from pipeline.output import echo
 
 
 @click.command(name="fmt", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--check", is_flag=True, help="Write nothing; name the files that would change and exit 1 if any.")
+@click.option("--check", is_flag=True, help="Write nothing; name the files that would change, say how, and exit 1 "
+                                            "if any.")
+@click.option("--diff", "show_diff", is_flag=True,
+              help="Write nothing; print the unified diff of each file that would change, and exit 1 if any.")
 @root_option
-def command(paths: Tuple[Path, ...], check: bool, root: Optional[Path]) -> None:
+def command(paths: Tuple[Path, ...], check: bool, show_diff: bool, root: Optional[Path]) -> None:
     """Rewrite spec files in the canonical layout.
 
     Keys in the schema's order (nested records in their own field order),
-    block style, the header comment block kept as written, its first line the
-    yaml-language-server schema line when the repository has schemas/.
-    Values never change. A comment below the header block cannot be kept, so
-    such a file is refused until the comment moves into the header.
+    block style indented by two, a '---' document start, the header comment
+    block kept (its first line the yaml-language-server schema line when the
+    repository has schemas/), every comment kept at its key, comment lines
+    wrapped at 80 columns: the layout yamllint's default rules pass. Values
+    never change.
 
     \b
     Examples:
       modelspec fmt                          # every spec under specs/
       modelspec fmt specs/qwen/qwen3-8b.yaml
       modelspec fmt --check                  # in CI: exit 1 if a file would change
+      modelspec fmt --diff specs/qwen        # show what would change
 
     Exit codes: 0 nothing to change (or all written), 1 a file would change
-    (--check) or was refused, 2 usage error.
+    (--check, --diff) or was refused, 2 usage error.
     """
     from pipeline.atomic import write_atomic
-    from pipeline.fmt import format_files, schema_line
+    from pipeline.fmt import change_summary, format_files, schema_line, unified_diff
     from pipeline.repo import find_repo
-    from pipeline.runner import find_spec_files
 
     repo = find_repo(root)
-    try:
-        files = find_spec_files(list(paths) or [repo.specs])
-    except FileNotFoundError as error:
-        raise click.UsageError(str(error)) from None
+    files = spec_files(paths, repo, run_config(repo))
     targets = {}
     for path in files:
         targets.setdefault(path.resolve(), path)
     failed = False
-    for path, result in format_files(list(targets.values()), repo.display, lambda p: schema_line(repo, p)):
+
+    def original(path: Path) -> str:
+        return path.read_bytes().decode("utf-8-sig")
+
+    for path, result in format_files(list(targets.values()), repo.report_name, lambda p: schema_line(repo, p)):
         for problem in result.problems:
-            click.echo(f"{problem.file}:{problem.line}:{problem.column}: {problem.severity.value} "
+            echo(f"{problem.file}:{problem.line}:{problem.column}: {problem.severity.value} "
                        f"[{problem.code}] {problem.message}", err=True)
         failed = failed or bool(result.problems)
         if not result.changed:
             continue
+        if show_diff:
+            echo(unified_diff(original(path), result.text, repo.report_name(path)), nl=False)
+            failed = True
+            continue
         if check:
-            click.echo(f"would reformat {repo.display(path)}")
+            echo(f"would reformat {repo.report_name(path)}: {change_summary(original(path), result.text)}")
             failed = True
             continue
         try:
             write_atomic(path.resolve(), result.text)
         except OSError as error:
             raise click.FileError(str(path), hint=error.strerror) from None
-        click.echo(f"reformatted {repo.display(path)}")
+        echo(f"reformatted {repo.report_name(path)}")
     raise SystemExit(1 if failed else 0)

@@ -17,6 +17,8 @@ from typing import Iterator, List, Sequence
 
 import click
 
+from pipeline.output import echo
+
 from pipeline.op_profiles import OpProfiles
 from pipeline.repo import SpecRepo
 
@@ -75,5 +77,5 @@ def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpP
     selection = select_specs(changes, sorted(by_display), lambda display: spec_facts(by_display[display], profiles),
                              repo.display(repo.profiles) + "/" if own_profiles else None, _scope(repo, paths))
     for line in () if quiet else selection.summary():
-        click.echo(line, err=True)
+        echo(line, err=True)
     return [by_display[display] for display in selection.specs]

@@ -1,9 +1,9 @@
 """``modelspec import``: a spec from a Hugging Face ``config.json``, checked before it is written.
 
 The mapping is :mod:`pipeline.importer`'s; this command reads the JSON
-strictly (a duplicate key, NaN, an infinity or a number too long to convert
-is refused, each at its line and column), and boundedly: at most
-:data:`MAX_BYTES` are read and nesting deeper than :data:`MAX_DEPTH` is
+strictly (a duplicate key or a number too long to convert is refused, each
+at its line and column; a NaN or an infinity is kept, for the importer to
+refuse where a rule reads it), and boundedly: at most :data:`MAX_BYTES` are read and nesting deeper than :data:`MAX_DEPTH` is
 refused before the parser recurses into it, so no file costs more than the
 cap or ends in a traceback. It writes the header block (the
 ``yaml-language-server`` schema line for a file in a repository with
@@ -23,11 +23,14 @@ from __future__ import annotations
 import os
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import click
+
+from pipeline.output import echo, echo_rendered
 
 from pipeline.commands.options import repository_errors, root_option
 from pipeline.problems import FILE_START, Location
@@ -64,15 +67,11 @@ class _Refused:
     """A number the JSON states that a config cannot mean, kept to be refused at its key.
 
     Attributes:
-        why: The message's tail after the key: ``is NaN; a config states finite numbers``.
+        why: The message's tail after the key: ``is a number of 4001 characters; ...``.
     """
 
     def __init__(self, why: str):
         self.why = why
-
-
-def _non_finite(text: str) -> Any:
-    return _Refused(f"is {text}; a config states finite numbers")
 
 
 def _too_long(text: str) -> Any:
@@ -87,8 +86,7 @@ def _int(text: str) -> Any:
 def _float(text: str) -> Any:
     if len(text) > MAX_NUMBER_CHARS:
         return _too_long(text)
-    number = float(text)
-    return _non_finite(text) if number in (float("inf"), float("-inf")) else number
+    return float(text)
 
 
 def _key_locations(text: str) -> Tuple[Dict[Tuple[Any, ...], Location], List[Tuple[Tuple[Any, ...], Location]]]:
@@ -158,6 +156,29 @@ def _refused_paths(value: Any, path: Tuple[Any, ...] = ()) -> List[Tuple[Tuple[A
     return []
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogates(value: Any, path: Tuple[Any, ...] = ()) -> List[Tuple[Tuple[Any, ...], str]]:
+    """``(path, text)`` of each key or string holding a lone surrogate (``"\\udfff"``), which UTF-8 cannot encode.
+
+    JSON lets a ``\\u`` escape name half a UTF-16 pair; Python decodes it to
+    a lone surrogate that no file or terminal can take.
+    """
+    found: List[Tuple[Tuple[Any, ...], str]] = []
+    if isinstance(value, str) and _SURROGATE.search(value):
+        found.append((path, value))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if _SURROGATE.search(key):
+                found.append((path + (key,), key))
+            found.extend(_lone_surrogates(item, path + (key,)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found.extend(_lone_surrogates(item, path + (index,)))
+    return found
+
+
 def _too_deep(text: str) -> Optional[int]:
     """Where the first object or array nested deeper than :data:`MAX_DEPTH` opens, or ``None``."""
     depth = 0
@@ -179,12 +200,13 @@ def read_config_file(path: Path) -> bytes:
         ConfigReadError: At the file's start, for a file that cannot be read
             or is larger than :data:`MAX_BYTES`.
     """
+    from pipeline.yaml_source import UnreadableFile, read_bounded
+
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_BYTES + 1)
-    except OSError as error:
-        raise ConfigReadError(FILE_START, f"cannot read the file ({error.strerror or error}); check the path and "
-                                          "its permissions") from None
+        raw = read_bounded(path, MAX_BYTES)
+    except UnreadableFile as error:
+        raise ConfigReadError(FILE_START, str(error) + ("; a config is a file" if str(error).startswith("not a")
+                                                        else "")) from None
     if len(raw) > MAX_BYTES:
         raise ConfigReadError(FILE_START, f"the file is larger than 1 MiB ({MAX_BYTES} bytes); a config.json is a "
                                           "few kilobytes: check that this is the right file")
@@ -200,7 +222,8 @@ def read_config(raw: bytes) -> Tuple[Any, Dict[Tuple[Any, ...], Location]]:
     Raises:
         ConfigReadError: For bytes that are not UTF-8, text that is not JSON,
             nesting deeper than :data:`MAX_DEPTH`, a key stated twice in one
-            object, a NaN or infinity, or a number of more than
+            object, a key or text holding a lone surrogate escape, a document
+            that is only a NaN or an infinity, or a number of more than
             :data:`MAX_NUMBER_CHARS` characters.
     """
     try:
@@ -212,14 +235,23 @@ def read_config(raw: bytes) -> Tuple[Any, Dict[Tuple[Any, ...], Location]]:
         raise ConfigReadError(_location(text, deep), f"nesting deeper than {MAX_DEPTH} levels; a config nests a "
                                                      "few, so check that this is the right file")
     try:
-        data = json.loads(text, parse_constant=_non_finite, parse_float=_float, parse_int=_int)
+        data = json.loads(text, parse_constant=float, parse_float=_float, parse_int=_int)
     except json.JSONDecodeError as error:
         raise ConfigReadError(Location(error.lineno, error.colno), f"not valid JSON: {error.msg}") from None
+    if isinstance(data, float) and not math.isfinite(data):
+        raise ConfigReadError(FILE_START, f"the config is {text.strip()}; a config states finite numbers")
     locations, repeats = _key_locations(text)
     if repeats:
         path, where = repeats[0]
         raise ConfigReadError(where, f"{'.'.join(map(str, path))} is stated twice in one object (first on line "
                                   f"{locations[path].line}); keep one")
+    halves = _lone_surrogates(data)
+    if halves:
+        path, text = halves[0]
+        named = ".".join(map(str, path[:-1] if text is path[-1] else path)) or "the config"
+        what = f"the key {text!r}" if path and text is path[-1] else f"the text {text!r}"
+        raise ConfigReadError(_nearest(locations, path), f"{named}: {what} holds a lone surrogate escape (half of "
+                              "a UTF-16 pair, no character of its own); write the character it stands for")
     bad = _refused_paths(data)
     if bad:
         path, refused = bad[0]
@@ -253,14 +285,26 @@ def spec_header(schema_line: Optional[str], sources: Sequence[str], config_name:
     """
     lines = [schema_line] if schema_line else []
     lines += [f"# source: {source}" for source in sources]
-    lines.append(f"# imported by modelspec import from {config_name}; explain any hand edit in this header")
+    lines += [f"# imported by modelspec import from {config_name}", "# explain any hand edit in this header"]
     return "\n".join(lines) + "\n"
 
 
 def _check_source(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> Tuple[str, ...]:
+    """Each ``--source`` is one header line: not blank, and no character a line splitter or terminal acts on.
+
+    YAML 1.1 and Python's ``splitlines`` break lines at U+000B, U+000C,
+    U+001C-U+001E, U+0085, U+2028 and U+2029 as well as at CR and LF; any of
+    them would split the comment (a ``#`` after it would start a line of its own).
+    """
+    from pipeline.escape import first_unprintable
+
     for value in values:
-        if not value.strip() or any(char in value for char in "\r\n"):
+        if not value.strip():
             raise click.BadParameter("a source is one non-empty line of text", ctx, param)
+        char = first_unprintable(value.replace("\t", " "))
+        if char is not None:
+            raise click.BadParameter(f"a source is one line of printable text; U+{ord(char):04X} at character "
+                                     f"{value.index(char) + 1} is a control character or line break", ctx, param)
     return tuple(values)
 
 
@@ -341,7 +385,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
                                  f"{', '.join(sorted(profiles.profiles))}", param_hint="--arch")
     if output is not None and output.exists() and not force:
         raise click.UsageError(f"{output} exists; pass --force to overwrite it")
-    file = repo.display(config)
+    file = repo.report_name(config)
     try:
         data, locations = read_config(read_config_file(config))
     except ConfigReadError as error:
@@ -353,7 +397,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
         _fail([f"{_located(file, locations, issue.path)}: error [{issue.code}] {issue.message}"
                for issue in error.issues])
     for path in imported.unknown:
-        click.echo(f"{_located(file, locations, path)}: warning [import.unknown-key] {'.'.join(path)} is not "
+        echo(f"{_located(file, locations, path)}: warning [import.unknown-key] {'.'.join(path)} is not "
                    "imported: the importer does not know it", err=True)
     text = _spec_text(imported.data, repo, output, sources, config.name)
 
@@ -363,7 +407,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
 
     _check(text, profiles, at_config_key)
     if output is None:
-        click.echo(text, nl=False)
+        echo_rendered(text, nl=False)
         return
     _refuse_a_taken_name(repo, output, imported.spec.name)
     from pipeline.atomic import write_output
@@ -372,7 +416,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
         write_output(output, text)  # through a symlink: the link stays; a device is written in place
     except OSError as error:
         raise _WriteFailed(f"cannot write {output}: {error.strerror or error}") from None
-    click.echo(f"wrote {repo.display(output)}", err=True)
+    echo(f"wrote {repo.report_name(output)}", err=True)
 
 
 class _WriteFailed(click.ClickException):
@@ -396,17 +440,19 @@ def _refuse_a_taken_name(repo: Any, output: Path, name: str) -> None:
               if os.path.realpath(path) != target]
     taken = spec_names(others).get(name.casefold())
     if taken:
-        click.echo(f"{repo.display(output)}: error [spec.duplicate-name] name {name!r} is already the name of "
+        echo(f"{repo.report_name(output)}: error [spec.duplicate-name] name {name!r} is already the name of "
                    f"{', '.join(display for _, display in taken)}; choose another --name", err=True)
         raise SystemExit(1)
 
 
 def _spec_text(data: Any, repo: Any, output: Optional[Path], sources: Sequence[str], config_name: str) -> str:
-    from pipeline.fmt import schema_line
+    from pipeline.fmt import format_text, schema_line
     from pipeline.yaml_source import dump
 
     schema = schema_line(repo, output) if output is not None else None
-    return dump(data, spec_header(schema, sources, config_name))
+    text = dump(data, spec_header(schema, sources, config_name))
+    # In fmt's layout (its document start, its wrapped header), so a new spec needs no fmt run.
+    return format_text(text, "<import>", schema).text or text
 
 
 def _check(text: str, profiles: Any, at_config_key: Callable[[Sequence[Any]], Tuple[str, str]]) -> None:
@@ -431,10 +477,10 @@ def _check(text: str, profiles: Any, at_config_key: Callable[[Sequence[Any]], Tu
     if any(p.severity is Severity.ERROR for p in checked.result.problems):
         _fail(lines + ["modelspec: the imported spec fails modelspec check; nothing was written"])
     for line in lines:
-        click.echo(line, err=True)
+        echo(line, err=True)
 
 
 def _fail(lines: Sequence[str]) -> None:
     for line in lines:
-        click.echo(line, err=True)
+        echo(line, err=True)
     raise SystemExit(1)

@@ -1,7 +1,9 @@
 """``modelspec list``: the catalogue as a table (name, arch, layers, experts, MTP, tower), or as JSON.
 
-Every spec under the repository's ``specs/`` is checked; a spec that fails is
-left out of the table and its problems are shown on stderr. Without a
+Every spec under the repository's ``specs/`` is checked (a spec the result
+cache holds a current result of is not checked again: its row is kept in
+the cache); a spec that fails is left out of the table and its problems are
+shown on stderr. Without a
 ``specs/`` folder there is no catalogue to list, which is a usage error (as
 for ``check``), not an empty table.
 """
@@ -14,14 +16,19 @@ from typing import Optional
 
 import click
 
-from pipeline.commands.options import repository_errors, root_option
+from pipeline.escape import json_text
+from pipeline.output import echo, echo_rendered
+
+from pipeline.commands.options import (no_cache_option, open_cache, progress_bar, repository_errors, root_option,
+                                       save_cache)
 
 
 @click.command(name="list", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True,
               help="text: an aligned table; json: one record per model.")
 @root_option
-def command(fmt: str, root: Optional[Path]) -> None:
+@no_cache_option
+def command(fmt: str, root: Optional[Path], no_cache: bool) -> None:
     """List the catalogue: name, arch, layers, experts, MTP, tower, parameters.
 
     One row per spec under specs/, sorted by name. layers counts the body
@@ -39,11 +46,11 @@ def command(fmt: str, root: Optional[Path]) -> None:
     problems are shown), 2 usage error, no specs/ folder (outside a spec
     repository) or a broken op profile.
     """
-    from pipeline.catalogue import list_row, parameters_view, render_list
+    from pipeline.catalogue import render_list
     from pipeline.op_profiles import load_op_profiles
     from pipeline.problems import Severity
     from pipeline.repo import find_repo
-    from pipeline.runner import check_paths, find_spec_files
+    from pipeline.runner import find_spec_files, verdicts
 
     repo = find_repo(root)
     with repository_errors():
@@ -52,18 +59,24 @@ def command(fmt: str, root: Optional[Path]) -> None:
         files = find_spec_files([repo.specs])
     except FileNotFoundError as error:
         raise click.UsageError(str(error)) from None
+    cache = open_cache(repo, profiles, not no_cache)
     rows, failed = [], False
-    for item in check_paths([(path, repo.display(path)) for path in files], profiles):
+    with progress_bar(len(files), "reading the catalogue") as update:
+        checked = verdicts([(path, repo.display(path)) for path in files], profiles, progress=update,
+                           cache=cache, with_rows=True)
+    save_cache(cache)
+    for item in checked:
         errors = [p for p in item.result.problems if p.severity is Severity.ERROR]
-        if errors or item.spec is None:
+        if errors or item.row is None:
             failed = True
             for problem in errors:
-                click.echo(f"{problem.file}:{problem.line}:{problem.column}: error [{problem.code}] "
+                echo(f"{problem.file}:{problem.line}:{problem.column}: error [{problem.code}] "
                            f"{problem.message}", err=True)
             continue
-        counts = parameters_view(item.spec, item.stack, item.tower, profiles.get(item.stack.arch)) \
-            if item.stack is not None else None
-        rows.append(list_row(item.spec, item.stack, item.result.file, counts))
+        rows.append(item.row)
     rows.sort(key=lambda row: (row["name"], row["file"]))
-    click.echo(json.dumps(rows, indent=2) if fmt == "json" else render_list(rows), nl=fmt == "json")
+    if fmt == "json":
+        echo_rendered(json_text(json.dumps(rows, indent=2)))
+    else:
+        echo(render_list(rows), nl=False)
     raise SystemExit(1 if failed else 0)

@@ -1,6 +1,8 @@
 """Options and error handling that several subcommands share.
 
-``--root`` is every command's; a broken repository (an op profile or schema
+``--root`` is every command's, ``--select``/``--ignore`` and the
+configuration (:func:`run_config`, :func:`spec_files`) those of the commands
+that take spec files; a broken repository (an op profile or schema
 that cannot be read) ends any command with its problems on stderr and exit
 code 2, distinct from the 1 of bad specs, so a CI gate can tell "your spec is
 wrong" from "the repository is broken".
@@ -9,12 +11,19 @@ wrong" from "the repository is broken".
 from __future__ import annotations
 
 import contextlib
+import sys
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Sequence, Tuple
 
 import click
 
+from pipeline.output import echo
+
 from pipeline.op_profiles import OpProfileError
+
+if TYPE_CHECKING:
+    from pipeline.config import Config
+    from pipeline.repo import SpecRepo
 
 root_option = click.option(
     "--root", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
@@ -29,7 +38,108 @@ def repository_errors() -> Iterator[None]:
         yield
     except OpProfileError as error:
         for problem in error.problems:
-            click.echo(f"{problem.file}:{problem.line}:{problem.column}: error [{problem.code}] {problem.message}",
-                       err=True)
-        click.echo("modelspec: the op profiles are broken; fix them before checking specs", err=True)
+            echo(f"{problem.file}:{problem.line}:{problem.column}: error [{problem.code}] {problem.message}",
+                 err=True)
+        echo("modelspec: the op profiles are broken; fix them before checking specs", err=True)
         raise SystemExit(2) from None
+
+
+def run_config(repo: "SpecRepo") -> "Config":
+    """The configuration of *repo* (:func:`pipeline.config.load_config`); a broken one ends the command with
+    its located problems on stderr and exit code 2."""
+    from pipeline.config import ConfigError, load_config  # pylint: disable=import-outside-toplevel
+    from pipeline.problems import all_codes  # pylint: disable=import-outside-toplevel
+
+    try:
+        return load_config(repo.root, repo.report_base, tuple(all_codes()), lambda path: repo.report_name(path))
+    except ConfigError as error:
+        for problem in error.problems:
+            echo(f"{problem.file}:{problem.line}:{problem.column}: error [{problem.code}] {problem.message}",
+                 err=True)
+        echo("modelspec: the configuration is broken; fix it before checking specs", err=True)
+        raise SystemExit(2) from None
+
+
+def spec_files(paths: Sequence[Path], repo: "SpecRepo", config: "Config") -> List[Path]:
+    """The spec files a command takes: *paths*, else the configuration's ``specs``, else ``specs/``; the
+    configuration's ``exclude`` leaves out files found under a folder (a file named is always taken).
+
+    Raises:
+        click.UsageError: If a path does not exist or is neither a file nor a folder.
+    """
+    from pipeline.runner import find_spec_files  # pylint: disable=import-outside-toplevel
+
+    named = list(paths) or list(config.specs) or [repo.specs]
+    try:
+        found = find_spec_files(named)
+    except (FileNotFoundError, ValueError) as error:
+        raise click.UsageError(str(error)) from None
+    explicit = {Path(path).absolute() for path in named if not Path(path).is_dir()}
+    return [path for path in found if path.absolute() in explicit or not config.excluded(path)]
+
+
+def _parse_codes(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> Tuple[str, ...]:
+    """Comma-separated codes or prefixes, each one a code modelspec reports (else a usage error)."""
+    from pipeline.config import unknown_selector  # pylint: disable=import-outside-toplevel
+    from pipeline.problems import all_codes  # pylint: disable=import-outside-toplevel
+
+    selectors = tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+    codes = tuple(all_codes())
+    for selector in selectors:
+        reason = unknown_selector(selector, codes)
+        if reason:
+            raise click.BadParameter(reason, ctx, param)
+    return selectors
+
+
+select_option = click.option(
+    "--select", metavar="CODES", multiple=True, callback=_parse_codes,
+    help="Report only the warnings of these codes or code prefixes (comma-separated, repeatable; replaces the "
+         "configuration's select). Errors are always reported.")
+ignore_option = click.option(
+    "--ignore", metavar="CODES", multiple=True, callback=_parse_codes,
+    help="Do not report the warnings of these codes or code prefixes (comma-separated, repeatable; added to the "
+         "configuration's ignore). Errors are always reported.")
+
+
+no_cache_option = click.option(
+    "--no-cache", is_flag=True,
+    help="Neither read nor write the result cache (.modelspec_cache/ at the repository's root, or "
+         "$MODELSPEC_CACHE_DIR): check every file afresh.")
+
+
+def open_cache(repo, profiles, use: bool):
+    """The repository's :class:`~pipeline.result_cache.ResultCache`, or ``None`` under ``--no-cache``.
+
+    A cache that cannot be read is an empty one; nothing about the cache ever fails a command.
+    """
+    if not use:
+        return None
+    from pipeline.result_cache import ResultCache, cache_folder, cache_keys  # pylint: disable=import-outside-toplevel
+
+    return ResultCache(cache_folder(repo.root), cache_keys(profiles))
+
+
+def save_cache(cache, quiet: bool = False) -> None:
+    """Write the run's new records; if that fails, say so on stderr (unless *quiet*) and go on."""
+    if cache is None:
+        return
+    problem = cache.save()
+    if problem is not None and not quiet:
+        echo(f"modelspec: cannot write the result cache in {cache.folder}: {problem}; the results are right, "
+             "the next run checks again (--no-cache, or MODELSPEC_CACHE_DIR=<folder>, to move it)", err=True)
+
+
+#: A command over more files than this shows a progress bar on an interactive stderr.
+PROGRESS_THRESHOLD = 200
+
+
+@contextlib.contextmanager
+def progress_bar(total: int, label: str) -> Iterator[Optional[Callable[[int], None]]]:
+    """``update(n)`` of a progress bar on stderr for a run over *total* files, or ``None``: no bar when stderr
+    is not a terminal (a CI log, a pipe) or the run is short."""
+    if total < PROGRESS_THRESHOLD or not sys.stderr.isatty():
+        yield None
+        return
+    with click.progressbar(length=total, label=label, file=sys.stderr) as bar:
+        yield bar.update

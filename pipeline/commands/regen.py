@@ -19,6 +19,8 @@ from typing import Dict, List, Optional
 
 import click
 
+from pipeline.output import echo
+
 from pipeline.commands.git_options import GitFailure, changed_since_option, git_errors
 from pipeline.commands.options import repository_errors, root_option
 
@@ -84,7 +86,10 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
         files = changed_files(repo, changed_since, every, profiles, [repo.specs])
     if commit:
         _refuse_other_changes(repo)
-    resolutions = resolve_specs(repo, files, profiles)
+    from pipeline.commands.options import progress_bar
+
+    with progress_bar(len(files), "checking and resolving") as update:
+        resolutions = resolve_specs(repo, files, profiles, update)
     spec_paths = [repo.display(path) for path in every]
     if check_only:
         raise SystemExit(_check(repo, resolutions, spec_paths, wait))
@@ -104,7 +109,7 @@ def _echo_problems(problems) -> None:
     from pipeline.reporters.summary import problem_line  # pylint: disable=import-outside-toplevel
 
     for problem in problems:
-        click.echo(problem_line(problem))
+        echo(problem_line(problem))
 
 
 #: The --check findings that running modelspec regen repairs; every other error needs a person.
@@ -139,12 +144,12 @@ def _check(repo, resolutions, spec_paths: List[str], wait: float) -> int:
     repaired = [problem for problem in errors if problem.code in DRIFT_CODES]
     needs_a_person = [problem for problem in errors if problem.code not in DRIFT_CODES]
     if repaired:
-        click.echo(f"{folder}/ is out of date ({_told(repaired)}); run modelspec regen")
+        echo(f"{folder}/ is out of date ({_told(repaired)}); run modelspec regen")
     if needs_a_person:
-        click.echo(f"{plural(len(needs_a_person), 'problem')} modelspec regen cannot fix ({_told(needs_a_person)}): "
+        echo(f"{plural(len(needs_a_person), 'problem')} modelspec regen cannot fix ({_told(needs_a_person)}): "
                    "fix what each line above says, then run modelspec regen")
     if not errors:
-        click.echo(f"{folder}/ is up to date ({plural(len(target.artifacts), 'artifact')} and the index)")
+        echo(f"{folder}/ is up to date ({plural(len(target.artifacts), 'artifact')} and the index)")
     return 1 if errors else 0
 
 
@@ -156,7 +161,7 @@ def _write(repo, resolutions, spec_paths: List[str], wait: float):
 
     def tell(action: str, file: str) -> None:
         why = f" ({target.orphans[file]})" if action == "removed" else ""
-        click.echo(f"{action} {_shown(repo, file)}{why}")
+        echo(f"{action} {_shown(repo, file)}{why}")
 
     try:
         with locked(repo.resolved, wait):
@@ -172,10 +177,10 @@ def _write(repo, resolutions, spec_paths: List[str], wait: float):
     without = "".join([f"; {plural(errors, 'problem')} above that regen cannot fix: each line says what to do"
                        if errors else "", f"; {plural(warnings, 'warning')} above" if warnings else ""])
     if applied.changed:
-        click.echo(f"regen: {plural(len(applied.written), 'file')} written, {len(applied.removed)} removed, "
+        echo(f"regen: {plural(len(applied.written), 'file')} written, {len(applied.removed)} removed, "
                    f"{applied.unchanged} unchanged in {folder}/{without}")
     else:
-        click.echo(f"regen: {folder}/ is up to date ({plural(len(target.artifacts), 'artifact')}){without}")
+        echo(f"regen: {folder}/ is up to date ({plural(len(target.artifacts), 'artifact')}){without}")
     return target, applied
 
 
@@ -208,13 +213,13 @@ def _commit(repo, target, applied) -> None:
                        | {f"{folder}/{file}" for file, _ in applied.removed} | set(gone))
         staged = stage(repo.root, paths)
         if not staged:
-            click.echo("regen --commit: nothing to commit, resolved/ matches HEAD")
+            echo("regen --commit: nothing to commit, resolved/ matches HEAD")
             return
         before = Catalogue("HEAD", {doc["name"]: doc for doc in generated.values()})
         moves = render_text(diff_catalogues(before, Catalogue("regen", target.documents))).splitlines()[1:]
         message = _message(staged, moves)
         sha = commit(repo.root, message)
-    click.echo(f"committed {sha[:12]}: {message.splitlines()[0]}")
+    echo(f"committed {sha[:12]}: {message.splitlines()[0]}")
 
 
 def _artifacts_of(files: Dict[str, bytes], folder: str) -> Dict[str, Dict]:

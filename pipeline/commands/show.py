@@ -13,7 +13,10 @@ from typing import Optional
 
 import click
 
-from pipeline.commands.options import repository_errors, root_option
+from pipeline.escape import json_text
+from pipeline.output import echo, echo_rendered
+
+from pipeline.commands.options import no_cache_option, open_cache, repository_errors, root_option, save_cache
 
 
 @click.command(name="show", context_settings={"help_option_names": ["-h", "--help"]})
@@ -21,7 +24,8 @@ from pipeline.commands.options import repository_errors, root_option
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True,
               help="text: an aligned diagram; json: the resolved view for tools.")
 @root_option
-def command(name: str, fmt: str, root: Optional[Path]) -> None:
+@no_cache_option
+def command(name: str, fmt: str, root: Optional[Path], no_cache: bool) -> None:
     """Show one catalogue model's resolved layer stack.
 
     Groups of layers with their ranges and counts (a repeated cycle drawn
@@ -50,24 +54,29 @@ def command(name: str, fmt: str, root: Optional[Path]) -> None:
     repo = find_repo(root)
     with repository_errors():
         profiles = load_op_profiles(repo.profiles)
+    cache = open_cache(repo, profiles, not no_cache)
     try:
-        catalogue = entries(find_spec_files([repo.specs]), repo.display)
+        catalogue = entries(find_spec_files([repo.specs]), repo.display, cache)
     except FileNotFoundError as error:
         raise click.UsageError(str(error)) from None
+    save_cache(cache)
     try:
         entry = find(catalogue, name)
     except CatalogueError as error:
         if any(item.name == name for item in catalogue):
-            click.echo(f"modelspec: {error}", err=True)
+            echo(f"modelspec: {error}", err=True)
             raise SystemExit(1) from None
         raise click.BadParameter(str(error), param_hint="NAME") from None
     checked = check_file(entry.path, entry.file, profiles)
     errors = [p for p in checked.result.problems if p.severity is Severity.ERROR]
     if errors or checked.stack is None:
         for problem in checked.result.problems:
-            click.echo(f"{problem.file}:{problem.line}:{problem.column}: {problem.severity.value} "
+            echo(f"{problem.file}:{problem.line}:{problem.column}: {problem.severity.value} "
                        f"[{problem.code}] {problem.message}", err=True)
-        click.echo(f"modelspec: {entry.file} fails its check; fix it to show its stack", err=True)
+        echo(f"modelspec: {entry.file} fails its check; fix it to show its stack", err=True)
         raise SystemExit(1)
     view = show_view(checked.spec, checked.stack, checked.tower, entry.file, profiles.get(checked.stack.arch))
-    click.echo(json.dumps(view, indent=2) if fmt == "json" else render_show(view), nl=fmt == "json")
+    if fmt == "json":
+        echo_rendered(json_text(json.dumps(view, indent=2)))
+    else:
+        echo(render_show(view), nl=False)

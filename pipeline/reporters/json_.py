@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from pipeline.escape import json_text
 from pipeline.problems import FileResult, Problem, RunResult
 from pipeline.reporters.summary import TOOL_NAME, TOOL_VERSION, count, help_text
 
@@ -34,7 +35,7 @@ class JsonReporter:
         Raises:
             ValueError: If a problem's code is not in *codes* (see :func:`help_text`).
         """
-        return json.dumps(report_document(result, codes), indent=2, ensure_ascii=False) + "\n"
+        return json_text(json.dumps(report_document(result, codes), indent=2, ensure_ascii=False)) + "\n"
 
 
 def report_document(result: RunResult, codes: Mapping[str, str]) -> dict[str, Any]:

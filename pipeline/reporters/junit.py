@@ -31,6 +31,7 @@ from typing import Mapping
 
 from junitparser import Failure, JUnitXml, Skipped, TestCase, TestSuite
 
+from pipeline.escape import xml_text
 from pipeline.problems import FileResult, Outcome, Problem, RunResult
 from pipeline.reporters.summary import TOOL_NAME, plural, problem_line
 
@@ -53,7 +54,7 @@ class JunitReporter:
         document.update_statistics()
         buffer = io.BytesIO()
         document.write(buffer, pretty=True)
-        return buffer.getvalue().decode("utf-8")
+        return xml_text(buffer.getvalue().decode("utf-8"))
 
 
 def _file_suite(file_result: FileResult, result: RunResult) -> TestSuite:

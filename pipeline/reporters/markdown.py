@@ -5,11 +5,13 @@ A headline with the verdict mark and the counts, then a table of the problems
 still renders as a page a person reads; a line says how many rows were left out
 and where they are. A clean run gets one short sentence.
 
-Every cell is escaped: the characters GitHub-flavoured Markdown gives a meaning
+Every cell is escaped by :func:`pipeline.escape.markdown_text`, the one place
+Markdown is escaped: the characters GitHub-flavoured Markdown gives a meaning
 inside a table cell (``|`` ends the cell, backticks open code, ``*`` ``_`` ``~``
-emphasis, ``[`` ``]`` links, ``<`` ``>`` HTML, ``&`` entities, ``$`` maths) get a
-backslash, which CommonMark allows before any ASCII punctuation, and a line
-break becomes ``<br>`` since a table row is one line.
+emphasis, ``[`` ``]`` and ``![`` links and images, ``<`` ``>`` HTML, ``&``
+entities, ``$`` maths) get a backslash, a line break becomes ``<br>`` since a
+table row is one line, and a mention (``@team``), a reference (``#12``) or a
+URL is broken by a zero-width space so GitHub neither notifies nor links.
 """
 
 from __future__ import annotations
@@ -17,20 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+from pipeline.escape import markdown_text
 from pipeline.problems import Problem, RunResult
 from pipeline.reporters.summary import TOOL_NAME, plural, summary_sentence
 
-#: The characters a table cell backslash-escapes; ``\\`` first so added backslashes are not doubled.
-MARKDOWN_SPECIAL = "\\`*_~[]<>|&$"
-
 #: How many problem rows the table shows by default.
 DEFAULT_MAX_ROWS = 50
-
-
-def escape_cell(text: str) -> str:
-    """Escape *text* for one Markdown table cell: ``a|b`` is ``a\\|b``, a line break is ``<br>``."""
-    escaped = "".join("\\" + char if char in MARKDOWN_SPECIAL else char for char in text)
-    return "<br>".join(escaped.splitlines())
 
 
 @dataclass(frozen=True)
@@ -75,5 +69,5 @@ def _table(problems: tuple[Problem, ...]) -> str:
     for problem in problems:
         cells = (f"{problem.file}:{problem.line}:{problem.column}", problem.severity.value, problem.code,
                  problem.message)
-        rows.append("| " + " | ".join(escape_cell(cell) for cell in cells) + " |")
+        rows.append("| " + " | ".join(markdown_text(cell) for cell in cells) + " |")
     return "\n".join(rows)

@@ -2,8 +2,9 @@
 
 One run, one result per problem, one rule per code that occurs (sorted; its
 descriptions are the codes table's help text). Locations are relative URIs with
-forward slashes against ``%SRCROOT%``, which code scanning resolves to the
-checkout, plus a 1-based ``region`` (``columnKind`` says columns count Unicode
+forward slashes against ``%SRCROOT%``, the top of the git work tree (which code
+scanning resolves to the checkout; ``originalUriBaseIds`` gives its ``file:``
+URI on the machine that ran the check), plus a 1-based ``region`` (``columnKind`` says columns count Unicode
 code points, as the YAML reader counts them). A problem's field path is given
 twice: as a logical location (``fullyQualifiedName`` is the JSON Pointer) for
 viewers that show one, and as ``properties.pointer`` for scripts. The verdict
@@ -27,10 +28,11 @@ import json
 import pathlib
 import urllib.parse
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
+from pipeline.escape import json_text, printable
 from pipeline.problems import Problem, RunResult, Severity
-from pipeline.reporters.summary import INFORMATION_URI, TOOL_NAME, TOOL_VERSION, help_text, posix_path
+from pipeline.reporters.summary import TOOL_NAME, TOOL_VERSION, help_text, posix_path
 
 #: The schema a SARIF 2.1.0 log names (the OASIS standard's, with its errata).
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -46,7 +48,15 @@ _EXIT_CODE_WORDS = {0: "no problem fails the run", 1: "problems fail the run",
 
 @dataclass(frozen=True)
 class SarifReporter:
-    """Render a run as a SARIF 2.1.0 log."""
+    """Render a run as a SARIF 2.1.0 log.
+
+    Attributes:
+        source_root: The ``file:`` URI (ending in ``/``) of the folder the report's relative paths are
+            relative to (the git work tree's top), given as ``originalUriBaseIds`` so a viewer can find the
+            files; ``None`` when unknown (the base is then only described).
+    """
+
+    source_root: Optional[str] = None
 
     def render(self, result: RunResult, codes: Mapping[str, str]) -> str:
         """Return the log, indented by 2, with a trailing newline.
@@ -54,11 +64,11 @@ class SarifReporter:
         Raises:
             ValueError: If a problem's code is not in *codes* (see :func:`help_text`).
         """
-        return json.dumps(sarif_log(result, codes), indent=2, ensure_ascii=False) + "\n"
+        return json_text(json.dumps(sarif_log(result, codes, self.source_root), indent=2, ensure_ascii=False)) + "\n"
 
 
-def sarif_log(result: RunResult, codes: Mapping[str, str]) -> dict[str, Any]:
-    """The SARIF log as plain JSON values.
+def sarif_log(result: RunResult, codes: Mapping[str, str], source_root: Optional[str] = None) -> dict[str, Any]:
+    """The SARIF log as plain JSON values; *source_root* as :attr:`SarifReporter.source_root`.
 
     Raises:
         ValueError: If a problem's code is not in *codes* (see :func:`help_text`).
@@ -73,7 +83,6 @@ def sarif_log(result: RunResult, codes: Mapping[str, str]) -> dict[str, Any]:
             "tool": {"driver": {
                 "name": TOOL_NAME,
                 "version": TOOL_VERSION,
-                "informationUri": INFORMATION_URI,
                 "rules": [_rule(code, result, codes) for code in rule_ids],
             }},
             "invocations": [{
@@ -81,11 +90,19 @@ def sarif_log(result: RunResult, codes: Mapping[str, str]) -> dict[str, Any]:
                 "exitCode": exit_code,
                 "exitCodeDescription": _EXIT_CODE_WORDS[exit_code],
             }],
+            "originalUriBaseIds": {SOURCE_ROOT: _base(source_root)},
             "columnKind": "unicodeCodePoints",
             "results": [_result(problem, rule_index[problem.code], result) for problem in result.problems],
             "properties": {"strict": result.strict},
         }],
     }
+
+
+def _base(source_root: Optional[str]) -> dict[str, Any]:
+    """The artifact location :data:`SOURCE_ROOT` stands for."""
+    description = {"text": "The top of the git work tree holding the spec repository (outside git, the folder "
+                           "modelspec ran in); every result's path is relative to it."}
+    return {"uri": source_root, "description": description} if source_root else {"description": description}
 
 
 def _rule(code: str, result: RunResult, codes: Mapping[str, str]) -> dict[str, Any]:
@@ -110,14 +127,15 @@ def _result(problem: Problem, rule_index: int, result: RunResult) -> dict[str, A
         },
     }
     if problem.path:
-        location["logicalLocations"] = [{"name": str(problem.path[-1]), "fullyQualifiedName": problem.pointer}]
+        location["logicalLocations"] = [{"name": printable(str(problem.path[-1])),
+                                          "fullyQualifiedName": printable(problem.pointer)}]
     return {
         "ruleId": problem.code,
         "ruleIndex": rule_index,
         "level": problem.severity.value,
         "message": {"text": problem.message},
         "locations": [location],
-        "properties": {"pass": problem.pass_name, "pointer": problem.pointer, "failing": result.failing(problem)},
+        "properties": {"pass": problem.pass_name, "pointer": printable(problem.pointer), "failing": result.failing(problem)},
     }
 
 

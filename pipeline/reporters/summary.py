@@ -22,9 +22,6 @@ TOOL_NAME = "modelspec"
 #: The tool's version, the package's own.
 TOOL_VERSION = __version__
 
-#: Where a reader of a report learns about the tool (SARIF ``informationUri``).
-INFORMATION_URI = "https://github.com/modelspec/modelspec"
-
 #: How a further line of a multi-line message is indented in line-per-problem
 #: output, so that a line starting with a path always starts a new problem.
 CONTINUATION_INDENT = "    "

@@ -1,0 +1,446 @@
+"""The result cache: each spec file's check, kept between runs while nothing that decides it changed.
+
+A file's result is decided by its bytes, the path reports show it under, the
+JSON Schemas, the op profiles its check consulted, and modelspec itself (its
+version, its code, and the YAML and JSON Schema libraries' versions). An
+entry records all of them, so a run reuses a result only when each is the
+same: a changed profile invalidates the specs that read it (a spec that
+looked a profile up by a name no profile has, or matched its name against
+every profile's patterns, read them all), and nothing else.
+
+Where it lives: ``.modelspec_cache/`` at the repository's root (it holds its
+own ``.gitignore`` and a ``CACHEDIR.TAG``), or ``$MODELSPEC_CACHE_DIR`` (a CI
+job caches that folder between runs). One file, ``results``: a header line,
+then one line per spec file::
+
+    <report path> TAB <checksum> TAB <JSON record>
+
+The checksum (BLAKE2b over the path and the record) binds a record to its
+path, so a truncated, edited or moved line is ignored and rewritten, never
+trusted; a file with another header (another cache format) is ignored whole.
+Finding whether a file changed reads its bytes and hashes them (SHA-256),
+except that, as git's index does, a file whose ``stat`` (size, mtime, inode,
+ctime) is what the record saw is taken as unchanged without reading it, once
+its mtime is over :data:`RACY_NS` older than when it was read (a file
+rewritten in the same clock tick as it was read is hashed again).
+
+Writing: a run collects its new records and, at the end, merges them into
+the file under a ``filelock`` lock (``results.lock``): it re-reads the file
+(another run may have written since), replaces its own lines, and writes a
+temporary file renamed over ``results``. A reader never takes the lock: the
+rename is atomic, so it sees the old file or the new one. A cache that
+cannot be written is reported once on stderr and the run goes on.
+
+What a record keeps (:class:`~pipeline.runner.Verdict`) is the file's
+result before anything the whole run decides (duplicate names, and any
+selection of problems a configuration makes later), the name the file states
+(for the duplicate-name rule of a run that does not check it), and its
+``list`` row.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import stat as stat_module
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+
+from pipeline.problems import PASSES, FileResult, InlineIgnore, Location, Outcome, Problem, Severity
+from pipeline.runner import Verdict, shared_outcomes
+
+#: The environment variable that moves the cache folder.
+CACHE_DIR_ENV = "MODELSPEC_CACHE_DIR"
+
+#: The cache folder's name under the repository's root.
+CACHE_FOLDER = ".modelspec_cache"
+
+#: The format of the ``results`` file; another format's file is ignored whole.
+FORMAT = 1
+HEADER = f"modelspec result cache, format {FORMAT}\n"
+
+RESULTS_FILE = "results"
+LOCK_FILE = "results.lock"
+
+#: How much older than its reading a file's mtime must be for its ``stat`` to stand for its bytes (2 s:
+#: file systems with a coarse clock tick stamp a rewrite in the same tick with the same mtime).
+RACY_NS = 2_000_000_000
+
+#: A record's profile dependencies when the check read every profile (a name-pattern search, a missing arch).
+EVERY_PROFILE = "*"
+
+_OUTCOME_LETTERS = {Outcome.PASSED: "p", Outcome.FAILED: "f", Outcome.SKIPPED: "s"}
+_LETTER_OUTCOMES = {letter: outcome for outcome, letter in _OUTCOME_LETTERS.items()}
+_SEVERITY_LETTERS = {Severity.ERROR: "e", Severity.WARNING: "w"}
+_LETTER_SEVERITIES = {letter: severity for severity, letter in _SEVERITY_LETTERS.items()}
+
+def content_digest(data: bytes) -> str:
+    """SHA-256 of *data*, in hex: what a record knows a file's bytes by."""
+    return hashlib.sha256(data).hexdigest()
+
+
+
+
+
+def _checksum(path: str, record: str) -> str:
+    return hashlib.blake2b(f"{path}\t{record}".encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def _folder_digest(folder: Path, pattern: str) -> str:
+    """SHA-256 over the names and bytes of the files of *folder* matching *pattern*, in name order."""
+    hasher = hashlib.sha256()
+    for path in sorted(folder.rglob(pattern)):
+        data = path.read_bytes()
+        hasher.update(f"{path.relative_to(folder).as_posix()} {len(data)}\n".encode())
+        hasher.update(data)
+    return hasher.hexdigest()
+
+
+def environment_digest() -> str:
+    """What decides every result besides the file and the profiles: modelspec's version and code, the schemas,
+    and the versions of the libraries that read YAML and JSON Schema (a parser's message is part of a result)."""
+    import jsonschema_rs  # pylint: disable=import-outside-toplevel
+    import yaml  # pylint: disable=import-outside-toplevel
+
+    from pipeline import __version__  # pylint: disable=import-outside-toplevel
+    from pipeline.resources import data_dir  # pylint: disable=import-outside-toplevel
+
+    package = Path(__file__).resolve().parent
+    parts = [f"format {FORMAT}", f"modelspec {__version__}", f"code {_folder_digest(package, '*.py')}",
+             f"schemas {_folder_digest(data_dir('schemas'), '*.json')}",
+             f"PyYAML {yaml.__version__} libyaml {yaml.__with_libyaml__}",
+             *(_installed(module) for module in (yaml, jsonschema_rs))]
+    return content_digest("\n".join(parts).encode())[:32]
+
+
+def _installed(module: Any) -> str:
+    """Which build of *module* is installed: its file's path, size and mtime (a reinstall changes them; cheaper
+    than asking ``importlib.metadata``)."""
+    path = getattr(module, "__file__", None) or module.__name__
+    try:
+        status = os.stat(path)
+    except OSError:
+        return f"{module.__name__} {path}"
+    return f"{module.__name__} {path} {status.st_size} {status.st_mtime_ns}"
+
+
+@dataclass(frozen=True)
+class CacheKeys:
+    """What the current run's results are decided by, besides each file: picklable, for worker processes.
+
+    Attributes:
+        environment: :func:`environment_digest`.
+        profiles: Each op profile's arch to the SHA-256 of its file.
+    """
+
+    environment: str
+    profiles: Mapping[str, str]
+    _known: Dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def depends(self, dependencies: str) -> str:
+        """The digest of the profiles a JSON list *dependencies* names (``["*"]``: all of them) as they are now;
+        a missing one counts too."""
+        known = self._known.get(dependencies)
+        if known is None:
+            names = json.loads(dependencies)
+            listed = sorted(self.profiles) if EVERY_PROFILE in names else names
+            known = self._known[dependencies] = content_digest(
+                "\n".join(f"{name} {self.profiles.get(name, '-')}" for name in listed).encode())[:32]
+        return known
+
+
+def cache_keys(profiles: Any) -> CacheKeys:
+    """The :class:`CacheKeys` of a run against *profiles* (an :class:`~pipeline.op_profiles.OpProfiles`)."""
+    return CacheKeys(environment_digest(),
+                     {arch: content_digest(profile.path.read_bytes()) for arch, profile in profiles.profiles.items()})
+
+
+class RecordingProfiles(Mapping):
+    """A profiles mapping that notes which archs a check looked up (a missing one too), or that it read all.
+
+    :class:`~pipeline.op_profiles.OpProfiles` is built over one per file, so
+    the record's dependencies are exactly the profiles its check consulted.
+    """
+
+    def __init__(self, profiles: Mapping[str, Any]) -> None:
+        self._profiles = profiles
+        self.consulted: set = set()
+
+    def __getitem__(self, arch: str) -> Any:
+        self.consulted.add(arch)
+        return self._profiles[arch]
+
+    def __contains__(self, arch: object) -> bool:
+        self.consulted.add(arch)
+        return arch in self._profiles
+
+    def __iter__(self) -> Iterator[str]:
+        self.consulted.add(EVERY_PROFILE)
+        return iter(self._profiles)
+
+    def __len__(self) -> int:
+        self.consulted.add(EVERY_PROFILE)
+        return len(self._profiles)
+
+    def dependencies(self) -> List[str]:
+        """The archs consulted, sorted; ``["*"]`` when every profile was read."""
+        return [EVERY_PROFILE] if EVERY_PROFILE in self.consulted else sorted(map(str, self.consulted))
+
+
+# ---- records --------------------------------------------------------------------------------
+
+def encode_verdict(verdict: Verdict) -> Optional[Tuple[str, str]]:
+    """*verdict* as the JSON texts of its result and of its ``list`` row; ``None`` when it cannot be kept
+    exactly (a problem about another file)."""
+    result = verdict.result
+    if any(problem.file != result.file for problem in result.problems):
+        return None
+    payload = {
+        "o": "".join(_OUTCOME_LETTERS[outcome] for _, outcome in result.outcomes),
+        "p": [[p.line, p.column, p.pass_name, p.code, _SEVERITY_LETTERS[p.severity], p.message, list(p.path)]
+              for p in result.problems],
+        "n": verdict.name,
+        "a": [verdict.name_at.line, verdict.name_at.column],
+        "i": [[ignore.line, ignore.column, list(ignore.codes)] for ignore in result.ignores],
+    }
+    return json_text(payload), json_text(verdict.row)
+
+
+def json_text(value: Any) -> str:
+    """*value* as compact JSON, the way records store it."""
+    return json.dumps(value, separators=(",", ":"))
+
+
+def decode_verdict(file: str, record: "Record", with_row: bool = False) -> Verdict:
+    """The :class:`~pipeline.runner.Verdict` a record keeps for *file* (its ``list`` row only *with_row*).
+
+    Raises:
+        KeyError, TypeError, ValueError, IndexError: When the record's texts are not what
+            :func:`encode_verdict` writes.
+    """
+    payload = json.loads(record.verdict or "null")
+    letters = payload["o"]
+    if len(letters) != len(PASSES):
+        raise ValueError("not one outcome per pass")
+    outcomes = shared_outcomes(tuple(zip(PASSES, (_LETTER_OUTCOMES[letter] for letter in letters))))
+    problems = tuple(Problem(file, int(line), int(column), str(pass_name), str(code), _LETTER_SEVERITIES[severity],
+                             str(message), tuple(part if isinstance(part, (str, int)) else str(part) for part in path))
+                     for line, column, pass_name, code, severity, message, path in payload["p"])
+    ignores = tuple(InlineIgnore(int(line), int(column), tuple(str(code) for code in codes))
+                    for line, column, codes in payload["i"])
+    line, column = payload["a"]
+    name = payload["n"]
+    row = json.loads(record.row or "null") if with_row else None
+    return Verdict(FileResult(file, outcomes, problems, ignores), name if isinstance(name, str) else None,
+                   Location(int(line), int(column)), record.stated_name, row if isinstance(row, dict) else None)
+
+
+def stat_text(status: os.stat_result) -> str:
+    """The part of a ``stat`` that changes when a file is rewritten: size, mtime, inode, ctime (ns)."""
+    return f"{status.st_size}:{status.st_mtime_ns}:{status.st_ino}:{status.st_ctime_ns}"
+
+
+@dataclass(frozen=True)
+class Record:
+    """One file's line of the cache; the JSON parts stay text until asked for.
+
+    Attributes:
+        stat: :func:`stat_text` of the file when it was read.
+        read_ns: When it was read (``time.time_ns()``), for the racy-stat rule.
+        digest: SHA-256 of its bytes.
+        environment: The :func:`environment_digest` it was read under.
+        stated: The name its mapping states, as JSON (``null`` when it states no text name).
+        dependencies: The profiles its check consulted, as a JSON list (:class:`RecordingProfiles`); ``None``
+            for a record of the stated name only (the file was read for its name, not checked).
+        profiles: :meth:`CacheKeys.depends` of those when it was checked.
+        verdict: The result's JSON (:func:`encode_verdict`), or ``None`` for a name-only record.
+        row: The ``list`` row's JSON, or ``None``.
+    """
+
+    stat: str
+    read_ns: int
+    digest: str
+    environment: str
+    stated: str
+    dependencies: Optional[str] = None
+    profiles: Optional[str] = None
+    verdict: Optional[str] = None
+    row: Optional[str] = None
+
+    @property
+    def stated_name(self) -> Optional[str]:
+        """The name the file states, when it is text."""
+        name = json.loads(self.stated)
+        return name if isinstance(name, str) else None
+
+    def to_line(self, file: str) -> str:
+        """The cache line of this record for *file*."""
+        rest = "\t".join([self.stat, str(self.read_ns), self.digest, self.environment, self.stated,
+                          *("-" if part is None else part
+                            for part in (self.dependencies, self.profiles, self.verdict, self.row))])
+        return f"{file}\t{_checksum(file, rest)}\t{rest}\n"
+
+    def restated(self, status: os.stat_result, read_ns: int) -> "Record":
+        """This record for the same bytes read again, under a new ``stat``."""
+        return dataclasses.replace(self, stat=stat_text(status), read_ns=read_ns)
+
+    def unchanged(self, status: os.stat_result) -> bool:
+        """Whether *status* says the file is as this record read it (see :data:`RACY_NS`)."""
+        return stat_text(status) == self.stat and status.st_mtime_ns + RACY_NS <= self.read_ns
+
+    def current(self, keys: CacheKeys) -> bool:
+        """Whether this record's verdict was reached under *keys*' environment and profiles."""
+        return (self.verdict is not None and self.environment == keys.environment
+                and self.dependencies is not None and keys.depends(self.dependencies) == self.profiles)
+
+
+def new_record(status: os.stat_result, read_ns: int, digest: str, environment: str, stated_name: Optional[str],
+               checked: Optional[Tuple[List[str], str, Tuple[str, str]]] = None) -> Record:
+    """A record of a file just read: its stated name, and, for a file *checked*, ``(dependencies, their
+    digest, encode_verdict(...))``."""
+    if checked is None:
+        return Record(stat_text(status), read_ns, digest, environment, json_text(stated_name))
+    dependencies, profiles, (verdict, row) = checked
+    return Record(stat_text(status), read_ns, digest, environment, json_text(stated_name), json_text(dependencies),
+                  profiles, verdict, row)
+
+
+def parse_record(file: str, checksum: str, rest: str) -> Optional[Record]:
+    """The record of a cache line, or ``None`` when the line is not one this format wrote for *file*."""
+    if _checksum(file, rest) != checksum:
+        return None
+    fields = rest.split("\t")
+    if len(fields) != 9 or not fields[1].isdigit():
+        return None
+    stat, read_ns, digest, environment, stated, *optional = fields
+    return Record(stat, int(read_ns), digest, environment, stated, *(None if part == "-" else part
+                                                                      for part in optional))
+
+
+# ---- the folder ------------------------------------------------------------------------------
+
+def cache_folder(root: Path) -> Path:
+    """Where the cache of the repository at *root* lives: ``$MODELSPEC_CACHE_DIR``, else ``root/.modelspec_cache``."""
+    moved = os.environ.get(CACHE_DIR_ENV)
+    return Path(moved) if moved else root / CACHE_FOLDER
+
+
+class ResultCache:
+    """The records of one cache folder, read once, and the lines this run adds.
+
+    Args:
+        folder: The cache folder (created when the run first writes).
+        keys: The run's :class:`CacheKeys`.
+    """
+
+    def __init__(self, folder: Path, keys: CacheKeys) -> None:
+        self.folder = folder
+        self.keys = keys
+        self._lines = _read_lines(folder / RESULTS_FILE)
+        self._new: Dict[str, str] = {}
+
+    def record(self, file: str) -> Optional[Record]:
+        """The valid record of *file* (see :func:`parse_record`), or ``None``."""
+        line = self._lines.get(file)
+        return parse_record(file, *line) if line is not None else None
+
+    def line(self, file: str) -> Optional[Tuple[str, str]]:
+        """*file*'s raw ``(checksum, record)``, to hand to a worker process."""
+        return self._lines.get(file)
+
+    def add(self, file: str, line: str) -> None:
+        """Keep *line* (:meth:`Record.to_line`) as *file*'s record when the run saves."""
+        self._new[file] = line
+
+    def save(self) -> Optional[str]:
+        """Merge this run's lines into the folder's file; the reason it could not, or ``None``."""
+        if not self._new:
+            return None
+        import filelock  # pylint: disable=import-outside-toplevel
+
+        try:
+            _prepare(self.folder)
+            with filelock.FileLock(str(self.folder / LOCK_FILE), timeout=30):
+                lines = _read_lines(self.folder / RESULTS_FILE)
+                merged = {file: f"{file}\t{checksum}\t{rest}\n" for file, (checksum, rest) in lines.items()
+                          if _checksum(file, rest) == checksum}  # a damaged line is dropped, not carried on
+                merged.update(self._new)
+                _replace(self.folder / RESULTS_FILE, HEADER + "".join(merged.values()))
+        except (OSError, filelock.Timeout) as error:
+            return f"{getattr(error, 'strerror', None) or error}"
+        self._new = {}
+        return None
+
+
+def _read_lines(path: Path) -> Dict[str, Tuple[str, str]]:
+    """``{file: (checksum, record text)}`` of a results file; empty when it is missing or of another format.
+
+    A line that does not split into three fields (a truncated last line) is
+    left out here; one whose checksum fails is left out by :func:`parse_record`.
+    """
+    try:
+        with open(path, "r", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
+            if handle.readline() != HEADER:
+                return {}
+            text = handle.read()
+    except OSError:
+        return {}
+    lines: Dict[str, Tuple[str, str]] = {}
+    for line in text.split("\n"):
+        file, _, rest = line.partition("\t")
+        checksum, tab, record = rest.partition("\t")
+        if tab:
+            lines[file] = (checksum, record)
+    return lines
+
+
+_GITIGNORE = "# modelspec's result cache: never committed (see modelspec check --help)\n*\n"
+_CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
+                 "# This file is a cache directory tag created by modelspec.\n"
+                 "# For information about cache directory tags, see https://bford.info/cachedir/\n")
+
+
+def _prepare(folder: Path) -> None:
+    """Create the cache folder with its ``.gitignore`` and ``CACHEDIR.TAG``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
+        if not (folder / name).exists():
+            _replace(folder / name, text)
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write *text* to a temporary file beside *path*, then rename it over *path* (no fsync: a torn file is
+    caught by the header and the checksums, and costs only a re-check)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def regular_file_stat(path: Path) -> Optional[os.stat_result]:
+    """*path*'s ``stat`` when it is a regular file (following links), else ``None``."""
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return status if stat_module.S_ISREG(status.st_mode) else None
+
+
+def now_ns() -> int:
+    """The wall clock, for :attr:`Record.read_ns`."""
+    return time.time_ns()

@@ -1,0 +1,307 @@
+"""The result cache: a cached run reports byte for byte what a cold one does, and trusts nothing it should not.
+
+Each test builds a repository in ``tmp_path`` and runs ``modelspec check``
+in this process (``--jobs 1``), counting the files the passes really run on
+(:func:`pipeline.runner.check_document`), so "reused" and "checked again"
+are facts, not hopes. Concurrency is tested with real processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pytest
+from click.testing import CliRunner
+
+import pipeline
+from pipeline import result_cache, runner
+from pipeline.cli import main
+from pipeline.op_profiles import _load_folder, bundled_profiles_dir
+from pipeline.result_cache import CACHE_DIR_ENV, HEADER, RESULTS_FILE, ResultCache, parse_record
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+FORMATS = ("text", "json", "junit", "sarif", "github", "markdown")
+
+#: Every spec file the tests and the catalogue hold: the corpus a cached run must report exactly as a cold one.
+CORPUS = sorted([*(TESTS / "data").rglob("*.yaml"), *(ROOT / "specs").rglob("*.yaml")])
+
+OLD = 1_600_000_000  # an mtime (2020) long before any record's reading: the stat shortcut applies
+
+
+@pytest.fixture
+def checked(monkeypatch: pytest.MonkeyPatch) -> List[str]:
+    """The files the passes run on, in order (the cache's misses)."""
+    files: List[str] = []
+    real = runner.check_document
+
+    def counting(doc, profiles):
+        files.append(doc.file)
+        return real(doc, profiles)
+
+    monkeypatch.setattr(runner, "check_document", counting)
+    monkeypatch.delenv(CACHE_DIR_ENV, raising=False)
+    return files
+
+
+def corpus_repo(dest: Path) -> Path:
+    """A repository whose specs/ holds the whole corpus, each file under a path of its own."""
+    for path in CORPUS:
+        target = dest / "specs" / path.relative_to(ROOT).as_posix().replace("/", "__")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+    # inline ignores: one that silences a warning, one that silences nothing (itself a warning)
+    llama = (ROOT / "specs" / "llama" / "llama-3.1-8b.yaml").read_text(encoding="utf-8")
+    (dest / "specs" / "inline-ignores.yaml").write_text(llama.replace(
+        "name: llama-3.1-8b", "name: inline-ignores  # modelspec: ignore[roundtrip.null]").replace(
+        "torch_dtype: bfloat16", "torch_dtype: torch.bfloat16  # modelspec: ignore[roundtrip.torch-prefix]"),
+        encoding="utf-8")
+    (dest / ".git").mkdir()
+    return dest
+
+
+def age(repo: Path) -> None:
+    """Make every spec's mtime old, so a record's stat stands for its bytes."""
+    for path in (repo / "specs").rglob("*.yaml"):
+        os.utime(path, (OLD, OLD))
+
+
+def check(repo: Path, *args: str) -> Tuple[int, str]:
+    """``modelspec check --root repo --jobs 1 ARGS``: (exit code, stdout)."""
+    result = CliRunner().invoke(main, ["check", "--root", str(repo), "--jobs", "1", *args], catch_exceptions=False)
+    return result.exit_code, result.stdout
+
+
+def results_lines(folder: Path) -> Dict[str, str]:
+    """The cache file's records by file, every one checked valid."""
+    text = (folder / RESULTS_FILE).read_text(encoding="utf-8")
+    assert text.startswith(HEADER)
+    lines = {}
+    for line in text[len(HEADER):].splitlines():
+        file, checksum, rest = line.split("\t", 2)
+        assert parse_record(file, checksum, rest) is not None, line
+        lines[file] = line
+    return lines
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_cached_run_reports_byte_for_byte_what_a_cold_one_does(tmp_path: Path, fmt: str,
+                                                                 checked: List[str]) -> None:
+    repo = corpus_repo(tmp_path / "repo")
+    cold = check(repo, "--format", fmt, "--no-cache")
+    assert not (repo / ".modelspec_cache").exists()  # --no-cache writes nothing
+    files = len(checked)
+    assert files == len(CORPUS) + 1
+    assert check(repo, "--format", fmt) == cold  # the first cached run checks everything and records it
+    assert len(checked) == 2 * files
+    age(repo)
+    assert check(repo, "--format", fmt) == cold  # stat changed: bytes read and matched, nothing checked
+    assert check(repo, "--format", fmt) == cold  # stat shortcut: nothing read
+    assert check(repo, "--format", fmt, "--strict") == check(repo, "--format", fmt, "--strict", "--no-cache")
+    assert len(checked) == 3 * files  # only the --no-cache run checked again
+
+
+def test_the_cache_folder_keeps_out_of_git_and_moves_with_the_environment(
+        tmp_path: Path, checked: List[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = corpus_repo(tmp_path / "repo")
+    check(repo)
+    folder = repo / ".modelspec_cache"
+    assert (folder / ".gitignore").read_text() == ("# modelspec's result cache: never committed "
+                                                   "(see modelspec check --help)\n*\n")
+    assert (folder / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55\n")
+    assert len(results_lines(folder)) == len(CORPUS) + 1
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "elsewhere"))
+    checked.clear()
+    check(repo)
+    assert len(checked) == len(CORPUS) + 1  # a new, empty cache
+    assert results_lines(tmp_path / "elsewhere").keys() == results_lines(folder).keys()
+
+
+def _spec_lines(folder: Path) -> List[str]:
+    return (folder / RESULTS_FILE).read_text(encoding="utf-8").split("\n")
+
+
+@pytest.mark.parametrize("damage", [
+    "truncated", "flipped byte", "another file's record", "another file's record, checksum forged",
+    "wrong environment, checksum forged", "garbage", "another format",
+])
+def test_a_damaged_record_is_ignored_and_rewritten(tmp_path: Path, checked: List[str], damage: str) -> None:
+    repo = corpus_repo(tmp_path / "repo")
+    age(repo)
+    cold = check(repo, "--format", "json")
+    folder = repo / ".modelspec_cache"
+    lines = _spec_lines(folder)
+    first, second = lines[1].split("\t", 2), lines[2].split("\t", 2)
+    if damage == "truncated":
+        text = "\n".join(lines[:3]) + "\n" + lines[3][:len(lines[3]) // 2]  # a run killed mid-write
+        hit = [line.split("\t")[0] for line in lines[3:] if line]
+    elif damage == "flipped byte":
+        lines[1] = lines[1].replace('"o":"', '"o":"x', 1)[:len(lines[1])]
+        text, hit = "\n".join(lines), [first[0]]
+    elif damage == "another file's record":
+        lines[1] = "\t".join([first[0], second[1], second[2]])
+        text, hit = "\n".join(lines), [first[0]]
+    elif damage == "another file's record, checksum forged":
+        lines[1] = "\t".join([first[0], result_cache._checksum(first[0], second[2]), second[2]])
+        text, hit = "\n".join(lines), [first[0]]
+    elif damage == "wrong environment, checksum forged":
+        fields = first[2].split("\t")
+        fields[3] = "0" * 32
+        rest = "\t".join(fields)
+        lines[1] = "\t".join([first[0], result_cache._checksum(first[0], rest), rest])
+        text, hit = "\n".join(lines), [first[0]]
+    elif damage == "garbage":
+        text = HEADER + "\x00\xff not a record\n\n\t\t\n"
+        hit = [line.split("\t")[0] for line in lines[1:] if line]
+    else:
+        text = HEADER.replace("format 1", "format 0") + "\n".join(lines[1:])
+        hit = sorted(line.split("\t")[0] for line in lines[1:] if line)
+    (folder / RESULTS_FILE).write_text(text, encoding="utf-8", errors="surrogateescape")
+    checked.clear()
+    assert check(repo, "--format", "json") == cold
+    assert sorted(checked) == sorted(hit)  # exactly the damaged records' files were checked again
+    assert len(results_lines(folder)) == len(CORPUS) + 1  # and their records rewritten
+    checked.clear()
+    age(repo)
+    assert check(repo, "--format", "json") == cold and checked == []
+
+
+def _tiny_repo(dest: Path) -> Path:
+    """The fixture repository (three specs, one whose arch is inferred from its name), its own profiles."""
+    shutil.copytree(TESTS / "data" / "repo", dest)
+    (dest / ".git").mkdir()
+    age(dest)
+    return dest
+
+
+def test_a_profile_change_invalidates_exactly_the_specs_that_read_it(tmp_path: Path, checked: List[str]) -> None:
+    repo = _tiny_repo(tmp_path / "repo")
+    cold = check(repo, "--format", "json")
+    assert sorted(checked) == ["specs/deepseek/deepseek-v3.yaml", "specs/llama/llama-3.1-8b.yaml",
+                               "specs/qwen/qwen3.5-35b-a3b.yaml"]
+    profile = repo / "op_profiles" / "deepseek_v3.yaml"
+    checked.clear()
+    profile.write_bytes(profile.read_bytes() + b"# an edit that changes no count\n")
+    _load_folder.cache_clear()
+    assert check(repo, "--format", "json") == cold
+    # deepseek reads its profile; the llama spec states no arch, so its name was matched against every profile
+    assert checked == ["specs/deepseek/deepseek-v3.yaml", "specs/llama/llama-3.1-8b.yaml"]
+    checked.clear()
+    vision = repo / "op_profiles" / "vision.yaml"
+    vision.write_bytes(vision.read_bytes() + b"# another\n")
+    _load_folder.cache_clear()
+    assert check(repo, "--format", "json") == cold
+    assert checked == ["specs/llama/llama-3.1-8b.yaml", "specs/qwen/qwen3.5-35b-a3b.yaml"]  # the tower's profile
+    checked.clear()
+    assert check(repo, "--format", "json") == cold and checked == []
+
+
+@pytest.mark.parametrize("change", ["version", "schema", "code"])
+def test_a_version_schema_or_code_change_invalidates_every_record(
+        tmp_path: Path, checked: List[str], monkeypatch: pytest.MonkeyPatch, change: str) -> None:
+    repo = _tiny_repo(tmp_path / "repo")
+    cold = check(repo)
+    checked.clear()
+    if change == "version":
+        monkeypatch.setattr(pipeline, "__version__", pipeline.__version__ + ".post1")
+    else:
+        name = "schemas" if change == "schema" else "pipeline"
+        source = bundled_profiles_dir().parent / name if change == "schema" else Path(pipeline.__file__).parent
+        copy = tmp_path / name
+        shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        edited = next(copy.glob("*.json" if change == "schema" else "*.py"))
+        edited.write_bytes(edited.read_bytes() + b"\n")
+        if change == "schema":
+            from pipeline import resources
+            real = resources.data_dir
+            monkeypatch.setattr(resources, "data_dir", lambda folder: copy if folder == "schemas" else real(folder))
+        else:
+            monkeypatch.setattr(result_cache, "__file__", str(copy / "result_cache.py"))
+    assert check(repo) == cold
+    assert len(checked) == 3
+    checked.clear()
+    assert check(repo) == cold and checked == []
+
+
+def test_an_edit_that_keeps_size_and_mtime_is_still_seen(tmp_path: Path, checked: List[str]) -> None:
+    repo = _tiny_repo(tmp_path / "repo")
+    check(repo)
+    spec = repo / "specs" / "deepseek" / "deepseek-v3.yaml"
+    text = spec.read_text()
+    spec.write_text(text.replace("num_hidden_layers: 61", "num_hidden_layers: 16"))
+    os.utime(spec, (OLD, OLD))  # same size, same mtime: the ctime (and the bytes) tell
+    checked.clear()
+    assert check(repo, "--format", "json") == check(repo, "--format", "json", "--no-cache")
+    # the cached run checks the edited spec again; --no-cache checks all three
+    assert checked == ["specs/deepseek/deepseek-v3.yaml", "specs/deepseek/deepseek-v3.yaml",
+                       "specs/llama/llama-3.1-8b.yaml", "specs/qwen/qwen3.5-35b-a3b.yaml"]
+
+
+def test_checking_one_file_takes_the_others_names_from_the_cache(tmp_path: Path, checked: List[str],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _tiny_repo(tmp_path / "repo")
+    check(repo)
+    loads: List[str] = []
+    from pipeline import yaml_source
+    real = yaml_source.load_bytes
+    monkeypatch.setattr(yaml_source, "load_bytes", lambda raw, file: loads.append(file) or real(raw, file))
+    checked.clear()
+    one = str(repo / "specs" / "llama" / "llama-3.1-8b.yaml")
+    assert check(repo, one) == check(repo, one, "--no-cache")
+    assert checked == ["specs/llama/llama-3.1-8b.yaml"]  # the --no-cache run; the cached one reused its record
+    assert loads == ["specs/llama/llama-3.1-8b.yaml", "specs/deepseek/deepseek-v3.yaml",
+                     "specs/qwen/qwen3.5-35b-a3b.yaml"]  # only --no-cache parsed the others for their names
+    clash = repo / "specs" / "llama" / "clash.yaml"
+    clash.write_text((repo / "specs" / "deepseek" / "deepseek-v3.yaml").read_text())
+    code, out = check(repo, one)
+    assert (code, out) == check(repo, one, "--no-cache") and code == 0
+    code, out = check(repo, str(clash))
+    assert code == 1 and "[spec.duplicate-name] name 'deepseek-v3' is also the name of specs/deepseek/deepseek-v3.yaml" \
+        in out
+
+
+def test_two_runs_that_save_at_once_keep_both_their_records(tmp_path: Path) -> None:
+    keys = result_cache.CacheKeys("env", {})
+    first, second = ResultCache(tmp_path, keys), ResultCache(tmp_path, keys)  # both read an empty cache
+    for index, cache in enumerate((first, second)):
+        record = result_cache.Record("1:2:3:4", 5, "d" * 64, "env", json.dumps(f"name-{index}"))
+        cache.add(f"specs/{index}.yaml", record.to_line(f"specs/{index}.yaml"))
+    assert first.save() is None and second.save() is None
+    assert sorted(results_lines(tmp_path)) == ["specs/0.yaml", "specs/1.yaml"]
+
+
+def test_concurrent_processes_share_one_cache(tmp_path: Path) -> None:
+    repo = corpus_repo(tmp_path / "repo")
+    env = {key: value for key, value in os.environ.items() if key != CACHE_DIR_ENV}
+    modelspec = shutil.which("modelspec") or str(Path(sys.executable).parent / "modelspec")
+    command = [modelspec, "check", "--root", str(repo), "--format", "json"]
+    expected = subprocess.run([*command, "--no-cache"], capture_output=True, text=True, env=env, cwd=repo)
+    assert expected.returncode == 1 and json.loads(expected.stdout)["files"]
+    for _ in range(2):
+        runs = [subprocess.Popen([*command, "--jobs", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, env=env, cwd=repo) for _ in range(4)]
+        for run in runs:
+            out, err = run.communicate(timeout=300)
+            assert (run.returncode, out, err) == (expected.returncode, expected.stdout, "")
+        assert len(results_lines(repo / ".modelspec_cache")) == len(CORPUS) + 1
+    assert not list((repo / ".modelspec_cache").glob("*.tmp"))
+
+
+def test_a_cache_that_cannot_be_written_is_said_once_and_the_run_goes_on(tmp_path: Path, checked: List[str],
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _tiny_repo(tmp_path / "repo")
+    (tmp_path / "file").write_text("not a folder")
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "file" / "cache"))
+    result = CliRunner().invoke(main, ["check", "--root", str(repo), "--jobs", "1"], catch_exceptions=False)
+    assert result.exit_code == 0
+    assert result.stderr == (f"modelspec: cannot write the result cache in {tmp_path / 'file' / 'cache'}: "
+                             "Not a directory; the results are right, the next run checks again (--no-cache, or "
+                             "MODELSPEC_CACHE_DIR=<folder>, to move it)\n")
+    quiet = CliRunner().invoke(main, ["check", "--root", str(repo), "--jobs", "1", "-q"], catch_exceptions=False)
+    assert (quiet.exit_code, quiet.stdout, quiet.stderr) == (0, "", "")
