@@ -1,34 +1,54 @@
-"""Benchmark: ``modelspec check`` (all five passes) against ``check-jsonschema`` (one schema pass).
+"""Benchmark: the gate at catalogue scale, every row of issue 11's table in one run.
 
-Generates N valid, varied specs (dense, MoE with shared experts and MTP, hybrid
-linear/full attention with a vision tower), then times, in one run, on the same
-files:
+For each size (default 1,000, 10,000 and 30,000 files) it builds a git
+repository of copies of the real catalogue (``specs/``, each copy's ``name``
+made unique) and one of generated specs (dense, MoE with MTP, hybrid with a
+vision tower), then times, in alternating rounds (A B C, A B C, ...), the
+median wall time of:
 
-- ``check-jsonschema --schemafile schemas/model-spec.schema.json FILES``
-- ``modelspec check DIR`` with ``--jobs 1`` and with the default (every core, for a large run)
-- ``modelspec --help`` (start-up cost)
+- the references: ``check-jsonschema --schemafile schemas/model-spec.schema.json FILES``
+  (with its C YAML parser, ``ruamel.yaml.clib``, installed: the ``bench`` extra
+  installs it) and ``yamllint`` on the same files;
+- ``modelspec check``, cold (no result cache) with the default jobs and with
+  ``-j1``, and warm (the same unchanged tree again);
+- ``check specs/<one>.yaml`` and ``check --changed-since HEAD`` with that one
+  spec edited, against ``check`` of the same file in a repository holding only
+  it, and ``git diff --name-status``;
+- ``show NAME`` against ``modelspec --help``, ``list`` against the cold check;
+- ``regen`` (cold) and ``regen --check`` of the regenerated tree, ``diff HEAD``
+  with one spec edited (sizes up to ``--regen-max`` only: they are slow);
+- peak RSS (the child's ``ru_maxrss``) of ``check -j1`` and of check-jsonschema;
+- per file: ``check -j1`` against reading and parsing the file with libyaml alone.
 
-Each command runs ``--repeat`` times; the best wall time is reported, with the
-ratio modelspec / check-jsonschema (target: at most 0.5). Needs
-``check-jsonschema`` on PATH (``pip install check-jsonschema``).
+A benchmark prints figures; no test times anything. Both tools run with
+their bytecode written (``PYTHONDONTWRITEBYTECODE`` is dropped), as an
+installed package has it.
 
-Usage: ``python bench/bench_check.py [--sizes 1000 10000] [--repeat 3]``
+Usage: ``python bench/bench_check.py [--sizes 1000 10000 30000] [--rounds 3] [--regen-max 10000]``
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "schemas" / "model-spec.schema.json"
+ENV = {key: value for key, value in os.environ.items()
+       if key not in ("PYTHONDONTWRITEBYTECODE", "MODELSPEC_CACHE_DIR")}
+GIT_ENV = {**ENV, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@invalid", "GIT_COMMITTER_NAME": "bench",
+           "GIT_COMMITTER_EMAIL": "bench@invalid", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 
-DENSE = """\
+GENERATED = ("""\
 name: dense-{i}
 arch: llama
 hidden_size: {hidden}
@@ -42,9 +62,7 @@ tie_word_embeddings: false
 qkv_bias: false
 mlp_bias: false
 torch_dtype: bfloat16
-"""
-
-MOE = """\
+""", """\
 name: moe-{i}
 arch: deepseek_v3
 hidden_size: 7168
@@ -58,7 +76,6 @@ num_experts: 256
 num_experts_per_tok: 8
 num_shared_experts: 1
 moe_intermediate_size: {ffn}
-first_k_dense_replace: 3
 mtp_depth: 1
 kv_lora_rank: 512
 q_lora_rank: 1536
@@ -68,100 +85,230 @@ v_head_dim: 128
 tie_word_embeddings: false
 qkv_bias: false
 torch_dtype: bfloat16
-"""
-
-HYBRID = """\
-name: hybrid-{i}
-arch: qwen3_5_moe
-hidden_size: 2048
-num_hidden_layers: 8
-num_attention_heads: 16
-vocab_size: 248320
-num_key_value_heads: 2
-head_dim: 256
-max_position_embeddings: 262144
-num_experts: 256
-num_experts_per_tok: 8
-num_shared_experts: 1
-moe_intermediate_size: {ffn}
-shared_expert_intermediate_size: 512
-mtp_depth: 1
-attn_output_gate: true
+""", """\
+name: vl-{i}
+arch: qwen2_5_vl
+hidden_size: 3584
+num_hidden_layers: {layers}
+num_attention_heads: 28
+vocab_size: 152064
+num_key_value_heads: 4
+intermediate_size: 18944
+max_position_embeddings: 128000
 tie_word_embeddings: false
-qk_norm: true
-shared_expert_gate: true
+qkv_bias: true
 torch_dtype: bfloat16
-linear_num_key_heads: 16
-linear_key_head_dim: 128
-linear_num_value_heads: 32
-linear_value_head_dim: 128
-linear_conv_kernel_dim: 4
-layer_types:
-- linear_attention
-- linear_attention
-- linear_attention
-- full_attention
-- linear_attention
-- linear_attention
-- linear_attention
-- full_attention
 vision:
-  hidden_size: 1152
-  num_hidden_layers: 27
+  hidden_size: 1280
+  num_hidden_layers: 32
   num_attention_heads: 16
-  intermediate_size: 4304
-  out_hidden_size: 2048
-  patch_size: 16
+  intermediate_size: 3420
+  out_hidden_size: 3584
+  patch_size: 14
   spatial_merge_size: 2
-  num_position_embeddings: 2304
-"""
+""")
 
 
-def generate(folder: Path, count: int) -> None:
-    """Write *count* valid specs into *folder*, cycling through the three shapes."""
-    templates = (DENSE, MOE, HYBRID)
+def tool(name: str) -> str:
+    """*name*'s script beside this Python, else on PATH."""
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() else (shutil.which(name) or name)
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in *repo*; its stdout."""
+    return subprocess.run(["git", *args], cwd=repo, env=GIT_ENV, check=True, capture_output=True, text=True).stdout
+
+
+def real_copies(dest: Path, count: int) -> None:
+    """*count* copies of the catalogue's specs under *dest*/specs, each copy's name suffixed ``-cNNNNN``."""
+    sources = sorted((ROOT / "specs").rglob("*.yaml"))
+    for index in range(count):
+        source = sources[index % len(sources)]
+        copy = index // len(sources)
+        text = re.sub(r"^name: (.*)$", lambda m: f"name: {m.group(1)}-c{copy:05d}", source.read_text(), count=1,
+                      flags=re.M)
+        folder = dest / "specs" / source.parent.name
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{source.stem}-c{copy:05d}.yaml").write_text(text)
+
+
+def generated(dest: Path, count: int) -> None:
+    """*count* generated specs (three shapes) under *dest*/specs/gen."""
+    folder = dest / "specs" / "gen"
+    folder.mkdir(parents=True)
     for i in range(count):
-        text = templates[i % 3].format(i=i, hidden=4096 + 64 * (i % 7), layers=32 + i % 30, ffn=512 + 64 * (i % 9))
-        (folder / f"spec-{i:05d}.yaml").write_text(text, encoding="utf-8")
+        text = GENERATED[i % 3].format(i=i, hidden=4096 + 64 * (i % 7), layers=32 + i % 30, ffn=512 + 64 * (i % 9))
+        (folder / f"spec-{i:05d}.yaml").write_text(text)
 
 
-def best_time(command: list[str], cwd: Path, repeat: int) -> float:
-    """The best wall time of *repeat* runs of *command*, in seconds; fails loudly on a non-zero exit."""
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        done = subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        times.append(time.perf_counter() - started)
-        if done.returncode != 0:
-            raise SystemExit(f"{' '.join(command[:3])} ... exited {done.returncode}:\n{done.stderr[-2000:]}")
-    return min(times)
+def make_repo(dest: Path, fill: Callable[[Path, int], None], count: int) -> Path:
+    """A git repository at *dest* filled by *fill*, committed."""
+    dest.mkdir(parents=True)
+    fill(dest, count)
+    git(dest, "init", "-q")
+    git(dest, "add", "-A")
+    git(dest, "commit", "-q", "-m", "catalogue")
+    return dest
+
+
+def run(command: Sequence[str], cwd: Path, ok: Sequence[int] = (0,)) -> Tuple[float, int]:
+    """Run *command*; (wall seconds, peak RSS in KiB). Fails loudly on an exit code not in *ok*."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
+    process.stderr.close()
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode not in ok:
+        raise SystemExit(f"{' '.join(command[:4])} ... exited {process.returncode}:\n{stderr[-2000:]}")
+    return elapsed, usage.ru_maxrss
+
+
+class Rounds:
+    """Named measurements taken in alternating rounds; the median of each."""
+
+    def __init__(self) -> None:
+        self.times: Dict[str, List[float]] = {}
+        self.rss: Dict[str, int] = {}
+
+    def add(self, name: str, measured: Tuple[float, int]) -> None:
+        self.times.setdefault(name, []).append(measured[0])
+        self.rss[name] = max(self.rss.get(name, 0), measured[1])
+
+    def median(self, name: str) -> float:
+        return statistics.median(self.times[name])
+
+
+def edit(path: Path, round_index: int) -> None:
+    """Change *path*'s bytes (a comment line), as an edit would, different each round."""
+    text = path.read_text()
+    text = re.sub(r"\n# bench edit \d+\n", "\n", text)
+    path.write_text(text + f"# bench edit {round_index}\n")
+
+
+def parse_alone_us(files: Sequence[Path]) -> float:
+    """Microseconds per file to read it and build its data with libyaml (PyYAML's CSafeLoader), nothing else."""
+    import yaml  # pylint: disable=import-outside-toplevel
+
+    started = time.perf_counter()
+    for path in files:
+        yaml.load(path.read_bytes(), Loader=yaml.CSafeLoader)
+    return (time.perf_counter() - started) / len(files) * 1e6
+
+
+def bench_size(scratch: Path, size: int, rounds: int, regen_max: int, kind: str) -> None:
+    """Measure every row for one corpus of *size* files and print them."""
+    modelspec, cjs, yamllint = tool("modelspec"), tool("check-jsonschema"), tool("yamllint")
+    fill = real_copies if kind == "real" else generated
+    repo = make_repo(scratch / f"{kind}-{size}", fill, size)
+    files = sorted(str(path.relative_to(repo)) for path in (repo / "specs").rglob("*.yaml"))
+    cache = repo / ".modelspec_cache"
+    results = Rounds()
+    one_file = files[len(files) // 2]
+    alone = scratch / f"alone-{kind}-{size}"
+    (alone / Path(one_file).parent).mkdir(parents=True)
+    shutil.copyfile(repo / one_file, alone / one_file)
+    (alone / ".git").mkdir()
+    name = re.search(r"^name: (.*)$", (repo / one_file).read_text(), re.M).group(1)
+    full = kind == "real"
+    for index in range(rounds):
+        results.add("check-jsonschema", run([cjs, "--schemafile", str(SCHEMA), *files], repo))
+        if full or index == 0:
+            results.add("yamllint", run([yamllint, "-f", "parsable", "specs"], repo, ok=(0, 1, 2)))
+        shutil.rmtree(cache, ignore_errors=True)
+        results.add("cold default", run([modelspec, "check", "-q"], repo))
+        shutil.rmtree(cache, ignore_errors=True)
+        results.add("cold -j1", run([modelspec, "check", "-q", "-j1"], repo))
+        results.add("warm", run([modelspec, "check", "-q"], repo))
+        if not full:
+            continue
+        results.add("--help", run([modelspec, "--help"], repo))
+        edit(repo / one_file, index)
+        results.add("check ONE_FILE", run([modelspec, "check", "-q", one_file], repo))
+        edit(repo / one_file, index + 100)
+        results.add("--changed-since HEAD", run([modelspec, "check", "-q", "--changed-since", "HEAD"], repo))
+        results.add("git diff --name-status", run(["git", "diff", "--name-status", "HEAD"], repo))
+        edit(alone / one_file, index)
+        results.add("one file alone", run([modelspec, "check", "-q", one_file], alone))
+        results.add("show NAME", run([modelspec, "show", name], repo))
+        results.add("list", run([modelspec, "list"], repo))
+        if size <= regen_max:
+            shutil.rmtree(repo / "resolved", ignore_errors=True)
+            git(repo, "checkout", "-q", "--", one_file)
+            results.add("regen cold", run([modelspec, "regen"], repo))
+            results.add("regen --check", run([modelspec, "regen", "--check"], repo))
+            edit(repo / one_file, index + 200)
+            results.add("diff HEAD", run([modelspec, "diff", "HEAD"], repo))
+        git(repo, "checkout", "-q", "--", one_file)
+    cjs_time = results.median("check-jsonschema")
+    print(f"\n## {kind} catalogue, {size} files ({rounds} rounds; medians)\n")
+    print("| work | modelspec | reference | ratio | target |")
+    print("| --- | --- | --- | --- | --- |")
+
+    def row(work: str, mine: str, reference: str, ratio: Optional[float], target: str) -> None:
+        shown = "" if ratio is None else f"{ratio:.3f}"
+        print(f"| {work} | {mine} | {reference} | {shown} | {target} |")
+
+    yamllint_time = results.median("yamllint")
+    row("cold check, default jobs", f"{results.median('cold default'):.2f} s",
+        f"check-jsonschema {cjs_time:.2f} s, yamllint {yamllint_time:.2f} s",
+        results.median("cold default") / cjs_time, "<= 0.35 at 10k")
+    row("cold check, -j1", f"{results.median('cold -j1'):.2f} s", f"check-jsonschema {cjs_time:.2f} s",
+        results.median("cold -j1") / cjs_time, "<= 0.6 at 10k")
+    row("second check, unchanged", f"{results.median('warm'):.3f} s", f"check-jsonschema {cjs_time:.2f} s",
+        results.median("warm") / cjs_time, "<= 0.03 at 10k")
+    per_file = results.median("cold -j1") / size * 1e6
+    alone_us = parse_alone_us([repo / file for file in files[:2000]])
+    row("per file, -j1", f"{per_file:.0f} us", f"read + libyaml parse alone {alone_us:.0f} us", None, "")
+    row("peak RSS, check -j1", f"{results.rss['cold -j1'] / 1024:.0f} MB",
+        f"check-jsonschema {results.rss['check-jsonschema'] / 1024:.0f} MB", None, "<= 100 MB at 30k")
+    if full:
+        single = results.median("one file alone")
+        row("check ONE_FILE (edited), cached catalogue", f"{results.median('check ONE_FILE'):.3f} s",
+            f"the file alone in a 1-spec repo {single:.3f} s", results.median("check ONE_FILE") / single,
+            "<= 1.5 at 10k")
+        row("check --changed-since HEAD, 1 spec edited", f"{results.median('--changed-since HEAD'):.3f} s",
+            f"1-spec repo {single:.3f} s; git diff --name-status {results.median('git diff --name-status'):.3f} s",
+            results.median("--changed-since HEAD") / single, "<= 1.5 at 10k")
+        help_time = results.median("--help")
+        row("show NAME", f"{results.median('show NAME'):.3f} s", f"modelspec --help {help_time:.3f} s",
+            results.median("show NAME") / help_time, "<= 2 at 10k")
+        row("list", f"{results.median('list'):.3f} s", f"cold check {results.median('cold default'):.2f} s",
+            results.median("list") / results.median("cold default"), "<= 0.05 at 10k")
+        if size <= regen_max:
+            row("regen --check, regenerated tree", f"{results.median('regen --check'):.2f} s",
+                f"cold regen {results.median('regen cold'):.2f} s",
+                results.median("regen --check") / results.median("regen cold"), "<= 0.05 at 10k")
+            row("diff HEAD, 1 spec edited", f"{results.median('diff HEAD'):.2f} s", "", None, "")
+    sys.stdout.flush()
 
 
 def main() -> None:
-    """Run the benchmark and print a table."""
+    """Run the benchmark and print one table per corpus."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 30000])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--regen-max", type=int, default=10000, help="largest size the regen and diff rows run at")
+    parser.add_argument("--kinds", nargs="+", default=["real", "generated"], choices=["real", "generated"])
     args = parser.parse_args()
-    modelspec = shutil.which("modelspec") or str(Path(sys.executable).parent / "modelspec")
-    cjs = shutil.which("check-jsonschema") or str(Path(sys.executable).parent / "check-jsonschema")
-    with tempfile.TemporaryDirectory() as scratch:
-        scratch_path = Path(scratch)
-        (scratch_path / ".git").mkdir()  # make the scratch folder its own repository root
-        help_time = best_time([modelspec, "--help"], scratch_path, max(args.repeat, 5))
-        print(f"modelspec --help: {help_time * 1000:.0f} ms")
-        print(f"{'files':>7} {'check-jsonschema':>17} {'modelspec -j1':>14} {'ratio':>6} {'default jobs':>14} "
-              f"{'ratio':>6} {'us/spec -j1':>12}")
+    import ruamel.yaml  # noqa: F401  pylint: disable=import-outside-toplevel,unused-import
+
+    try:
+        import _ruamel_yaml  # noqa: F401  pylint: disable=import-outside-toplevel,unused-import
+        parser_note = "ruamel.yaml.clib installed: check-jsonschema parses with its C parser"
+    except ImportError:
+        parser_note = "ruamel.yaml.clib NOT installed: check-jsonschema parses in pure Python"
+    cores = len(os.sched_getaffinity(0))
+    print(f"# modelspec at catalogue scale\n\n{cores} usable cores, load average {os.getloadavg()[0]:.2f} at start; "
+          f"{parser_note}; Python {sys.version.split()[0]}")
+    with tempfile.TemporaryDirectory(prefix="modelspec-bench-") as scratch:
+        run([tool("modelspec"), "--help"], Path(scratch))  # write the bytecode once
         for size in args.sizes:
-            folder = scratch_path / f"specs-{size}"
-            folder.mkdir()
-            generate(folder, size)
-            files = sorted(str(p) for p in folder.iterdir())
-            reference = best_time([cjs, "--schemafile", str(SCHEMA), *files], scratch_path, args.repeat)
-            one = best_time([modelspec, "check", "-q", "--jobs", "1", str(folder)], scratch_path, args.repeat)
-            two = best_time([modelspec, "check", "-q", str(folder)], scratch_path, args.repeat)
-            print(f"{size:>7} {reference:>16.2f}s {one:>13.2f}s {one / reference:>6.2f} {two:>13.2f}s "
-                  f"{two / reference:>6.2f} {one / size * 1e6:>12.0f}")
+            for kind in args.kinds:
+                bench_size(Path(scratch), size, args.rounds, args.regen_max, kind)
+    print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

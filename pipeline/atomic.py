@@ -15,6 +15,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import Optional, Sequence
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -47,6 +48,42 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def report_target_refusal(path: Path, protected: Sequence[Path]) -> Optional[str]:
+    """Why a report must not be written to *path*, or ``None`` when it may.
+
+    A checkout is the pull request's: a symbolic link committed where CI
+    writes ``modelspec.sarif`` would make the run overwrite whatever file the
+    link names. So a report is never written through a link, at the path or
+    at a folder of a relative path, unless the link names a terminal or a
+    pipe (``/dev/stdout``); and never onto one of *protected* (the specs
+    being checked, and any file in the repository's own folders).
+    """
+    if path.is_symlink() and not _is_stream(path):
+        return (f"{path} is a symbolic link; a report is never written through one (a checkout may carry a link to "
+                "any file): remove the link or name another file")
+    if not path.is_absolute():
+        for folder in list(path.parents)[:-1]:
+            if folder.is_symlink():
+                return (f"{folder} is a symbolic link; a report is never written through one (a checkout may carry "
+                        "a link to any folder): name a file in a real folder")
+    target = Path(os.path.realpath(path))
+    for kept in protected:
+        kept_real = Path(os.path.realpath(kept))
+        if target == kept_real or kept_real in target.parents:
+            what = "a spec being checked" if target == kept_real else f"in {kept}, which modelspec reads"
+            return f"{path} is {what}; a report never replaces it: name another file"
+    return None
+
+
+def _is_stream(path: Path) -> bool:
+    """Whether *path* (a link) names a character device or a FIFO: a terminal or a pipe, written in place."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
 def write_output(path: Path, text: str) -> None:
     """Write a report to *path* the way a shell redirection would, but never half-written.
 
@@ -58,6 +95,10 @@ def write_output(path: Path, text: str) -> None:
     Raises:
         OSError: If the folder is missing, not writable, or *path* is a folder.
     """
+    if path.is_symlink() and _is_stream(path):  # /dev/stdout: a link to /proc/self/fd/1, which names no file
+        with open(path, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        return
     if path.is_symlink():
         try:
             path = path.resolve(strict=False)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import os
 import re
 import tomllib
 from dataclasses import dataclass
@@ -91,14 +92,23 @@ class Config:
     strict: bool = False
 
     def relative(self, path: Path) -> str:
-        """*path* relative to :attr:`base`, forward slashes (as the patterns are written); else as given."""
-        try:
-            return Path(path).resolve().relative_to(self.base.resolve()).as_posix()
-        except ValueError:
-            return Path(path).as_posix()
+        """*path* relative to :attr:`base`, forward slashes (as the patterns are written); else as given.
+
+        The path as found comes first (a spec reached through a symlinked folder is
+        ``specs/linked/x.yaml``, where the pattern names it), then with its links resolved.
+        """
+        base = self.base.resolve()
+        for candidate in (Path(os.path.abspath(path)), Path(path).resolve()):
+            try:
+                return candidate.relative_to(base).as_posix()
+            except ValueError:
+                continue
+        return Path(path).as_posix()
 
     def excluded(self, path: Path) -> bool:
         """Whether an ``exclude`` pattern matches *path*, or one of its folders."""
+        if not self.exclude:  # no pattern: no path to work out (this runs per file)
+            return False
         relative = self.relative(path)
         parts = relative.split("/")
         candidates = [relative] + ["/".join(parts[:end]) for end in range(1, len(parts))]
@@ -107,6 +117,8 @@ class Config:
 
     def file_ignores(self, path: Path) -> Tuple[str, ...]:
         """The codes ``per-file-ignores`` ignores in *path*."""
+        if not self.per_file_ignores:
+            return ()
         relative = self.relative(path)
         return tuple(code for pattern, codes in self.per_file_ignores
                      if fnmatch.fnmatchcase(relative, pattern) for code in codes)

@@ -34,6 +34,7 @@ imported as it).
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Dict, List, Mapping, Optional, Tuple
@@ -262,9 +263,11 @@ def family_problems(data: Mapping[str, Any], spec_fields: Mapping[str, type], sh
     return found
 
 
+@functools.lru_cache(maxsize=None)
 def spec_field_types(tower: bool = False) -> Mapping[str, type]:
     """The model spec's (with *tower*, the vision tower's) fields and their plain types (``Optional[int]`` is
-    ``int``), for :func:`family_problems`."""
+    ``int``), for :func:`family_problems`; worked out once per process (``get_type_hints`` is slow, and every
+    profile asks)."""
     import typing  # pylint: disable=import-outside-toplevel
 
     from pipeline.model import ModelSpec, VisionSpec  # pylint: disable=import-outside-toplevel

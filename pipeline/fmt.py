@@ -28,7 +28,8 @@ lose anything.
 The header block (the leading comment and blank lines) is where a spec's
 provenance lives. Its first line is the ``# yaml-language-server:
 $schema=...`` line that points an editor at the schema; it is added, or
-corrected, when the repository has ``schemas/model-spec.schema.json``. A
+corrected (only its ``$schema=`` value: any other text on that line stays),
+when the repository has ``schemas/model-spec.schema.json``. A
 comment line longer than :data:`MAX_LINE` is wrapped at its spaces
 (yamllint's ``line-length``); a line
 with no space to break at (a URL) stays whole, as yamllint allows.
@@ -36,7 +37,9 @@ with no space to break at (a URL) stays whole, as yamllint allows.
 
 from __future__ import annotations
 
+import copy
 import os
+import re
 from dataclasses import dataclass, fields
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -126,11 +129,19 @@ def split_header(text: str) -> Tuple[List[str], int]:
 
 
 def _with_schema(header: List[str], schema: Optional[str]) -> List[str]:
+    """*header* with *schema* as its first line, losing nothing else it says.
+
+    A first line that is a ``# yaml-language-server: $schema=`` line gets only
+    its ``$schema=`` value replaced, so any other text on it stays; any other
+    header (one whose first line sets something else for the language server
+    included) gets the schema line above it.
+    """
     if schema is None:
         return header
-    if header and header[0].startswith(SCHEMA_PREFIX.split("$")[0]):
-        return [schema] + header[1:]
-    return [schema] + header
+    if not header or not header[0].startswith(SCHEMA_PREFIX):
+        return [schema] + header
+    value = schema[len(SCHEMA_PREFIX) - len("$schema="):]
+    return [re.sub(r"\$schema=\S*", lambda _: value, header[0], count=1)] + header[1:]
 
 
 #: The longest line fmt writes when it can break one (yamllint's default ``line-length``).
@@ -370,14 +381,23 @@ def _ruamel() -> Any:
     return yaml
 
 
-def format_text(text: str, file: str, schema: Optional[str] = None) -> Formatted:
-    """Format one spec file's text.
+#: A fix's value meaning "remove the key" (``roundtrip.null``: remove the line).
+REMOVE = object()
+
+#: A change ``check --fix`` makes: the field's path and its new value, or :data:`REMOVE`.
+Edit = Tuple[FieldPath, Any]
+
+
+def format_text(text: str, file: str, schema: Optional[str] = None, edits: Sequence[Edit] = ()) -> Formatted:
+    """Format one spec file's text, with *edits* applied (``check --fix``; formatting alone has none).
 
     Args:
         text: The file's text.
         file: Its display name, for problems.
         schema: The ``yaml-language-server`` line its header should start
             with, or ``None`` to leave the header's lines as they are.
+        edits: Values to set or keys to remove; a removed key's comments go
+            to the entry after it, so none is lost.
 
     Returns:
         The canonical text, or the problems for which the file is left alone:
@@ -397,6 +417,12 @@ def format_text(text: str, file: str, schema: Optional[str] = None) -> Formatted
     yaml = _ruamel()
     tree = yaml.load(text)
     _strip_comments(tree)
+    expected = copy.deepcopy(doc.data)
+    for path, value in edits:
+        _edit(tree, path, value)
+        _edit(expected, path, value)
+        if value is REMOVE:
+            _hand_on(comments, path, _owners(doc))
     tree = _unquote(tree)
     _reorder(tree)
     _attach(tree, comments)
@@ -409,12 +435,39 @@ def format_text(text: str, file: str, schema: Optional[str] = None) -> Formatted
     back = load_bytes(formatted.encode("utf-8"), file)
     kept = [text_[where.column - 1:].rstrip() for where in comment_locations(formatted)
             for text_ in [formatted.splitlines()[where.line - 1]]]
-    if back.data != doc.data or back.problems != () and any(p.severity is Severity.ERROR for p in back.problems) \
+    if back.data != expected or back.problems != () and any(p.severity is Severity.ERROR for p in back.problems) \
             or not _same_comments(comments.texts, kept):
         return Formatted(None, False, (Problem(file, 1, 1, "fmt", "fmt.unstable", Severity.ERROR,
                                                "fmt cannot rewrite this file without changing a value or losing a "
                                                "comment; the file is left as it is (please report it)"),))
     return Formatted(formatted, formatted != text)
+
+
+def _edit(tree: Any, path: FieldPath, value: Any) -> None:
+    """Set the value at *path* of *tree* (a ruamel tree or plain data), or remove its key for :data:`REMOVE`."""
+    container = _node_at(tree, path[:-1])
+    if value is REMOVE:
+        del container[path[-1]]
+    else:
+        container[path[-1]] = value
+
+
+def _hand_on(comments: _Comments, removed: FieldPath, owners: Sequence[Tuple[int, int, FieldPath]]) -> None:
+    """Give the comments of the entry at *removed* (and under it) to the entry after it, or to the trailing ones."""
+    inside = [path for _, _, path in owners if path[:len(removed)] == removed]
+    moved: List[str] = []
+    for path in inside:
+        moved += comments.before.pop(path, [])
+        if path in comments.eol:
+            moved.append(comments.eol.pop(path))
+    if not moved:
+        return
+    last_line = max(line for line, _, path in owners if path in inside)
+    after = [path for line, _, path in owners if line > last_line and path[:len(removed)] != removed]
+    if after:
+        comments.before[after[0]] = moved + comments.before.get(after[0], [])
+    else:
+        comments.trailing[:0] = moved
 
 
 def _same_comments(before: Sequence[str], after: Sequence[str]) -> bool:

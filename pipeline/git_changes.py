@@ -20,8 +20,14 @@ From the changed files, :func:`select_specs` picks:
   whose arch cannot be told (unreadable, or no profile or several match its
   name) is taken whenever any profile changed, since a changed match pattern
   may be what decides it;
-- every spec when a schema (``schemas/``) or the package's own rules
-  (``pipeline/``) changed.
+- every spec when the rules the run uses changed: the folders the running
+  modelspec reads its rules from (its package and its schemas), when they lie
+  in the repository (modelspec's own checkout, an editable install), or
+  modelspec's pinned version in the repository (a line naming modelspec in
+  ``.pre-commit-config.yaml``, a requirements or constraints file,
+  ``pyproject.toml`` or a workflow, :func:`pin_change`). A spec repository's
+  own ``pipeline/`` or ``schemas/`` folder is just files: modelspec does not
+  read them, so a change there touches no spec.
 
 Refusals, each a :class:`GitError` whose message says what to do: a revision
 that looks like an option (``--output=x``; git would read it as one), an
@@ -39,8 +45,9 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from pipeline.op_profiles import VISION_ARCH, OpProfiles
 from pipeline.runner import SPEC_SUFFIXES
 
-#: Folders (relative to the spec repository's root) whose change affects every spec: the rules themselves.
-RULE_FOLDERS = ("schemas/", "pipeline/")
+#: The files (relative to the git work tree's top, as globs) where a repository pins the modelspec it runs.
+PIN_FILES = (".pre-commit-config.yaml", "requirements*.txt", "constraints*.txt", "*requirements*.txt", "pyproject.toml",
+             ".github/workflows/*.yml", ".github/workflows/*.yaml")
 
 #: How to get the history a shallow clone lacks, said in every message about one.
 UNSHALLOW_FIX = ("fetch the history: git fetch --unshallow (in GitHub Actions, actions/checkout with "
@@ -346,7 +353,8 @@ def _profile_arch(path: str, profiles_prefix: Optional[str]) -> Optional[str]:
 
 
 def select_specs(changes: Changes, candidates: Sequence[str], facts: Callable[[str], SpecFacts],
-                 profiles_prefix: Optional[str], scope: Sequence[str] = ("specs/",)) -> Selection:
+                 profiles_prefix: Optional[str], scope: Sequence[str] = ("specs/",), rules: Sequence[str] = (),
+                 rules_changed: Optional[str] = None) -> Selection:
     """Pick the specs among *candidates* that *changes* touches (the rules of the module docstring).
 
     Args:
@@ -356,6 +364,9 @@ def select_specs(changes: Changes, candidates: Sequence[str], facts: Callable[[s
         profiles_prefix: The op profiles' folder relative to the root (``"op_profiles/"``),
             or ``None`` when the repository uses the bundled profiles.
         scope: The prefixes under which a deleted file is a removed spec.
+        rules: Root-relative prefixes of the folders modelspec reads its rules from (``pipeline/``,
+            ``schemas/`` in its own checkout); a change under one touches every spec.
+        rules_changed: Why every spec is touched whatever changed (:func:`pin_change`), or ``None``.
 
     Returns:
         The :class:`Selection`.
@@ -364,10 +375,10 @@ def select_specs(changes: Changes, candidates: Sequence[str], facts: Callable[[s
     reasons: Dict[str, str] = {}
     removed = []
     archs: Dict[str, str] = {}
-    everything = None
+    everything = rules_changed
     for change in changes.files:
         for path in filter(None, (change.path, change.old_path)):
-            if everything is None and path.startswith(RULE_FOLDERS):
+            if everything is None and rules and path.startswith(tuple(rules)):
                 everything = f"{path} changed"
             arch = _profile_arch(path, profiles_prefix)
             if arch is not None:
@@ -393,6 +404,48 @@ def select_specs(changes: Changes, candidates: Sequence[str], facts: Callable[[s
                 reasons[path] = archs[VISION_ARCH]
     return Selection(changes.ref, changes.base, tuple(sorted(reasons)), dict(sorted(reasons.items())),
                      tuple(sorted(removed)), len(candidates))
+
+
+def pin_change(root: Path, ref: str) -> Optional[str]:
+    """Why the modelspec the repository pins changed since the merge base of *ref*, or ``None``.
+
+    Every file of :data:`PIN_FILES` in the git work tree that differs from the
+    merge base is read at both ends; when the lines naming ``modelspec``
+    differ (a ``rev:`` after the hook repository's URL counts: the line below
+    it), the rules changed: ``.pre-commit-config.yaml pins modelspec anew``.
+
+    Raises:
+        GitError: See :func:`changes_since`.
+    """
+    import fnmatch  # pylint: disable=import-outside-toplevel
+
+    check_revision(ref)
+    with _open(root) as repo:
+        base = merge_base(repo, ref)
+        changed = repo.git.diff("--name-only", "-z", "--no-ext-diff", base, "--",
+                                strip_newline_in_stdout=False).split("\0")
+        top = Path(repo.working_tree_dir)
+        for path in sorted(filter(None, changed)):
+            if not any(fnmatch.fnmatchcase(path, pattern) for pattern in PIN_FILES):
+                continue
+            try:
+                old = repo.git.show(f"{base}:{path}")
+            except Exception:  # pylint: disable=broad-except  # a file the base lacks pins nothing there
+                old = ""
+            try:
+                new = (top / path).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                new = ""
+            if _pin_lines(old) != _pin_lines(new):
+                return f"{path} pins modelspec anew"
+    return None
+
+
+def _pin_lines(text: str) -> List[str]:
+    """The lines of *text* naming modelspec, each with the line after it (a pre-commit ``rev:``)."""
+    lines = text.splitlines()
+    return [line + "\n" + (lines[index + 1] if index + 1 < len(lines) else "")
+            for index, line in enumerate(lines) if "modelspec" in line.lower()]
 
 
 def files_at(root: Path, rev: str, folders: Sequence[str]) -> Dict[str, bytes]:
@@ -473,6 +526,42 @@ def modified_outside(root: Path, folder: str) -> List[str]:
         return sorted({path for path in _status_paths(raw) if not path.startswith(inside)})
 
 
+def commit_refusals(root: Path, folder: str, inputs: Sequence[str]) -> List[str]:
+    """Why a commit of *folder* alone (``regen --commit``) would not hold exactly what the committed specs make.
+
+    Each reason names the files and what to do: HEAD is detached (the commit
+    would belong to no branch); a file under one of *inputs* (the folders
+    regen reads, root-relative) is not committed, so its artifact would be
+    committed without it and a clean checkout would fail ``regen --check``; a
+    file in *folder* is staged already, and regen would commit it as its own.
+    Modified tracked files outside *folder* are :func:`modified_outside`'s.
+
+    Raises:
+        GitError: If *root* is in no repository.
+    """
+    reasons = []
+    with _open(root) as repo:
+        prefix = _prefix(repo, root)
+        if repo.head.is_detached:
+            reasons.append(f"HEAD is detached (at {repo.head.commit.hexsha[:12]}), so the commit would be on no "
+                           "branch; check out the branch to commit on")
+        untracked = sorted(filter(None, repo.git.ls_files("--others", "--exclude-standard", "-z", "--",
+                                                          *[prefix + path for path in inputs],
+                                                          strip_newline_in_stdout=False).split("\0")))
+        if untracked:
+            reasons.append(f"{', '.join(path[len(prefix):] for path in untracked)} "
+                           f"{'is' if len(untracked) == 1 else 'are'} not committed, so the artifacts would be "
+                           "committed without their source and a clean checkout would fail modelspec regen --check; "
+                           "commit the specs and profiles first (git add, git commit), then run regen --commit")
+        staged = sorted(filter(None, repo.git.diff("--cached", "--name-only", "-z", "--", prefix + folder,
+                                                   strip_newline_in_stdout=False).split("\0")))
+        if staged:
+            reasons.append(f"{', '.join(path[len(prefix):] for path in staged)} "
+                           f"{'is' if len(staged) == 1 else 'are'} staged already, and regen --commit commits only "
+                           "the artifacts it writes: unstage (git restore --staged) or commit them first")
+    return reasons
+
+
 def stage(root: Path, paths: Sequence[str]) -> List[Tuple[str, str]]:
     """Stage *paths* (root-relative: written files and removed ones) and return what is staged.
 
@@ -501,16 +590,32 @@ def stage(root: Path, paths: Sequence[str]) -> List[Tuple[str, str]]:
                        if tokens[index]), key=lambda pair: pair[1])
 
 
-def commit(root: Path, message: str) -> str:
-    """Commit what is staged with *message*; return the new commit's id.
+def commit(root: Path, message: str, folder: str) -> str:
+    """Commit what is staged with *message*, on the current branch, running no hook; return the new commit's id.
+
+    The commit is made with git's plumbing (``write-tree``, ``commit-tree``,
+    then ``update-ref`` from the HEAD it was built on), so no hook runs and
+    none can add to it; the tree is compared with HEAD's first, and a change
+    outside *folder* (root-relative) refuses the commit.
 
     Raises:
-        GitError: If git refuses (e.g. no committer identity is configured).
+        GitError: If the staged tree changes anything outside *folder*, HEAD
+            moved meanwhile, or git refuses (e.g. no committer identity).
     """
     git = _git()
     with _open(root) as repo:
+        inside = _prefix(repo, root) + folder.strip("/") + "/"
         try:
-            repo.git.commit("--quiet", "-m", message)
+            head = repo.head.commit.hexsha
+            tree = repo.git.write_tree().strip()
+            changed = [path for path in repo.git.diff_tree("-r", "--name-only", "-z", "--no-commit-id", head, tree,
+                                                           strip_newline_in_stdout=False).split("\0") if path]
+            outside = [path for path in changed if not path.startswith(inside)]
+            if outside:
+                raise GitError(f"the commit would change {', '.join(outside)} outside {folder}/; nothing was "
+                               "committed")
+            sha = repo.git.commit_tree(tree, "-p", head, "-m", message.rstrip("\n")).strip()
+            repo.git.update_ref("-m", "modelspec regen --commit", "HEAD", sha, head)
         except git.GitCommandError as error:
             raise GitError(f"git commit failed: {error.stderr.strip()}") from None
-        return repo.head.commit.hexsha
+        return sha

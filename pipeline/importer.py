@@ -72,9 +72,8 @@ CODES: Dict[str, str] = {
     "import.no-model-type": "The config states no model_type (MiniCPM3's names only remote code), so no op profile "
                             "can be picked.",
     "import.unknown-model-type": "No op profile with an import section prices the config's model_type.",
-    "import.remote-code": "The config's model_type is not one transformers implements and its auto_map names the "
-                          "checkpoint's own modelling code (baichuan, chatglm, RefinedWebModel), which no op profile "
-                          "can cite.",
+    "import.remote-code": "No op profile prices the config's model_type and its auto_map names the checkpoint's own "
+                          "modelling code (baichuan, chatglm, RefinedWebModel), which no op profile can cite.",
     "import.arch": "--arch names another op profile than the one that prices the config's model_type (--arch is "
                    "for a model type no profile lists), or a profile whose model types the importer has no rules "
                    "for.",
@@ -1116,10 +1115,10 @@ def _pick_by_type(stated: _Stated, keys: Mapping[str, _Stated], profiles: OpProf
     remote = _remote_code(keys)
     if remote:
         issues.append(ImportIssue(stated.path, "import.remote-code",
-                                  f"model_type {_show(stated.value)} is not one transformers implements: its "
-                                  f"modelling code is the checkpoint's own ({remote}), so no op profile can cite "
-                                  "it; modelspec imports the model types whose modelling code ships with "
-                                  "transformers"))
+                                  f"no op profile prices model_type {_show(stated.value)}, and the config loads the "
+                                  f"checkpoint's own modelling code ({remote}), which no op profile can cite; "
+                                  "modelspec imports a model type whose modelling code ships with transformers, "
+                                  "once an op profile prices it (README: Add a family)"))
         return None
     issues.append(ImportIssue(stated.path, "import.unknown-model-type",
                               f"no op profile prices model_type {_show(stated.value)}; the known model types are "
@@ -1205,9 +1204,11 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
                                              f"a config is a JSON object, got {_json_type(config)}")])
     issues: List[ImportIssue] = []
     keys, types, misplaced = _merge(config, issues)
-    profile = _pick(keys, types, profiles, arch, issues)
+    picked: List[ImportIssue] = []
+    profile = _pick(keys, types, profiles, arch, picked)
     if profile is None:
-        raise ConfigImportError(issues)
+        raise ConfigImportError(picked)  # the one reason; a key's problems mean nothing without a family
+    issues.extend(picked)
     ctx = _Context(keys, profile)
     ctx.issues.extend(issues)
     unknown = _apply_keys(ctx) + misplaced

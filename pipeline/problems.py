@@ -44,7 +44,7 @@ class Severity(str, enum.Enum):
     WARNING = "warning"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Location:
     """A 1-based line and column in a source file, as editors count them."""
 
@@ -191,7 +191,7 @@ class InlineIgnore:
     codes: Tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileResult:
     """Every pass's outcome and every problem for one file.
 

@@ -177,12 +177,15 @@ class Existing:
         imitation: For a file that carries the generator mark but is not
             regen's, why not (e.g. ``"its name 'gpt2' is not its file name (that
             would be gpt2.json)"``); else ``None``.
+        not_a_file: What a path of ``resolved/`` is when it is not a regular
+            file (``a symbolic link``), else ``None``; such a path is the user's.
     """
 
     file: str
     text: Optional[str]
     document: Optional[Dict] = None
     imitation: Optional[str] = None
+    not_a_file: Optional[str] = None
 
     @property
     def spec_path(self) -> Optional[str]:
@@ -194,14 +197,21 @@ class Existing:
 def read_resolved(folder: Path) -> Dict[str, Existing]:
     """Read every regular ``*.json`` file directly in *folder* (none if it does not exist), by name.
 
-    Hidden files (the lock, a killed run's temporary files) and symbolic
-    links are not read: they are never artifacts.
+    Hidden files (the lock, a killed run's temporary files) are not read. A
+    symbolic link or anything but a regular file is not read either, but is
+    listed as a foreign file (``not_a_file`` says what it is): it is the
+    user's, so regen never writes through it, over it or removes it, and
+    ``--check`` reports it in the way rather than calling the artifact missing.
     """
     if not folder.is_dir():
         return {}
     found = {}
     for path in sorted(folder.glob("*.json")):
-        if path.name.startswith(".") or path.is_symlink() or not path.is_file():
+        if path.name.startswith("."):
+            continue
+        if path.is_symlink() or not path.is_file():
+            what = "a symbolic link" if path.is_symlink() else "not a regular file"
+            found[path.name] = Existing(path.name, None, not_a_file=what)
             continue
         try:
             text: Optional[str] = path.read_bytes().decode("utf-8")
@@ -296,10 +306,19 @@ class _Planner:
             for path in paths:
                 del self.candidates[path]
 
+    def present(self, spec_path: Optional[str]) -> bool:
+        """Whether *spec_path* is still a spec, or lies in a folder that is one of :attr:`spec_paths` because it
+        could not be read (:func:`~pipeline.runner.find_spec_files` lists such a folder): regen never removes an
+        artifact because it could not read its spec."""
+        if spec_path is None:
+            return False
+        parts = spec_path.split("/")
+        return any("/".join(parts[:end]) in self.spec_paths for end in range(1, len(parts) + 1))
+
     def kept(self) -> Dict[str, Existing]:
-        """The artifacts that stay as they are: their spec is still there and writes no new one."""
+        """The artifacts that stay as they are: their spec is still there (or unreadable) and writes no new one."""
         return {name: item for name, item in self.existing.items()
-                if item.spec_path in self.spec_paths and item.spec_path not in self.candidates}
+                if self.present(item.spec_path) and item.spec_path not in self.candidates}
 
     def refuse_blocked(self) -> None:
         """Refuse candidates whose file holds a foreign file or an artifact another present spec keeps.
@@ -363,6 +382,8 @@ class _Planner:
 
 def _why_not(item: Existing) -> str:
     """`` (<why>)`` for a file that carries regen's mark but is not regen's; ``""`` for any other foreign file."""
+    if item.not_a_file:
+        return f" (it is {item.not_a_file}, which regen never writes through or over)"
     return f" ({item.imitation})" if item.imitation else ""
 
 

@@ -51,7 +51,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from pipeline.problems import PASSES, FileResult, InlineIgnore, Location, Outcome, Problem, Severity
 from pipeline.runner import Verdict, shared_outcomes
@@ -197,8 +197,8 @@ class RecordingProfiles(Mapping):
 
 # ---- records --------------------------------------------------------------------------------
 
-def encode_verdict(verdict: Verdict) -> Optional[Tuple[str, str]]:
-    """*verdict* as the JSON texts of its result and of its ``list`` row; ``None`` when it cannot be kept
+def encode_verdict(verdict: Verdict, row: Optional[Dict[str, Any]]) -> Optional[Tuple[str, str]]:
+    """*verdict* as the JSON texts of its result and of its ``list`` *row*; ``None`` when it cannot be kept
     exactly (a problem about another file)."""
     result = verdict.result
     if any(problem.file != result.file for problem in result.problems):
@@ -211,7 +211,7 @@ def encode_verdict(verdict: Verdict) -> Optional[Tuple[str, str]]:
         "a": [verdict.name_at.line, verdict.name_at.column],
         "i": [[ignore.line, ignore.column, list(ignore.codes)] for ignore in result.ignores],
     }
-    return json_text(payload), json_text(verdict.row)
+    return json_text(payload), json_text(row)
 
 
 def json_text(value: Any) -> str:
@@ -344,61 +344,96 @@ class ResultCache:
     def __init__(self, folder: Path, keys: CacheKeys) -> None:
         self.folder = folder
         self.keys = keys
+        self._read_as = _file_stat(folder / RESULTS_FILE)
         self._lines = _read_lines(folder / RESULTS_FILE)
-        self._new: Dict[str, str] = {}
+        self._new: set = set()  # the files this run has new lines for; the lines wait in a spool file
+        self._spool: Optional[Any] = None
 
     def record(self, file: str) -> Optional[Record]:
         """The valid record of *file* (see :func:`parse_record`), or ``None``."""
-        line = self._lines.get(file)
+        line = self.line(file)
         return parse_record(file, *line) if line is not None else None
 
     def line(self, file: str) -> Optional[Tuple[str, str]]:
         """*file*'s raw ``(checksum, record)``, to hand to a worker process."""
-        return self._lines.get(file)
+        tail = self._lines.get(file)
+        if tail is None:
+            return None
+        checksum, _, rest = tail.partition("\t")
+        return checksum, rest
 
     def add(self, file: str, line: str) -> None:
-        """Keep *line* (:meth:`Record.to_line`) as *file*'s record when the run saves."""
-        self._new[file] = line
+        """Keep *line* (:meth:`Record.to_line`) as *file*'s record when the run saves (spooled to a temporary
+        file, so a run over a catalogue holds no new line in memory)."""
+        if self._spool is None:
+            self._spool = tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogateescape", newline="\n")
+        self._spool.write(line)
+        self._new.add(file)
 
     def save(self) -> Optional[str]:
-        """Merge this run's lines into the folder's file; the reason it could not, or ``None``."""
+        """Merge this run's lines into the folder's file; the reason it could not, or ``None``.
+
+        Under the lock, the file is read again unless it is the one this run
+        read (another run may have saved since); its valid lines that this run
+        has no new line for are kept, and the whole is written line by line
+        to a temporary file renamed over it.
+        """
         if not self._new:
             return None
         import filelock  # pylint: disable=import-outside-toplevel
 
+        path = self.folder / RESULTS_FILE
         try:
             _prepare(self.folder)
             with filelock.FileLock(str(self.folder / LOCK_FILE), timeout=30):
-                lines = _read_lines(self.folder / RESULTS_FILE)
-                merged = {file: f"{file}\t{checksum}\t{rest}\n" for file, (checksum, rest) in lines.items()
-                          if _checksum(file, rest) == checksum}  # a damaged line is dropped, not carried on
-                merged.update(self._new)
-                _replace(self.folder / RESULTS_FILE, HEADER + "".join(merged.values()))
+                same = self._read_as is not None and _file_stat(path) == self._read_as
+                current = self._lines if same else _read_lines(path)
+                _replace(path, self._merged(current))
         except (OSError, filelock.Timeout) as error:
             return f"{getattr(error, 'strerror', None) or error}"
-        self._new = {}
+        finally:
+            self._new = set()
+            self._spool.close()
+            self._spool = None
+        return None
+
+    def _merged(self, current: Mapping[str, str]) -> Iterator[str]:
+        """The text of the merged file, in pieces: the header, the valid lines of *current* this run does not
+        replace (a damaged line is dropped, not carried on), then this run's."""
+        yield HEADER
+        for file, tail in current.items():
+            if file not in self._new:
+                checksum, _, rest = tail.partition("\t")
+                if _checksum(file, rest) == checksum:
+                    yield f"{file}\t{tail}\n"
+        self._spool.seek(0)
+        yield from self._spool
+
+
+def _file_stat(path: Path) -> Optional[str]:
+    try:
+        return stat_text(os.stat(path))
+    except OSError:
         return None
 
 
-def _read_lines(path: Path) -> Dict[str, Tuple[str, str]]:
-    """``{file: (checksum, record text)}`` of a results file; empty when it is missing or of another format.
+def _read_lines(path: Path) -> Dict[str, str]:
+    """``{file: "checksum TAB record"}`` of a results file; empty when it is missing or of another format.
 
-    A line that does not split into three fields (a truncated last line) is
-    left out here; one whose checksum fails is left out by :func:`parse_record`.
+    A line without its two tabs (a truncated last line) is left out here; one
+    whose checksum fails is left out by :func:`parse_record`.
     """
+    lines: Dict[str, str] = {}
     try:
         with open(path, "r", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
             if handle.readline() != HEADER:
                 return {}
-            text = handle.read()
+            for line in handle:
+                file, tab, tail = line.rstrip("\n").partition("\t")
+                if tab and "\t" in tail:
+                    lines[file] = tail
     except OSError:
         return {}
-    lines: Dict[str, Tuple[str, str]] = {}
-    for line in text.split("\n"):
-        file, _, rest = line.partition("\t")
-        checksum, tab, record = rest.partition("\t")
-        if tab:
-            lines[file] = (checksum, record)
     return lines
 
 
@@ -416,13 +451,14 @@ def _prepare(folder: Path) -> None:
             _replace(folder / name, text)
 
 
-def _replace(path: Path, text: str) -> None:
-    """Write *text* to a temporary file beside *path*, then rename it over *path* (no fsync: a torn file is
-    caught by the header and the checksums, and costs only a re-check)."""
+def _replace(path: Path, text: Iterable[str]) -> None:
+    """Write *text* (a string, or its pieces) to a temporary file beside *path*, then rename it over *path*
+    (no fsync: a torn file is caught by the header and the checksums, and costs only a re-check)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
-            handle.write(text)
+            handle.writelines([text] if isinstance(text, str) else text)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -24,7 +24,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 from pipeline.model import ModelSpec, ModelSpecError, SpecIssue
 from pipeline.op_profiles import OpProfiles, load_op_profiles
@@ -68,7 +68,7 @@ class CheckedSpec:
     parameters: Optional[Tuple[int, int]] = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Verdict:
     """What a run keeps of one file's check: its result and what the whole-run rules and ``list`` need.
 
@@ -98,13 +98,20 @@ def shared_outcomes(outcomes: Tuple[Tuple[str, Outcome], ...]) -> Tuple[Tuple[st
     return _SHARED_OUTCOMES.setdefault(outcomes, outcomes)
 
 
-def verdict_of(checked: CheckedSpec, stated_name: Optional[str]) -> Verdict:
-    """The :class:`Verdict` of a check."""
-    from pipeline.catalogue import list_row  # pylint: disable=import-outside-toplevel
-
+def verdict_of(checked: CheckedSpec, stated_name: Optional[str], with_row: bool = False) -> Verdict:
+    """The :class:`Verdict` of a check; its ``list`` row only *with_row* (a run over a catalogue holds a
+    verdict per file, and the row is most of one)."""
     spec = checked.spec
     return Verdict(checked.result, spec.name if spec is not None else None, checked.name_at, stated_name,
-                   list_row(spec, checked.stack, checked.result.file, checked.parameters) if spec is not None else None)
+                   list_row_of(checked) if with_row else None)
+
+
+def list_row_of(checked: CheckedSpec) -> Optional[Dict[str, Any]]:
+    """*checked*'s ``list`` row (:func:`pipeline.catalogue.list_row`), when its spec parsed."""
+    from pipeline.catalogue import list_row  # pylint: disable=import-outside-toplevel
+
+    return list_row(checked.spec, checked.stack, checked.result.file, checked.parameters) \
+        if checked.spec is not None else None
 
 
 #: Codes about a key itself (it should not be there), reported at the key rather than at its value.
@@ -272,10 +279,23 @@ def _stated_name(doc: "SourceDoc") -> Optional[str]:
 def find_spec_files(paths: Sequence[Path]) -> List[Path]:
     """Expand folders into the spec files under them (``*.yaml``, ``*.yml``, any case), sorted, each file once.
 
-    A path that is a file is kept whatever its suffix: the user named it. Under
-    a folder, everything but a folder that has a spec's suffix is kept, so a
-    dangling link or a FIFO there is reported rather than skipped. A file
-    reached twice (through a symlink) is kept once, under the first path found.
+    The discovery policy, the same for every command and for ``--changed-since``
+    (which picks among these files):
+
+    - A path named is kept whatever its suffix or name: the user named it.
+    - Under a folder, an entry whose name starts with ``.`` is skipped, file or
+      folder: editor and archive leftovers (``.#x.yaml``, ``.archive/``) are
+      not the catalogue. ``.gitignore`` is not read: the catalogue is the
+      folder, the same in a checkout, an export or a tarball; ``exclude``
+      (configuration, ``--exclude``) leaves files out by pattern.
+    - Everything else that bears a spec's suffix and is not a folder is kept,
+      so a dangling link or a FIFO there is reported, not skipped.
+    - A symlinked folder is followed, once: a folder reached again (a link
+      loop, or two links to one folder) is not entered twice, and a file
+      reached twice is kept once, under the first path found (in path order).
+    - A folder that cannot be listed is kept as an entry of its own, which the
+      load pass reports (``yaml.unreadable``): a run never passes, and regen
+      never removes an artifact, because a folder could not be read.
 
     Raises:
         FileNotFoundError: If a path does not exist (a dangling symlink included).
@@ -288,11 +308,12 @@ def find_spec_files(paths: Sequence[Path]) -> List[Path]:
 def spec_file_names(paths: Sequence[Path]) -> List[str]:
     """:func:`find_spec_files` as path strings (a catalogue-wide pass over names needs no ``Path`` objects)."""
     found: List[Tuple[str, str, str]] = []
+    entered: Set[str] = set()
     for path in paths:
         if path.is_dir():
             # Whatever bears a spec's name is a spec: a dangling link or a FIFO under specs/ is reported
             # (yaml.unreadable), not silently left out.
-            found.extend(_folder_specs(os.path.normpath(path), os.path.realpath(path)))
+            found.extend(_folder_specs(os.path.normpath(path), os.path.realpath(path), entered))
         elif path.is_file():
             found.append((_path_key(str(path)), str(path), _real(path)))
         elif path.exists():
@@ -326,22 +347,31 @@ def _spec_suffix(name: str) -> bool:
     return 0 < dot < len(name) - 1 and name[dot:].lower() in SPEC_SUFFIXES
 
 
-def _folder_specs(folder: str, real_folder: str) -> Iterator[Tuple[str, str, str]]:
-    """``(sort key, path, real path)`` of each spec-named entry under *folder* that is not a folder, as
-    ``Path.rglob`` finds them: a symlinked folder is not entered, an unreadable one is skipped.
+def _folder_specs(folder: str, real_folder: str, entered: Set[str]) -> Iterator[Tuple[str, str, str]]:
+    """``(sort key, path, real path)`` of each spec-named entry under *folder* that is not a folder, by the
+    policy of :func:`find_spec_files`; *entered* holds the real paths of the folders walked so far (loop
+    protection), and entries are walked in name order, so the first link to a folder in path order wins.
 
     One ``scandir`` per folder: only a symlink costs a ``stat`` (is it a folder?) and a ``resolve``;
     any other entry's real path is its folder's, which is known.
     """
+    if real_folder in entered:
+        return
+    entered.add(real_folder)
+    key = _path_key(folder) + "\0"
     try:
         with os.scandir(folder) as listing:
-            entries = list(listing)
-    except PermissionError:
+            entries = sorted(listing, key=lambda entry: entry.name)
+    except OSError:
+        yield key[:-1], folder, real_folder  # reported by the load pass: the folder cannot be read
         return
-    key = _path_key(folder) + "\0"
     for entry in entries:
+        if entry.name.startswith("."):
+            continue
         if entry.is_dir(follow_symlinks=False):
-            yield from _folder_specs(entry.path, os.path.join(real_folder, entry.name))
+            yield from _folder_specs(entry.path, os.path.join(real_folder, entry.name), entered)
+        elif entry.is_symlink() and entry.is_dir():
+            yield from _folder_specs(entry.path, os.path.realpath(entry.path), entered)
         elif _spec_suffix(entry.name):
             if not entry.is_symlink():
                 yield key + entry.name, entry.path, os.path.join(real_folder, entry.name)
@@ -378,7 +408,7 @@ def cached_verdict(path: Path, display: str, profiles: OpProfiles, keys: Optiona
 
     status = cache.regular_file_stat(path) if keys is not None else None
     if status is None:
-        return verdict_of(check_file(path, display, profiles), None), None
+        return verdict_of(check_file(path, display, profiles), None, with_row), None
     record = cache.parse_record(display, *line) if line is not None else None
     usable = record is not None and record.current(keys)
     if usable and record.unchanged(status):
@@ -388,7 +418,7 @@ def cached_verdict(path: Path, display: str, profiles: OpProfiles, keys: Optiona
     read_ns = cache.now_ns()
     raw = _read(path)
     if raw is None:
-        return verdict_of(check_file(path, display, profiles), None), None
+        return verdict_of(check_file(path, display, profiles), None, with_row), None
     digest = cache.content_digest(raw)
     if usable and record.digest == digest:
         reused = _decoded(display, record, with_row)
@@ -405,8 +435,8 @@ def cached_verdict(path: Path, display: str, profiles: OpProfiles, keys: Optiona
         return checked, _stated_name(doc)
 
     checked, stated = _guarded(check, display)
-    verdict = verdict_of(checked, stated)
-    texts = cache.encode_verdict(verdict)
+    verdict = verdict_of(checked, stated, with_row)
+    texts = cache.encode_verdict(verdict, verdict.row if with_row else list_row_of(checked))
     if texts is None or any(p.code == "check.internal" for p in verdict.result.problems):
         return verdict, None
     dependencies = recording.dependencies()
@@ -436,7 +466,7 @@ def _decoded(display: str, record: "Record", with_row: bool = False) -> Optional
         return None
 
 
-#: Files per worker below which starting a process does not pay (measured with bench/bench_scale.py: a
+#: Files per worker below which starting a process does not pay (measured with bench/bench_check.py: a
 #: worker forks, checks its share and sends its verdicts back; below this, one process is as fast).
 FILES_PER_WORKER = 150
 _CHUNK = 100

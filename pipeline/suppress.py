@@ -37,6 +37,9 @@ CODES: Dict[str, str] = {
 }
 
 _DIRECTIVE = re.compile(r"#\s*modelspec\s*:(?P<rest>.*)")
+# A line where a directive could be: "#", then "modelspec", then ":" (what _DIRECTIVE needs, and more), in the raw
+# bytes. A spec's header says "modelspec" too, so "modelspec" alone would send every file to the scanner.
+_MAYBE_DIRECTIVE = re.compile(rb"#[^\r\n]*modelspec[^\r\n]*:")
 _IGNORE = re.compile(r"\s*ignore\[(?P<codes>[^\]]*)\]")
 
 #: How an inline ignore is written, for the messages.
@@ -50,7 +53,7 @@ def inline_ignores(raw: bytes) -> Tuple[InlineIgnore, ...]:
     (:func:`pipeline.yaml_source.comment_locations` tells them apart); a file
     the scanner cannot read has none.
     """
-    if b"modelspec" not in raw:
+    if _MAYBE_DIRECTIVE.search(raw) is None:  # most files: no directive anywhere, nothing to scan
         return ()
     from pipeline.yaml_source import comment_locations  # pylint: disable=import-outside-toplevel
 

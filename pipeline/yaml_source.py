@@ -618,7 +618,15 @@ def read_bounded(path: Path, limit: int = MAX_BYTES) -> bytes:
             read forever, a device would mislead it) or cannot be opened or read.
     """
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
+        mode = os.stat(path).st_mode
+        if stat.S_ISDIR(mode):
+            try:
+                with os.scandir(path):
+                    pass
+            except OSError as error:
+                raise UnreadableFile(f"a folder that cannot be read ({error.strerror or error}), so the specs in it "
+                                     "are not checked; give it read permission, or exclude it") from None
+        if not stat.S_ISREG(mode):
             raise UnreadableFile("not a regular file (a FIFO, device or folder would block or mislead the read)")
         with open(path, "rb") as handle:
             return handle.read(limit + 1)

@@ -59,3 +59,19 @@ def test_the_sarif_log_is_valid_sarif_2_1_0() -> None:
 def test_the_json_report_is_valid_against_its_schema() -> None:
     schema = json.loads((ROOT / "schemas" / "report.schema.json").read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator(schema).validate(json.loads(check("json")[1]))
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_junit_counts_one_failure_per_failing_problem(strict: bool) -> None:
+    """Parsed by junitparser, as a CI test view reads it: one failure per error (and per warning under --strict)."""
+    from junitparser import Failure, JUnitXml
+
+    args = ["--strict"] if strict else []
+    report = json.loads(check("json", *args)[1])
+    failing = [problem for file in report["files"] for problem in file["problems"]
+               if problem["severity"] == "error" or strict]
+    xml = JUnitXml.fromstring(check("junit", *args)[1])
+    failures = [result for suite in xml for case in suite for result in case.result if isinstance(result, Failure)]
+    assert (xml.failures, len(failures)) == (len(failing), len(failing))
+    assert len(failing) == (5 if strict else 3)
+    assert all(failure.text and failure.message for failure in failures)

@@ -122,12 +122,41 @@ def test_a_profile_change_also_takes_a_spec_whose_arch_cannot_be_told(repo: Path
 
 
 @pytest.mark.parametrize("changed", ["schemas/model-spec.schema.json", "pipeline/rules.py"])
-def test_a_schema_or_rule_change_fans_out_to_all(repo: Path, changed: str) -> None:
+def test_the_repository_s_own_pipeline_or_schemas_folder_touches_no_spec(repo: Path, changed: str) -> None:
+    # modelspec does not read a spec repository's pipeline/ or schemas/: they are not the rules that run
     with (repo / changed).open("a", encoding="utf-8") as handle:
         handle.write("\n")
     result = check_changed(repo)
+    assert checked_files(result.stdout) == []
+
+
+@pytest.mark.parametrize(("name", "before", "after"), [
+    (".pre-commit-config.yaml", "repos:\n  - repo: https://github.com/o/modelspec\n    rev: aaa\n",
+     "repos:\n  - repo: https://github.com/o/modelspec\n    rev: bbb\n"),
+    ("requirements.txt", "click\nmodelspec-catalogue @ git+https://x/modelspec@aaa\n",
+     "click\nmodelspec-catalogue @ git+https://x/modelspec@bbb\n"),
+])
+def test_a_new_modelspec_pin_fans_out_to_all(tmp_path: Path, name: str, before: str, after: str) -> None:
+    root = make_repo(tmp_path / "repo")
+    (root / name).write_text(before, encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    commit_all(root, "catalogue")
+    result = check_changed(root)
+    assert checked_files(result.stdout) == []
+    (root / name).write_text(after.replace("click\n", "click>=8\n"), encoding="utf-8")
+    result = check_changed(root)
     assert checked_files(result.stdout) == [DEEPSEEK, LLAMA, QWEN]
-    assert result.stderr == f"changed since main (merge base {base_of(repo)}): 3 of 3 specs (3 {changed} changed)\n"
+    assert result.stderr == (f"changed since main (merge base {base_of(root)}): 3 of 3 specs (3 {name} pins modelspec "
+                             "anew)\n")
+
+
+def test_another_line_of_a_pin_file_is_no_rule_change(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo")
+    (root / "requirements.txt").write_text("click\nmodelspec-catalogue==1\n", encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    commit_all(root, "catalogue")
+    (root / "requirements.txt").write_text("click>=8\nmodelspec-catalogue==1\n", encoding="utf-8")
+    assert checked_files(check_changed(root).stdout) == []
 
 
 def test_an_unrelated_file_touches_no_spec(repo: Path) -> None:
@@ -335,9 +364,29 @@ def test_select_specs(files, expected: Dict[str, str], removed) -> None:
         asked.append(path)
         return FACTS[path]
 
-    selection = select_specs(Changes("main", "0" * 40, files), sorted(FACTS), facts, "op_profiles/")
+    # the rule folders of modelspec's own checkout
+    selection = select_specs(Changes("main", "0" * 40, files), sorted(FACTS), facts, "op_profiles/",
+                             rules=("pipeline/", "schemas/"))
     assert (dict(selection.reasons), selection.specs, selection.removed) == (expected, tuple(sorted(expected)),
                                                                             removed)
+
+
+def test_a_spec_repository_s_own_pipeline_folder_is_no_rule() -> None:
+    """A user's repository: modelspec is installed, so its pipeline/ and schemas/ are just files."""
+    files = (FileChange("added", "pipeline/new_rule.py"), FileChange("modified", "schemas/op-profile.schema.json"))
+    selection = select_specs(Changes("main", "0" * 40, files), sorted(FACTS), FACTS.__getitem__, "op_profiles/")
+    assert selection.specs == ()
+    pinned = select_specs(Changes("main", "0" * 40, ()), sorted(FACTS), FACTS.__getitem__, "op_profiles/",
+                          rules_changed=".pre-commit-config.yaml pins modelspec anew")
+    assert dict(pinned.reasons) == {path: ".pre-commit-config.yaml pins modelspec anew" for path in FACTS}
+
+
+def test_the_rule_folders_are_the_running_modelspec_s_own() -> None:
+    from pipeline.commands.git_options import rule_folders
+    from pipeline.repo import SpecRepo
+
+    assert rule_folders(SpecRepo(Path(__file__).resolve().parents[1])) == ["pipeline/", "schemas/"]
+    assert rule_folders(SpecRepo(Path(__file__).resolve().parent / "data")) == []
 
 
 def test_select_specs_reads_no_spec_when_no_profile_changed() -> None:

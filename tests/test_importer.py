@@ -972,19 +972,21 @@ def test_a_name_another_spec_states_is_refused_and_nothing_is_written(tmp_path):
 REFUSED = CONFIGS / "refused"
 
 
+def _remote(model_type: str, model_class: str) -> str:
+    """The refusal of a config whose model type no profile prices and whose auto_map names its own code."""
+    return (f'no op profile prices model_type "{model_type}", and the config loads the checkpoint\'s own modelling '
+            f"code (auto_map AutoModelForCausalLM: {model_class}), which no op profile can cite; modelspec imports a "
+            "model type whose modelling code ships with transformers, once an op profile prices it (README: Add a "
+            "family)")
+
+
 @pytest.mark.parametrize("config, line", [
     ("baichuan2-7b-chat.json",
-     '18:3: error [import.remote-code] model_type "baichuan" is not one transformers implements: its modelling code '
-     "is the checkpoint's own (auto_map AutoModelForCausalLM: modeling_baichuan.BaichuanForCausalLM), so no op "
-     "profile can cite it; modelspec imports the model types whose modelling code ships with transformers"),
+     "18:3: error [import.remote-code] " + _remote("baichuan", "modeling_baichuan.BaichuanForCausalLM")),
     ("chatglm3-6b.json",
-     '3:3: error [import.remote-code] model_type "chatglm" is not one transformers implements: its modelling code is '
-     "the checkpoint's own (auto_map AutoModelForCausalLM: modeling_chatglm.ChatGLMForConditionalGeneration), so no "
-     "op profile can cite it; modelspec imports the model types whose modelling code ships with transformers"),
+     "3:3: error [import.remote-code] " + _remote("chatglm", "modeling_chatglm.ChatGLMForConditionalGeneration")),
     ("falcon-7b-refinedweb.json",
-     '23:3: error [import.remote-code] model_type "RefinedWebModel" is not one transformers implements: its '
-     "modelling code is the checkpoint's own (auto_map AutoModelForCausalLM: modelling_RW.RWForCausalLM), so no op "
-     "profile can cite it; modelspec imports the model types whose modelling code ships with transformers"),
+     "23:3: error [import.remote-code] " + _remote("RefinedWebModel", "modelling_RW.RWForCausalLM")),
     ("minicpm3-4b.json",
      "1:1: error [import.no-model-type] the config states no model_type and its modelling code is the checkpoint's "
      "own (auto_map AutoModelForCausalLM: modeling_minicpm.MiniCPM3ForCausalLM), so no op profile can be picked or "
@@ -1066,3 +1068,22 @@ def _descriptions_missing(schema: Any, path: str = "") -> List[str]:
 def test_every_property_of_the_family_schema_is_described():
     defs = json.loads((ROOT / "schemas" / "op-profile.schema.json").read_text(encoding="utf-8"))["$defs"]
     assert _descriptions_missing({"family": defs["family"], "familyKey": defs["familyKey"]}) == []
+
+
+@pytest.mark.parametrize("config, line", [
+    ("nemotron-3-nano-30b-a3b.json",
+     '32:5: error [import.remote-code] ' + _remote("nemotron_h", "modeling_nemotron_h.NemotronHForCausalLM")),
+    ("mistral-small-3.1-24b-instruct.json", '6:3: error [import.unknown-model-type] no op profile prices model_type '
+                                            '"mistral3"; the known model types are '),
+    ("qwen2-vl-2b-instruct-awq.json", '16:3: error [import.unknown-model-type] no op profile prices model_type '
+                                      '"qwen2_vl"; the known model types are '),
+    ("llama-3.2-11b-vision-instruct.json", '6:3: error [import.unknown-model-type] no op profile prices model_type '
+                                           '"mllama"; the known model types are '),
+    ("all-roberta-large-v1-resaved.json", '17:3: error [import.unknown-model-type] no op profile prices model_type '
+                                          '"roberta"; the known model types are '),
+])
+def test_a_config_of_a_family_not_yet_priced_is_refused_in_one_line(config, line):
+    result = run(["import", str(REFUSED / config), "--root", str(ROOT)])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr.startswith(f"tests/data/configs/refused/{config}:{line}")
+    assert result.stderr.count("\n") == 1

@@ -217,6 +217,7 @@ MLA = {"q_lora_rank": "stated", **PLAIN}
     ("exaone4", {"sliding_attention": QK_NORM, "full_attention": QK_NORM}),
     ("cohere", {"full_attention": PLAIN}),
     ("phi", {"full_attention": PLAIN}),
+    ("minimax_m2", {"moe": {**QK_NORM, **NO_SHARED}}),
 ])
 def test_op_profile_data_exact_assumptions(arch, expected):
     """What each kind's counts were read under, as its comments say: per-head q/k norms and the query's output
@@ -288,6 +289,7 @@ def test_op_profile_data_kind_names(arch, kinds, default):
         ("exaone4", "sliding_attention", "sliding", "dense", (4, 2, 3, 1, 1, 4, 4, 1, 1, 0)),
         ("cohere", "full_attention", "full", "dense", (4, 2, 3, 1, 1, 1, 4, 1, 1, 0)),
         ("phi", "full_attention", "full", "dense", (4, 2, 2, 1, 3, 1, 4, 1, 1, 0)),
+        ("minimax_m2", "moe", "full", "moe", (4, 2, 4, 2, 1, 4, 4, 1, 1, 0)),
     ],
 )
 def test_op_profile_data_exact_counts(arch, kind, attention, ffn, counts):
@@ -369,6 +371,7 @@ def test_exaone4_and_olmo2_run_the_same_calls_with_norms_of_other_widths():
         ("olmo-2-1124-7b-instruct", "olmo2"),
         ("exaone-4.0-32b", "exaone4"),
         ("command-r-v01", "cohere"),
+        ("minimax-m2", "minimax_m2"),
         ("deepseek-r1-distill-qwen-7b", "qwen2"),
     ],
 )

@@ -414,7 +414,7 @@ OLD_ARTIFACT = {"format_version": 1, "generator": "modelspec regen", "name": "a"
                 "digest": "sha256:" + "0" * 64}
 
 
-def test_read_resolved_ignores_hidden_files_links_and_other_suffixes(tmp_path: Path) -> None:
+def test_read_resolved_ignores_hidden_files_and_other_suffixes_and_keeps_links_as_foreign(tmp_path: Path) -> None:
     folder = tmp_path / "resolved"
     folder.mkdir()
     (folder / "a.json").write_text(json.dumps(OLD_ARTIFACT), encoding="utf-8")
@@ -426,10 +426,12 @@ def test_read_resolved_ignores_hidden_files_links_and_other_suffixes(tmp_path: P
     (folder / "g.json").write_text(json.dumps({**OLD_ARTIFACT, "name": "g"}), encoding="utf-8")
     (folder / "h.json").write_text(json.dumps(OLD_ARTIFACT), encoding="utf-8")
     found = read_resolved(folder)
-    assert [(item.file, item.spec_path, item.text is None, item.imitation) for item in found.values()] == [
-        ("a.json", "specs/a.yaml", False, None), ("b.json", None, True, None), ("c.json", None, False, None),
-        ("g.json", "specs/a.yaml", False, None),
-        ("h.json", None, False, "its name 'a' is not its file name (that would be a.json)")]
+    assert [(item.file, item.spec_path, item.text is None, item.imitation, item.not_a_file)
+            for item in found.values()] == [
+        ("a.json", "specs/a.yaml", False, None, None), ("b.json", None, True, None, None),
+        ("c.json", None, False, None, None), ("f.json", None, True, None, "a symbolic link"),
+        ("g.json", "specs/a.yaml", False, None, None),
+        ("h.json", None, False, "its name 'a' is not its file name (that would be a.json)", None)]
 
 
 # ---- --changed-since and --commit, in real git repositories -------------------------------------------------------
@@ -538,8 +540,8 @@ def test_commit_refuses_when_other_files_are_modified(tmp_path: Path, stage_it: 
     head = git(root, "rev-parse", "HEAD")
     result = run(root, "regen", "--commit")
     assert (result.exit_code, result.stderr) == (2, (
-        "Error: --commit commits resolved/ alone, but other files are modified: specs/deepseek/deepseek-v3.yaml; "
-        "commit or stash them first\n"))
+        "Error: regen --commit refused, nothing was written: --commit commits resolved/ alone, but other files are "
+        "modified: specs/deepseek/deepseek-v3.yaml; commit or stash them first\n"))
     assert (git(root, "rev-parse", "HEAD"), (root / "resolved").exists()) == (head, False)
 
 

@@ -262,14 +262,16 @@ def junit_cases(run: RunResult) -> list[tuple[str, str, str, str]]:
     return cases
 
 
-def test_junit_has_a_suite_per_file_and_a_case_per_pass():
+def test_junit_has_a_suite_per_file_and_a_case_per_pass_or_failing_problem():
     warning_line, null_line = (
         f"{HYBRID}:9:5: warning [stack.unknown-layer-type] {TRICKY_MESSAGE.replace(chr(10), chr(10) + '    ')}",
         f"{HYBRID}:12:1: warning [roundtrip.explicit-null] rope_scaling: null is the same as leaving the key out; delete the line")
     assert junit_cases(RUN) == [
         (DENSE, "load", "passed", ""),
-        (DENSE, "schema", "failure", f"{DENSE}:3:14: error [schema.minimum] hidden_size must be at least 1, not -1\n"
-                                     f"{DENSE}:4:20: error [schema.minimum] num_hidden_layers must be at least 1, not 0"),
+        (DENSE, "schema [schema.minimum] 3:14", "failure",
+         f"{DENSE}:3:14: error [schema.minimum] hidden_size must be at least 1, not -1"),
+        (DENSE, "schema [schema.minimum] 4:20", "failure",
+         f"{DENSE}:4:20: error [schema.minimum] num_hidden_layers must be at least 1, not 0"),
         (DENSE, "semantic", "skipped", ""),
         (DENSE, "stack", "skipped", ""),
         (DENSE, "roundtrip", "skipped", ""),
@@ -277,11 +279,13 @@ def test_junit_has_a_suite_per_file_and_a_case_per_pass():
         (HYBRID, "schema", "passed", ""),
         (HYBRID, "semantic", "passed", ""),
         (HYBRID, "stack", "passed", warning_line),
-        (HYBRID, "roundtrip", "failure", f"{HYBRID}:14:14: error [roundtrip.lost-value] torch_dtype 'torch.bfloat16' "
-                                         "is written back as `bfloat16`; write bfloat16"),
+        (HYBRID, "roundtrip [roundtrip.lost-value] 14:14", "failure",
+         f"{HYBRID}:14:14: error [roundtrip.lost-value] torch_dtype 'torch.bfloat16' is written back as `bfloat16`; "
+         "write bfloat16"),
     ]
     root = ElementTree.fromstring(JunitReporter().render(RUN, CODES).encode("utf-8"))
     hybrid_roundtrip = root.findall("testsuite")[1].findall("testcase")[4]
+    assert hybrid_roundtrip.get("name") == "roundtrip [roundtrip.lost-value] 14:14"
     assert hybrid_roundtrip.find("system-out").text == null_line
 
 
@@ -290,13 +294,14 @@ def test_junit_fails_a_pass_on_warnings_only_under_strict():
     strict = [(case, result) for _, case, result, _ in junit_cases(dataclasses.replace(WARNINGS_ONLY_RUN, strict=True))]
     assert lenient == [("load", "passed"), ("schema", "passed"), ("semantic", "passed"), ("stack", "passed"),
                        ("roundtrip", "passed")]
-    assert strict == [("load", "passed"), ("schema", "passed"), ("semantic", "passed"), ("stack", "failure"),
-                      ("roundtrip", "failure")]
+    assert [(case.split()[0], result) for case, result in strict] == [
+        ("load", "passed"), ("schema", "passed"), ("semantic", "passed"), ("stack", "failure"),
+        ("roundtrip", "failure")]
 
 
 @pytest.mark.parametrize(("run", "counts"), [
-    (RUN, {"tests": "10", "failures": "2", "errors": "0", "skipped": "3"}),
-    (STRICT_RUN, {"tests": "10", "failures": "3", "errors": "0", "skipped": "3"}),
+    (RUN, {"tests": "11", "failures": "3", "errors": "0", "skipped": "3"}),
+    (STRICT_RUN, {"tests": "12", "failures": "5", "errors": "0", "skipped": "3"}),
     (CLEAN_RUN, {"tests": "10", "failures": "0", "errors": "0", "skipped": "0"}),
     (EMPTY_RUN, {"tests": "0", "failures": "0", "errors": "0", "skipped": "0"}),
 ])
@@ -309,7 +314,8 @@ def test_junit_root_counts_fail_exactly_when_the_run_fails(run, counts):
 def test_junit_keeps_a_problem_whose_pass_has_no_outcome():
     stray = Problem(DENSE, 1, 1, "lint", "schema.minimum", Severity.ERROR, "stray")
     run = RunResult(files=(FileResult(DENSE, ALL_PASSED, (stray,)),))
-    assert junit_cases(run)[-1] == (DENSE, "lint", "failure", f"{DENSE}:1:1: error [schema.minimum] stray")
+    assert junit_cases(run)[-1] == (DENSE, "lint [schema.minimum] 1:1", "failure",
+                                    f"{DENSE}:1:1: error [schema.minimum] stray")
 
 
 # --- sarif ----------------------------------------------------------------------------------------------------

@@ -19,10 +19,13 @@ import click
 from pipeline.output import echo, echo_rendered
 
 from pipeline.commands.git_options import changed_since_option
-from pipeline.commands.options import (ignore_option, no_cache_option, open_cache, repository_errors, root_option,
-                                       run_config, save_cache, select_option, spec_files)
+from pipeline.commands.options import (exclude_option, ignore_option, no_cache_option, open_cache, repository_errors,
+                                       root_option, run_config, save_cache, select_option, spec_files)
 
 _FORMATS = ("text", "json", "junit", "sarif", "github", "markdown")
+
+# How many times check --fix checks again and fixes what a fix uncovered, at most.
+_FIX_ROUNDS = 4
 
 
 def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> List[Tuple[str, Path]]:
@@ -55,6 +58,10 @@ def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[
               help="Warnings fail the run too. Default: the configuration's strict (else off).")
 @select_option
 @ignore_option
+@click.option("--fix", is_flag=True,
+              help="Make the fixes the findings state (remove a null or default line, drop a torch. prefix, write "
+                   "4096 for 4096.0, unquote a quoted number), keeping comments; say on stderr what changed, and "
+                   "report what is left.")
 @click.option("-q", "--quiet", is_flag=True, help="Text report: only what fails the run; nothing on success.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Worker processes. Default: the cores other work leaves idle (by the load average), for "
@@ -64,9 +71,11 @@ def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[
               help="Colour the text report. Default: when stdout is a terminal and NO_COLOR is unset.")
 @no_cache_option
 @changed_since_option
+@exclude_option
 def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: List[Tuple[str, Path]],
-            strict: Optional[bool], select: Tuple[str, ...], ignore: Tuple[str, ...], quiet: bool,
-            jobs: Optional[int], color: Optional[bool], no_cache: bool, changed_since: Optional[str]) -> None:
+            strict: Optional[bool], select: Tuple[str, ...], ignore: Tuple[str, ...], fix: bool, quiet: bool,
+            jobs: Optional[int], color: Optional[bool], no_cache: bool, changed_since: Optional[str],
+            excludes: Tuple[str, ...]) -> None:
     """Check spec files: every problem of every file, located, in one run.
 
     \b
@@ -113,23 +122,40 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     with repository_errors():
         profiles = load_op_profiles(repo.profiles)
     named = list(paths) or list(config.specs) or [repo.specs]
-    files = spec_files(paths, repo, config)
+    files = spec_files(paths, repo, config, excludes)
     if not files:
         raise click.UsageError(f"no spec files (*.yaml, *.yml) in {', '.join(str(path) for path in named)}")
     if changed_since is not None:
         from pipeline.commands.git_options import changed_files
 
         files = changed_files(repo, changed_since, files, profiles, named, quiet)
+    _refuse_outputs(outputs, [*files, *repo_folders(repo)])
     pairs = [(path, repo.report_name(path)) for path in files]
     cache = open_cache(repo, profiles, not no_cache)
-    checked = _run(pairs, profiles, jobs, cache)
     # Every spec under specs/ is checked: no name is elsewhere.
-    everything = not paths and changed_since is None and not config.specs and not config.exclude
+    everything = not paths and changed_since is None and not config.specs and not config.exclude and not excludes
     codes = all_codes()
-    result = run_result(checked, config.strict if strict is None else strict,
-                        {} if everything else _names_elsewhere(repo, files, cache))
+
+    def run_checks():
+        checked = _run(pairs, profiles, jobs, cache)
+        result = run_result(checked, config.strict if strict is None else strict,
+                            {} if everything else _names_elsewhere(repo, files, cache))
+        return suppress(result, config, tuple(codes), select, ignore, repo.report_base)
+
+    result = run_checks()
+    fixed, fixed_files = 0, set()
+    # A fix can let a pass run that an error had skipped, whose findings may have fixes of their own: a few rounds.
+    for _ in range(_FIX_ROUNDS if fix else 0):
+        count, changed = _fix(result, dict((display, path) for path, display in pairs), repo, quiet)
+        if not changed:
+            break
+        fixed, fixed_files = fixed + count, fixed_files | changed
+        result = run_checks()
     save_cache(cache, quiet)
-    result = suppress(result, config, tuple(codes), select, ignore, repo.report_base)
+    if fix and not quiet:
+        from pipeline.fix import summary
+
+        echo(summary(fixed, len(fixed_files), len(result.problems)), err=True)
     use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     source_root = repo.report_base.as_uri().rstrip("/") + "/"
     report = _render(fmt, result, codes, color=use_color, quiet=quiet, source_root=source_root)
@@ -137,6 +163,65 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
                                                            source_root=source_root))
                                   for out_fmt, out_path in outputs]
     raise SystemExit(result.exit_code if all(written) else 2)
+
+
+def repo_folders(repo) -> List[Path]:
+    """The folders of *repo* modelspec reads or writes itself: no report is written into them."""
+    from pipeline.resources import schema_path
+
+    return [repo.specs, repo.profiles, repo.resolved, schema_path("model-spec.schema.json").parent]
+
+
+def _refuse_outputs(outputs: List[Tuple[str, Path]], protected: List[Path]) -> None:
+    """Refuse, before any work, an ``--output`` through a symbolic link or onto a spec (see
+    :func:`pipeline.atomic.report_target_refusal`).
+
+    Raises:
+        click.BadParameter: Naming the path and why.
+    """
+    from pipeline.atomic import report_target_refusal
+
+    for out_fmt, out_path in outputs:
+        why = report_target_refusal(out_path, protected)
+        if why:
+            raise click.BadParameter(why, param_hint=f"--output {out_fmt}={out_path}")
+
+
+def _fix(result, paths: Dict[str, Path], repo, quiet: bool) -> Tuple[int, set]:
+    """Make the fixes the findings of *result* state (:mod:`pipeline.fix`), saying each on stderr unless
+    *quiet*; how many problems were fixed, and the files changed."""
+    from pipeline.atomic import write_atomic
+    from pipeline.fix import fixed_text, fixes_for
+    from pipeline.fmt import schema_line
+    from pipeline.yaml_source import load_bytes
+
+    fixed, files = 0, set()
+    for file_result in result.files:
+        path = paths[file_result.file]
+        try:
+            text = path.read_bytes().decode("utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            continue
+        fixes = fixes_for(file_result.problems, load_bytes(text.encode("utf-8"), file_result.file).data)
+        if not fixes:
+            continue
+        formatted = fixed_text(text, file_result.file, schema_line(repo, path), fixes)
+        if formatted.text is None:
+            for problem in formatted.problems:
+                echo(f"{problem.file}:{problem.line}:{problem.column}: {problem.severity.value} [{problem.code}] "
+                     f"{problem.message}", err=True)
+            continue
+        try:
+            write_atomic(path.resolve(), formatted.text)
+        except OSError as error:
+            echo(f"modelspec: cannot write the fixes to {file_result.file}: {error.strerror or error}", err=True)
+            continue
+        fixed += len(fixes)
+        files.add(file_result.file)
+        for item in fixes if not quiet else ():
+            echo(f"{item.problem.file}:{item.problem.line}:{item.problem.column}: fixed [{item.problem.code}] "
+                 f"{item.done}", err=True)
+    return fixed, files
 
 
 def _names_elsewhere(repo, files: List[Path], cache) -> Dict[str, list]:

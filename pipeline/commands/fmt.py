@@ -18,7 +18,7 @@ from typing import Optional, Tuple
 
 import click
 
-from pipeline.commands.options import root_option, run_config, spec_files
+from pipeline.commands.options import exclude_option, root_option, run_config, spec_files
 from pipeline.output import echo
 
 
@@ -29,7 +29,9 @@ from pipeline.output import echo
 @click.option("--diff", "show_diff", is_flag=True,
               help="Write nothing; print the unified diff of each file that would change, and exit 1 if any.")
 @root_option
-def command(paths: Tuple[Path, ...], check: bool, show_diff: bool, root: Optional[Path]) -> None:
+@exclude_option
+def command(paths: Tuple[Path, ...], check: bool, show_diff: bool, root: Optional[Path],
+            excludes: Tuple[str, ...]) -> None:
     """Rewrite spec files in the canonical layout.
 
     Keys in the schema's order (nested records in their own field order),
@@ -54,7 +56,7 @@ def command(paths: Tuple[Path, ...], check: bool, show_diff: bool, root: Optiona
     from pipeline.repo import find_repo
 
     repo = find_repo(root)
-    files = spec_files(paths, repo, run_config(repo))
+    files = spec_files(paths, repo, run_config(repo), excludes)
     targets = {}
     for path in files:
         targets.setdefault(path.resolve(), path)

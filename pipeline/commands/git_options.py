@@ -25,8 +25,8 @@ from pipeline.repo import SpecRepo
 changed_since_option = click.option(
     "--changed-since", metavar="REF", default=None,
     help="Only the specs changed since the merge base of REF and HEAD (working tree included), plus those a "
-         "changed op profile, schema or rule touches; deleted specs are reported as removed. "
-         "E.g. --changed-since origin/main.")
+         "changed op profile touches (every spec when the modelspec the repository pins changed); deleted specs "
+         "are reported as removed. E.g. --changed-since origin/main.")
 
 
 class GitFailure(click.ClickException):
@@ -51,6 +51,17 @@ def _scope(repo: SpecRepo, paths: Sequence[Path]) -> List[str]:
     return [repo.display(path).rstrip("/") + ("/" if path.is_dir() or not path.exists() else "") for path in paths]
 
 
+def rule_folders(repo: SpecRepo) -> List[str]:
+    """The root-relative folders the running modelspec reads its rules from (its package, its schemas) that lie
+    in *repo*: in modelspec's own checkout, ``pipeline/`` and ``schemas/``; for an installed modelspec, none."""
+    import pipeline  # pylint: disable=import-outside-toplevel
+    from pipeline.resources import data_dir  # pylint: disable=import-outside-toplevel
+
+    root = repo.root.resolve()
+    folders = [Path(pipeline.__file__).resolve().parent, data_dir("schemas").resolve()]
+    return [folder.relative_to(root).as_posix() + "/" for folder in folders if folder.is_relative_to(root)]
+
+
 def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpProfiles,
                   paths: Sequence[Path], quiet: bool = False) -> List[Path]:
     """Return the files among *files* that the change since *ref* touches, saying on stderr what was chosen
@@ -68,14 +79,16 @@ def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpP
         GitFailure: If the change cannot be computed (exit code 2).
     """
     # pylint: disable=import-outside-toplevel
-    from pipeline.git_changes import changes_since, select_specs, spec_facts
+    from pipeline.git_changes import changes_since, pin_change, select_specs, spec_facts
 
     by_display = {repo.display(path): path for path in files}
     own_profiles = repo.profiles.resolve().is_relative_to(repo.root.resolve())
     with git_errors():
         changes = changes_since(repo.root, ref)
+        pinned = pin_change(repo.root, ref)
     selection = select_specs(changes, sorted(by_display), lambda display: spec_facts(by_display[display], profiles),
-                             repo.display(repo.profiles) + "/" if own_profiles else None, _scope(repo, paths))
+                             repo.display(repo.profiles) + "/" if own_profiles else None, _scope(repo, paths),
+                             rule_folders(repo), pinned)
     for line in () if quiet else selection.summary():
         echo(line, err=True)
     return [by_display[display] for display in selection.specs]

@@ -21,6 +21,7 @@ already states is refused.
 from __future__ import annotations
 
 import os
+import sys
 
 import json
 import math
@@ -339,7 +340,12 @@ def _check_output(ctx: click.Context, param: click.Parameter, value: Optional[Pa
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
               callback=_check_output, help="Write the spec to this file (its folder must exist); '-' is stdout. "
                                            "Default: stdout.")
-@click.option("--force", is_flag=True, help="Overwrite an existing --output file.")
+@click.option("--force", is_flag=True,
+              help="Overwrite an existing --output file. Its header (sources, hand-edit notes) is kept, and when its "
+                   "values differ the diff is shown and a confirmation asked (refused without a terminal).")
+@click.option("--yes", is_flag=True, help="With --force, overwrite a spec whose values differ without asking.")
+@click.option("--fresh-header", is_flag=True,
+              help="With --force, write a new header instead of keeping the existing file's.")
 @click.option("--source", "sources", multiple=True, callback=_check_source, metavar="TEXT",
               help="Where the config comes from (repository, revision, path), written as a '# source:' header "
                    "line; repeatable.")
@@ -347,7 +353,8 @@ def _check_output(ctx: click.Context, param: click.Parameter, value: Optional[Pa
               help="Import a config with keys the importer does not know, listing them as warnings.")
 @root_option
 def command(config: Path, name: Optional[str], arch: Optional[str], output: Optional[Path], force: bool,
-            sources: Tuple[str, ...], allow_unknown: bool, root: Optional[Path]) -> None:
+            yes: bool, fresh_header: bool, sources: Tuple[str, ...], allow_unknown: bool,
+            root: Optional[Path]) -> None:
     """Write a spec from a Hugging Face config.json.
 
     Every key of the config is mapped by the importer's table or is one it
@@ -355,6 +362,12 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
     import by name (unless --allow-unknown). The spec is checked (the same
     passes as `modelspec check`) before it is written, and a spec that fails
     is not written.
+
+    Re-importing over a spec (--force) keeps its header: the sources (replaced
+    by --source when given) and every hand-edit note; --fresh-header writes a
+    new one. When the values differ from the file's (a hand edit the config
+    does not state), the diff is shown first and the overwrite confirmed
+    (--yes, or a prompt on a terminal; refused otherwise).
 
     --arch is for a model type no op profile lists, such as a fine-tune's
     own name: the config is read as the named profile's family. A model type
@@ -367,6 +380,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
       modelspec import config.json --name qwen3-8b -o specs/qwen/qwen3-8b.yaml \\
           --source "Qwen/Qwen3-8B config.json at revision abc123"
       modelspec import my-llama-finetune.json --arch llama
+      modelspec import config.json -o specs/qwen/qwen3-8b.yaml --force   # re-import
 
     Exit codes: 0 written, 1 the config cannot be imported (nothing is
     written), 2 usage error (a missing config, an empty --name, an --output
@@ -410,6 +424,8 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
         echo_rendered(text, nl=False)
         return
     _refuse_a_taken_name(repo, output, imported.spec.name)
+    if output.exists():
+        text = _over_existing(output, text, repo, sources, fresh_header, yes)
     from pipeline.atomic import write_output
 
     try:
@@ -453,6 +469,54 @@ def _spec_text(data: Any, repo: Any, output: Optional[Path], sources: Sequence[s
     text = dump(data, spec_header(schema, sources, config_name))
     # In fmt's layout (its document start, its wrapped header), so a new spec needs no fmt run.
     return format_text(text, "<import>", schema).text or text
+
+
+def _over_existing(output: Path, text: str, repo: Any, sources: Sequence[str], fresh_header: bool,
+                   yes: bool) -> str:
+    """The text to write over the spec *output*: *text* with the file's header kept (unless *fresh_header*),
+    after the diff and a confirmation when the values differ (exit 1 when refused)."""
+    from pipeline.fmt import format_text, schema_line, unified_diff
+    from pipeline.yaml_source import load_bytes
+
+    try:
+        old = output.read_bytes().decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return text  # unreadable: nothing to keep, and --force said to overwrite it
+    name = repo.report_name(output)
+    old_data = load_bytes(old.encode("utf-8"), name).data
+    if not isinstance(old_data, dict):
+        return text  # not a spec: nothing to keep, and --force said to overwrite it
+    schema = schema_line(repo, output)
+    if not fresh_header:
+        text = format_text(kept_header(old, text, sources), "<import>", schema).text or text
+    if old_data == load_bytes(text.encode("utf-8"), name).data:
+        return text
+    echo(f"{name}: the import changes values the file states (a hand edit the config does not state?):", err=True)
+    echo(unified_diff(old, text, name), err=True, nl=False)
+    if yes or (sys.stdin.isatty() and click.confirm(f"overwrite {name}?", err=True)):
+        return text
+    echo(f"{name}: not overwritten; pass --yes to overwrite it, or keep the hand edit", err=True)
+    raise SystemExit(1)
+
+
+def kept_header(old: str, new: str, sources: Sequence[str]) -> str:
+    """*new* (an imported spec) with the header of *old* (the spec it replaces): its schema line aside, every
+    line kept, except that *sources*, when given, replace its source lines (from the first ``# source:`` up to
+    the import note ``# imported by modelspec import``, which fmt may have wrapped onto several lines)."""
+    from pipeline.fmt import SCHEMA_PREFIX, split_header
+
+    old_header, _ = split_header(old)
+    new_header, new_lines = split_header(new)
+    kept = [line for line in old_header if not line.startswith(SCHEMA_PREFIX.split("$")[0])]
+    if sources:
+        starts = [index for index, line in enumerate(kept) if line.startswith("# source:")]
+        start = starts[0] if starts else 0
+        ends = [index for index, line in enumerate(kept) if index > start and line.startswith("# imported by ")]
+        end = ends[0] if ends else (starts[-1] + 1 if starts else 0)
+        kept[start:end] = [f"# source: {source}" for source in sources]
+    schema = [line for line in new_header if line.startswith(SCHEMA_PREFIX.split("$")[0])]
+    body = "".join(line + "\n" for line in new.splitlines()[new_lines:])
+    return "".join(line + "\n" for line in schema + kept) + body
 
 
 def _check(text: str, profiles: Any, at_config_key: Callable[[Sequence[Any]], Tuple[str, str]]) -> None:

@@ -60,9 +60,17 @@ def run_config(repo: "SpecRepo") -> "Config":
         raise SystemExit(2) from None
 
 
-def spec_files(paths: Sequence[Path], repo: "SpecRepo", config: "Config") -> List[Path]:
+exclude_option = click.option(
+    "--exclude", "excludes", multiple=True, metavar="PATTERN",
+    help="Leave out the files found under a folder that match this glob pattern, as the configuration's exclude "
+         "does (relative to its folder, else the repository's root; e.g. 'specs/drafts/*'); repeatable. A file "
+         "named is always taken; hidden files and folders are always left out.")
+
+
+def spec_files(paths: Sequence[Path], repo: "SpecRepo", config: "Config", excludes: Sequence[str] = ()) -> List[Path]:
     """The spec files a command takes: *paths*, else the configuration's ``specs``, else ``specs/``; the
-    configuration's ``exclude`` leaves out files found under a folder (a file named is always taken).
+    configuration's ``exclude`` and *excludes* (``--exclude``) leave out files found under a folder (a file
+    named is always taken). Discovery is :func:`pipeline.runner.find_spec_files`'s policy.
 
     Raises:
         click.UsageError: If a path does not exist or is neither a file nor a folder.
@@ -75,6 +83,10 @@ def spec_files(paths: Sequence[Path], repo: "SpecRepo", config: "Config") -> Lis
     except (FileNotFoundError, ValueError) as error:
         raise click.UsageError(str(error)) from None
     explicit = {Path(path).absolute() for path in named if not Path(path).is_dir()}
+    if excludes:
+        import dataclasses  # pylint: disable=import-outside-toplevel
+
+        config = dataclasses.replace(config, exclude=(*config.exclude, *excludes))
     return [path for path in found if path.absolute() in explicit or not config.excluded(path)]
 
 

@@ -185,18 +185,25 @@ def _write(repo, resolutions, spec_paths: List[str], wait: float):
 
 
 def _refuse_other_changes(repo) -> None:
-    """``--commit`` runs only when nothing outside ``resolved/`` is modified, so its commit holds only ``resolved/``.
+    """``--commit`` runs only when its commit will hold exactly the artifacts of committed specs, else it
+    refuses before writing anything, naming why: a tracked file outside ``resolved/`` is modified, a spec or
+    profile is not committed, a file in ``resolved/`` is staged already, or HEAD is detached
+    (:func:`pipeline.git_changes.commit_refusals`).
 
     Raises:
-        GitFailure: Listing the modified files.
+        GitFailure: Naming every reason.
     """
-    from pipeline.git_changes import modified_outside  # pylint: disable=import-outside-toplevel
+    from pipeline.git_changes import commit_refusals, modified_outside  # pylint: disable=import-outside-toplevel
 
+    folder = repo.display(repo.resolved)
     with git_errors():
-        others = modified_outside(repo.root, repo.display(repo.resolved))
+        others = modified_outside(repo.root, folder)
+        reasons = commit_refusals(repo.root, folder, [repo.display(repo.specs), repo.display(repo.profiles)])
     if others:
-        raise GitFailure(f"--commit commits resolved/ alone, but other files are modified: {', '.join(others)}; "
-                         "commit or stash them first")
+        reasons.insert(0, f"--commit commits resolved/ alone, but other files are modified: {', '.join(others)}; "
+                          "commit or stash them first")
+    if reasons:
+        raise GitFailure("regen --commit refused, nothing was written: " + "; ".join(reasons))
 
 
 def _commit(repo, target, applied) -> None:
@@ -218,7 +225,7 @@ def _commit(repo, target, applied) -> None:
         before = Catalogue("HEAD", {doc["name"]: doc for doc in generated.values()})
         moves = render_text(diff_catalogues(before, Catalogue("regen", target.documents))).splitlines()[1:]
         message = _message(staged, moves)
-        sha = commit(repo.root, message)
+        sha = commit(repo.root, message, folder)
     echo(f"committed {sha[:12]}: {message.splitlines()[0]}")
 
 

@@ -1,4 +1,4 @@
-"""The CI test-report view: JUnit XML, one testsuite per file and one testcase per pass.
+"""The CI test-report view: JUnit XML, one testsuite per file, one testcase per pass or per failing problem.
 
 Why a suite per file rather than per pass: a reviewer asks "which spec is
 broken, and at which stage", and CI test views (GitLab, Jenkins, Azure) group
@@ -6,10 +6,13 @@ by suite. A file's suite lists its five passes in the order they ran, so the
 failing pass and the passes skipped after it read as one story; a suite per
 pass would scatter one file over five suites.
 
-Mapping: a pass with a problem that fails the run (an error, or a warning under
-``--strict``) is a ``<failure>`` whose message counts them and whose text has
-each one's ``path:line:col: severity [code] message`` line; a skipped pass is
-``<skipped>``; the pass's other problems (warnings in a normal run) go to the
+Mapping: each problem that fails the run (an error, or a warning under
+``--strict``) is a testcase of its own, ``<pass> [<code>] <line>:<col>``, with
+one ``<failure>`` (its message, and its ``path:line:col: severity [code]
+message`` line), so the root's ``failures`` count is exactly the number of
+failing problems; a pass without one is a single testcase, ``<skipped>`` when it
+did not run (or failed only at fields an earlier pass reported, counted
+there); the pass's other problems (warnings in a normal run) go to its first
 testcase's ``<system-out>``, visible in the report without failing it. The
 ``<testsuites>`` root's ``failures`` count is non-zero exactly when the run
 fails. No ``timestamp`` or ``hostname``, and every ``time`` is 0, so the output
@@ -33,10 +36,13 @@ from junitparser import Failure, JUnitXml, Skipped, TestCase, TestSuite
 
 from pipeline.escape import xml_text
 from pipeline.problems import FileResult, Outcome, Problem, RunResult
-from pipeline.reporters.summary import TOOL_NAME, plural, problem_line
+from pipeline.reporters.summary import TOOL_NAME, problem_line
 
 #: Why a skipped pass did not run (:class:`Outcome.SKIPPED`).
 SKIPPED_MESSAGE = "not run: an earlier pass left nothing to check"
+
+#: Why a pass that failed only on fields an earlier pass reported has no failure of its own.
+TOLD_EARLIER_MESSAGE = "its errors are at fields an earlier pass reported, and are counted there"
 
 
 @dataclass(frozen=True)
@@ -58,42 +64,47 @@ class JunitReporter:
 
 
 def _file_suite(file_result: FileResult, result: RunResult) -> TestSuite:
-    """One file's suite: a testcase per pass, in pass order, then any pass only its problems name."""
+    """One file's suite: each pass's testcases, in pass order, then any pass only its problems name."""
     suite = TestSuite(file_result.file)
     named = [pass_name for pass_name, _ in file_result.outcomes]
     extra = sorted({problem.pass_name for problem in file_result.problems} - set(named))
     outcomes = dict(file_result.outcomes)
     for pass_name in [*named, *extra]:
         problems = [problem for problem in file_result.problems if problem.pass_name == pass_name]
-        suite.add_testcase(_pass_case(file_result.file, pass_name, outcomes.get(pass_name), problems, result))
+        for case in _pass_cases(file_result.file, pass_name, outcomes.get(pass_name), problems, result):
+            suite.add_testcase(case)
     return suite
 
 
-def _pass_case(file: str, pass_name: str, outcome: Outcome | None, problems: list[Problem],
-               result: RunResult) -> TestCase:
-    """One pass on one file as a testcase.
+def _pass_cases(file: str, pass_name: str, outcome: Outcome | None, problems: list[Problem],
+                result: RunResult) -> list[TestCase]:
+    """One pass on one file as testcases: one per problem that fails the run, each with its one
+    ``<failure>``; else one for the pass, skipped when it did not run (or failed only on fields an earlier
+    pass reported, which that pass's failures already count).
 
-    *outcome* is ``None`` for a pass the file's outcomes do not list but a
-    problem names; its problems still decide whether it failed.
+    The pass's other problems (warnings that do not fail the run) go to the first case's ``<system-out>``.
     """
-    case = TestCase(pass_name, classname=file, time=0)
     failing = [problem for problem in problems if result.failing(problem)]
-    if failing or outcome is Outcome.FAILED:
-        failure = Failure(_failure_message(failing), failing[0].severity.value if failing else "error")
-        failure.text = "\n".join(problem_line(problem) for problem in failing)
+    cases = []
+    for problem in failing:
+        case = TestCase(f"{pass_name} [{problem.code}] {problem.line}:{problem.column}", classname=file, time=0)
+        failure = Failure(_first_line(problem.message), problem.severity.value)
+        failure.text = problem_line(problem)
         case.result = [failure]
-    elif outcome is Outcome.SKIPPED:
-        case.result = [Skipped(SKIPPED_MESSAGE)]
+        cases.append(case)
+    if not cases:
+        case = TestCase(pass_name, classname=file, time=0)
+        if outcome is Outcome.SKIPPED:
+            case.result = [Skipped(SKIPPED_MESSAGE)]
+        elif outcome is Outcome.FAILED:
+            case.result = [Skipped(TOLD_EARLIER_MESSAGE)]
+        cases.append(case)
     others = [problem_line(problem) for problem in problems if not result.failing(problem)]
     if others:
-        case.system_out = "\n".join(others)
-    return case
+        cases[0].system_out = "\n".join(others)
+    return cases
 
 
-def _failure_message(failing: list[Problem]) -> str:
-    """The failure's one-line message: how many problems fail the pass, and where the first is."""
-    if not failing:
-        # The runner tells each fault once, by the first pass that saw it.
-        return "failed on fields an earlier pass already reported"
-    first = failing[0]
-    return f"{plural(len(failing), 'failing problem')}, the first [{first.code}] at line {first.line}"
+def _first_line(message: str) -> str:
+    """A failure's ``message`` attribute: the problem's message, its first line."""
+    return message.splitlines()[0] if message else message
