@@ -152,6 +152,9 @@ class Family:
             fields), before the importer's shared tower table.
         vision_ignored: Its tower config's keys that change nothing a cost
             model prices, each with why.
+        text_model_types: The model types its ``text_config`` may state that
+            another profile prices (Mistral 3's text model is a ``mistral``):
+            read with this family's rules all the same.
         vision_defaults: Its tower config class's defaults for tower fields
             a ``vision_config`` may leave out (``in_channels: 3``), by field.
     """
@@ -167,6 +170,7 @@ class Family:
     unread: Mapping[str, str]
     vision_keys: Mapping[str, KeyRule]
     vision_ignored: Mapping[str, str]
+    text_model_types: Tuple[str, ...] = ()
     vision_defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
@@ -205,6 +209,7 @@ def parse_family(data: Mapping[str, Any]) -> Family:
         vision_keys=MappingProxyType({key: _key_rule(key, entry, "vision.")
                                       for key, entry in data.get("vision_keys", {}).items()}),
         vision_ignored=MappingProxyType(dict(data.get("vision_ignored", {}))),
+        text_model_types=tuple(data.get("text_model_types", ())),
         vision_defaults=MappingProxyType(dict(data.get("vision_defaults", {}))),
     )
 
@@ -234,6 +239,8 @@ def family_problems(data: Mapping[str, Any], spec_fields: Mapping[str, type], sh
     keys = data.get("keys", {})
     for key, entry in keys.items():
         for name in _fields(entry):
+            if name.startswith("vision.") and name.removeprefix("vision.") in tower_fields:
+                continue  # a top-level key of the family that sets a tower field (Mistral 3's spatial_merge_size)
             if name not in spec_fields:
                 found.append((("keys", key, "field"), f"keys.{key} maps to {name!r}, which is no model spec field"))
     for key, entry in data.get("vision_keys", {}).items():

@@ -908,11 +908,20 @@ def _tower_window_blocks(ctx: _Context, tower: Mapping[str, _Stated], fields: _F
     fields.put("layers", [group.to_dict() for group in _run_lengths(kinds)], full.origin, full.path)
 
 
+def _tower_gated_blocks(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
+    """Pixtral: every block a gated_encoder (RMSNorm, full attention, gated SiLU MLP)."""
+    depth = fields.values.get("num_hidden_layers")
+    if isinstance(depth, int) and not isinstance(depth, bool) and depth > 0:
+        fields.put("layers", [{"kind": "gated_encoder", "count": depth}], fields.origins["num_hidden_layers"],
+                   fields.paths["num_hidden_layers"])
+
+
 #: How each family's tower picks its blocks' kinds (of ``op_profiles/vision.yaml``).
 TOWER_RULES: Mapping[str, Callable[[_Context, Mapping[str, _Stated], _Fields], None]] = MappingProxyType({
     "encoder": _tower_encoder,
     "siglip": _tower_siglip,
     "window_blocks": _tower_window_blocks,
+    "gated_blocks": _tower_gated_blocks,
 })
 _TOWER_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "siglip": ("image_size",), "window_blocks": ("fullatt_block_indexes",)})
@@ -956,6 +965,11 @@ def _vision(ctx: _Context, stated: _Stated, unknown: List[KeyPath]) -> None:
                 fields.put(name.removeprefix("vision."), item.value, item.origin, item.path)
         else:
             TRANSFORMS[rule.transform](rule, item, ctx)
+    for key, rule in family.keys.items():  # a top-level key of the family that sets a tower field
+        item = ctx.keys.get(key)
+        if item is not None and rule.fields and rule.fields[0].startswith("vision."):
+            for name in rule.fields:
+                fields.put(name.removeprefix("vision."), item.value, item.origin, item.path)
     TOWER_RULES[family.tower](ctx, tower, fields)
     for name, value in family.vision_defaults.items():
         if fields.values.get(name) is None:
@@ -1054,7 +1068,8 @@ def _priced_by(name: Any, profiles: OpProfiles) -> Optional[OpProfile]:
 
 
 def _remote_code(keys: Mapping[str, _Stated]) -> str:
-    """The class a config's ``auto_map`` loads from the checkpoint's own code (``""`` for none), as a message names it."""
+    """The class a config's ``auto_map`` loads from the checkpoint's own code (``""`` for none), as named in a
+    message."""
     stated = keys.get("auto_map")
     classes = stated.value if stated is not None and isinstance(stated.value, Mapping) else {}
     for name in ("AutoModelForCausalLM", "AutoModel", "AutoConfig"):
@@ -1077,7 +1092,8 @@ def _pick(keys: Mapping[str, _Stated], types: Sequence[_Stated], profiles: OpPro
                        "so no op profile can be picked or cite that code; modelspec imports the model types whose "
                        "modelling code ships with transformers")
         else:
-            message = "the config states no model_type, so no op profile can be picked; state the Hugging Face model_type"
+            message = ("the config states no model_type, so no op profile can be picked; state the Hugging Face "
+                       "model_type")
         issues.append(ImportIssue((), "import.no-model-type", message))
         return None
     if arch is None:
@@ -1088,6 +1104,8 @@ def _pick(keys: Mapping[str, _Stated], types: Sequence[_Stated], profiles: OpPro
         return None
     for stated in types[1:]:
         other = _priced_by(stated.value, profiles)
+        if stated.value in profile.family.text_model_types:
+            continue  # a multimodal family whose text model is another family's (mistral3's mistral)
         if other is not profile and (arch is None or other is not None):
             issues.append(ImportIssue(stated.path, "import.both-levels",
                                       f"text_config's model_type {_show(stated.value)} is not a text model of "
@@ -1244,6 +1262,11 @@ def _apply_keys(ctx: _Context) -> List[KeyPath]:
             continue
         if _refuse_non_finite(ctx, stated):
             del ctx.keys[key]
+        elif rule.fields[:1] and rule.fields[0].startswith("vision."):
+            if "vision_config" not in ctx.keys and stated.value is not None:
+                ctx.refuse(stated.path, "import.unsupported",
+                           f"{_dotted(stated.path)} sets the vision tower's {rule.fields[0]}, but the config states "
+                           "no vision_config; state the tower, or leave the key out")
         elif key == "vision_config":
             _vision(ctx, stated, unknown)
         else:

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 
 CODES: Dict[str, str] = {
     "check.internal": "A pass crashed on this file; this is a modelspec bug, please report it with the file.",
+    "check.more-problems": "A file has more problems than a report shows (at most 20 of one code and 100 in all "
+                           "per file); this line counts the rest, which fix-and-rerun brings into view.",
     "spec.duplicate-name": "Two specs of one run state the same name (compared case-folded); names must be "
                            "unique, since each names its resolved artifact.",
 }

@@ -14,8 +14,10 @@ Why an event-driven builder rather than ``yaml.safe_load``:
 - an anchor or alias is refused at the first one the parser reports, before
   anything is expanded, so an alias bomb costs microseconds, not gigabytes;
 - a tag is never constructed (nothing a tag names runs, not even ``!!str``);
-- nesting is refused the moment it passes :data:`MAX_DEPTH`, not after a
-  tree was built;
+- nesting is refused the moment it passes :data:`MAX_DEPTH`, and a file of
+  more than :data:`MAX_VALUES` keys and values the moment it passes that,
+  not after a tree was built: the cost of a file is bounded by the caps,
+  whatever it holds;
 - a duplicate key is seen as it arrives, with the line of the first one;
 - every key and value gets its location as it is built, with no second walk.
 
@@ -54,6 +56,12 @@ MAX_BYTES = 1 << 20
 #: spec nests three or four levels; the cap bounds a runaway ``[[[[...``.
 MAX_DEPTH = 64
 
+#: Most keys, values and collections read from one file. A spec holds a few
+#: hundred (a ``layer_types`` list one entry per layer: a few hundred more);
+#: the cap bounds what a 1 MiB file of one-character entries (500,000 of
+#: them) costs every later pass and every report, to some milliseconds.
+MAX_VALUES = 10_000
+
 #: Longest number read, in characters. Python refuses to turn a decimal text
 #: of more than 4300 digits into an int (``sys.int_info.default_max_str_digits``,
 #: CVE-2020-10735); staying below it keeps every conversion here total.
@@ -75,6 +83,7 @@ CODES: dict[str, str] = {
     "yaml.not-a-mapping": "the top level is not a mapping of fields",
     "yaml.multiple-documents": "a second YAML document in the file; a spec file holds one",
     "yaml.too-deep": f"nesting deeper than {MAX_DEPTH} levels",
+    "yaml.too-many-values": f"more than {MAX_VALUES} keys and values in one file; a spec holds a few hundred",
     "yaml.anchor": "an anchor (&name); anchors and aliases are not allowed",
     "yaml.alias": "an alias (*name); anchors and aliases are not allowed",
     "yaml.tag": "an explicit tag (!!type, !name); tags are not allowed",
@@ -90,7 +99,7 @@ CODES: dict[str, str] = {
 FATAL_CODES = frozenset({
     "yaml.unreadable", "yaml.too-large", "yaml.encoding", "yaml.control-character",
     "yaml.syntax", "yaml.empty", "yaml.not-a-mapping", "yaml.multiple-documents",
-    "yaml.too-deep", "yaml.anchor", "yaml.alias",
+    "yaml.too-deep", "yaml.too-many-values", "yaml.anchor", "yaml.alias",
 })
 
 _LOADER = yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader
@@ -413,8 +422,18 @@ class _Builder:
     def run(self, text: str) -> None:
         """Read *text* to its end, or to the first fatal problem."""
         handlers = self.handlers
+        counted = (yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)
+        values = 0
         try:
             for event in yaml.parse(text, Loader=_LOADER):
+                if type(event) in counted:
+                    values += 1
+                    if values > MAX_VALUES:
+                        self.report("yaml.too-many-values", _mark(event.start_mark),
+                                    f"more than {MAX_VALUES} keys and values in one file; a spec holds a few "
+                                    "hundred (one layer_types entry per layer): check that this is the right "
+                                    "file, or state the stack as layers groups")
+                        break
                 handlers[type(event)](event)
                 if self.stopped:
                     break

@@ -44,7 +44,7 @@ def runs(view: Dict[str, Any]) -> list:
 
 def test_check_on_the_whole_catalogue_exits_0_with_no_warnings():
     result = run(["check", "--strict", "--root", str(ROOT)])
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "28 files checked, no problems\n", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "30 files checked, no problems\n", "")
 
 
 def test_fmt_check_on_the_whole_catalogue_exits_0():
@@ -225,42 +225,44 @@ def test_list_is_a_table_of_the_catalogue():
     result = run(["list", "--root", str(ROOT)])
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == """\
-name                     arch         layers  experts               mtp  tower                  total          active
-command-r-v01            cohere           40  -                       -  -             34,980,831,232  34,980,831,232
-deepseek-r1              deepseek_v3      61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624
-deepseek-v3              deepseek_v3      61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624
-exaone-4.0-32b           exaone4          64  -                       -  -             32,003,216,384  32,003,216,384
-gemma-3-27b              gemma3           62  -                       -  27 layers     27,432,406,640  27,432,406,640
-gpt-oss-20b              gpt_oss          24  32 top-4                -  -             20,914,757,184   4,187,440,704
-gpt2                     gpt2             12  -                       -  -                124,439,808     124,439,808
-granite-3.3-8b-instruct  granite          40  -                       -  -              8,170,864,640   8,170,864,640
-kimi-k2-instruct         deepseek_v3      61  384 top-8 +1 shared     0  -          1,026,408,209,408  32,861,477,888
-llama-2-7b               llama            32  -                       -  -              6,738,415,616   6,738,415,616
-llama-3.1-70b            llama            80  -                       -  -             70,553,706,496  70,553,706,496
-llama-3.1-8b             llama            32  -                       -  -              8,030,261,248   8,030,261,248
-minimax-m2               minimax_m2       62  256 top-8               -  -            228,689,748,992  11,030,537,216
-mixtral-8x7b             mixtral          32  8 top-2                 -  -             46,702,792,704  12,879,925,248
-olmo-2-1124-7b-instruct  olmo2            32  -                       -  -              7,298,617,344   7,298,617,344
-phi-1                    phi              24  -                       -  -              1,414,562,935   1,414,562,935
-phi-3-mini-4k-instruct   phi3             32  -                       -  -              3,821,079,552   3,821,079,552
-qwen1.5-7b-chat          qwen2            32  -                       -  -              7,721,324,544   7,721,324,544
-qwen2.5-7b-instruct      qwen2            28  -                       -  -              7,615,616,512   7,615,616,512
-qwen2.5-vl-7b-instruct   qwen2_5_vl       28  -                       -  32 layers      8,292,166,656   8,292,166,656
-qwen3-0.6b               qwen3            28  -                       -  -                596,049,920     596,049,920
-qwen3-30b-a3b            qwen3_moe        48  128 top-8               -  -             30,532,122,624   3,353,032,704
-qwen3-8b                 qwen3            36  -                       -  -              8,190,735,360   8,190,735,360
-qwen3-next-80b-a3b       qwen3_next       48  512 top-10 +1 shared    1  -             79,674,391,296   3,874,929,408
-qwen3.5-27b              qwen3_5          64  -                       1  27 layers     27,356,728,560  27,356,728,560
-qwen3.5-35b-a3b          qwen3_5_moe      40  256 top-8 +1 shared     1  27 layers     35,107,181,936   3,901,560,176
-starcoder2-7b            starcoder2       32  -                       -  -              7,173,923,840   7,173,923,840
-t5-base                  t5               24  -                       -  -                222,903,552     222,903,552
+name                            arch         layers  experts               mtp  tower                  total          active
+all-roberta-large-v1-resaved    roberta          24  -                       -  -                          -               -
+command-r-v01                   cohere           40  -                       -  -             34,980,831,232  34,980,831,232
+deepseek-r1                     deepseek_v3      61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624
+deepseek-v3                     deepseek_v3      61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624
+exaone-4.0-32b                  exaone4          64  -                       -  -             32,003,216,384  32,003,216,384
+gemma-3-27b                     gemma3           62  -                       -  27 layers     27,432,406,640  27,432,406,640
+gpt-oss-20b                     gpt_oss          24  32 top-4                -  -             20,914,757,184   4,187,440,704
+gpt2                            gpt2             12  -                       -  -                124,439,808     124,439,808
+granite-3.3-8b-instruct         granite          40  -                       -  -              8,170,864,640   8,170,864,640
+kimi-k2-instruct                deepseek_v3      61  384 top-8 +1 shared     0  -          1,026,408,209,408  32,861,477,888
+llama-2-7b                      llama            32  -                       -  -              6,738,415,616   6,738,415,616
+llama-3.1-70b                   llama            80  -                       -  -             70,553,706,496  70,553,706,496
+llama-3.1-8b                    llama            32  -                       -  -              8,030,261,248   8,030,261,248
+minimax-m2                      minimax_m2       62  256 top-8               -  -            228,689,748,992  11,030,537,216
+mistral-small-3.1-24b-instruct  mistral3         40  -                       -  24 layers                  -               -
+mixtral-8x7b                    mixtral          32  8 top-2                 -  -             46,702,792,704  12,879,925,248
+olmo-2-1124-7b-instruct         olmo2            32  -                       -  -              7,298,617,344   7,298,617,344
+phi-1                           phi              24  -                       -  -              1,414,562,935   1,414,562,935
+phi-3-mini-4k-instruct          phi3             32  -                       -  -              3,821,079,552   3,821,079,552
+qwen1.5-7b-chat                 qwen2            32  -                       -  -              7,721,324,544   7,721,324,544
+qwen2.5-7b-instruct             qwen2            28  -                       -  -              7,615,616,512   7,615,616,512
+qwen2.5-vl-7b-instruct          qwen2_5_vl       28  -                       -  32 layers      8,292,166,656   8,292,166,656
+qwen3-0.6b                      qwen3            28  -                       -  -                596,049,920     596,049,920
+qwen3-30b-a3b                   qwen3_moe        48  128 top-8               -  -             30,532,122,624   3,353,032,704
+qwen3-8b                        qwen3            36  -                       -  -              8,190,735,360   8,190,735,360
+qwen3-next-80b-a3b              qwen3_next       48  512 top-10 +1 shared    1  -             79,674,391,296   3,874,929,408
+qwen3.5-27b                     qwen3_5          64  -                       1  27 layers     27,356,728,560  27,356,728,560
+qwen3.5-35b-a3b                 qwen3_5_moe      40  256 top-8 +1 shared     1  27 layers     35,107,181,936   3,901,560,176
+starcoder2-7b                   starcoder2       32  -                       -  -              7,173,923,840   7,173,923,840
+t5-base                         t5               24  -                       -  -                222,903,552     222,903,552
 """
 
 
 def test_list_json_has_one_record_per_model():
     result = run(["list", "--format", "json", "--root", str(ROOT)])
     rows = json.loads(result.stdout)
-    assert len(rows) == 28
+    assert len(rows) == 30
     assert next(row for row in rows if row["name"] == "deepseek-r1") == {"name": "deepseek-r1", "file": "specs/deepseek/deepseek-r1.yaml", "arch": "deepseek_v3",
                        "layers": 61, "mtp": 1, "experts": {"routed": 256, "per_token": 8, "shared": 1},
                        "tower_layers": None, "total": 671_026_404_352, "active": 37_552_282_624}

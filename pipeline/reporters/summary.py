@@ -9,9 +9,10 @@ counts, the Markdown headline and the GitHub closing line from drifting apart.
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from pipeline import __version__
 from pipeline.problems import Problem, RunResult, Severity
@@ -63,6 +64,56 @@ def count(result: RunResult) -> Counts:
         failing=sum(1 for problem in result.problems if result.failing(problem)),
         exit_code=result.exit_code,
     )
+
+
+#: The most problems of one code a report shows for one file, and the most in all for one file. A file that
+#: states 10,000 unknown keys gets 20 lines and a count, not 10,000 lines (or 10,000 SARIF results: GitHub
+#: code scanning takes at most 25,000 per run).
+MAX_PER_CODE = 20
+MAX_PER_FILE = 100
+
+#: The code of the line that counts the problems a report leaves out (declared in :mod:`pipeline.runner`).
+MORE_CODE = "check.more-problems"
+
+
+def shown(result: RunResult) -> RunResult:
+    """*result* as every report shows it: per file, at most :data:`MAX_PER_CODE` problems of one code and
+    :data:`MAX_PER_FILE` in all, in report order, and one ``check.more-problems`` problem counting the rest.
+
+    The counting problem stands where the first problem left out stood, under
+    its pass, and has the most severe severity left out, so the verdict and
+    the exit code are the run's own: a hidden error still fails the run.
+    """
+    files = []
+    for file_result in result.files:
+        kept, left_out, per_code = [], [], {}
+        for problem in file_result.problems:
+            per_code[problem.code] = per_code.get(problem.code, 0) + 1
+            if per_code[problem.code] <= MAX_PER_CODE and len(kept) < MAX_PER_FILE:
+                kept.append(problem)
+            else:
+                left_out.append(problem)
+        if left_out:
+            kept.append(more_problems(left_out, f"a report shows at most {MAX_PER_CODE} of one code and "
+                                                f"{MAX_PER_FILE} in all per file"))
+            file_result = dataclasses.replace(file_result, problems=tuple(sorted(kept)))
+        files.append(file_result)
+    return dataclasses.replace(result, files=tuple(files))
+
+
+def more_problems(left_out: Sequence[Problem], why: str) -> Problem:
+    """The problem that counts *left_out* (of one file, or the last of a run): how many, of which codes, and
+    *why* they are left out (``"a report shows at most ..."``)."""
+    by_code: dict[str, int] = {}
+    for problem in left_out:
+        by_code[problem.code] = by_code.get(problem.code, 0) + 1
+    codes = ", ".join(f"{count} {code}" for code, count in sorted(by_code.items(), key=lambda item: (-item[1],
+                                                                                                      item[0])))
+    first = left_out[0]
+    severity = Severity.ERROR if any(p.severity is Severity.ERROR for p in left_out) else Severity.WARNING
+    return Problem(first.file, first.line, first.column, first.pass_name, MORE_CODE, severity,
+                   f"…and {plural(len(left_out), 'more problem')}, not shown ({codes}); {why}: fix these and run "
+                   "again")
 
 
 def plural(number: int, noun: str) -> str:
