@@ -51,6 +51,7 @@ TOWER_KINDS = {
     "qwen2_5_vl": ["window_encoder", "gated_encoder"],
     "qwen3_5": ["encoder"],
     "qwen3_5_moe": ["encoder"],
+    "qwen2_vl": ["encoder"],
 }
 #: The families with an MTP layer inventory.
 MTP_FAMILIES = ("deepseek_v3", "qwen3_5", "qwen3_5_moe", "qwen3_next")
@@ -222,6 +223,7 @@ MLA = {"q_lora_rank": "stated", **PLAIN}
     ("minimax_m2", {"moe": {**QK_NORM, **NO_SHARED}}),
     ("mistral3", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
     ("roberta", {"full_attention": PLAIN}),
+    ("qwen2_vl", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
 ])
 def test_op_profile_data_exact_assumptions(arch, expected):
     """What each kind's counts were read under, as its comments say: per-head q/k norms and the query's output
@@ -320,6 +322,8 @@ DELTANET_IN_PROJ = "linear_attn.in_proj_"
         (("granite", "full_attention"), ("llama", "full_attention"), ({}, {})),
         (("mistral3", "full_attention"), ("mistral", "full_attention"), ({}, {})),
         (("mistral3", "sliding_attention"), ("mistral", "sliding_attention"), ({}, {})),
+        (("qwen2_vl", "full_attention"), ("qwen2_5_vl", "full_attention"), ({}, {})),
+        (("qwen2_vl", "sliding_attention"), ("qwen2_5_vl", "sliding_attention"), ({}, {})),
     ],
 )
 def test_op_profile_data_shared_layer_shapes_share_counts(same, other, packed):
@@ -381,6 +385,7 @@ def test_exaone4_and_olmo2_run_the_same_calls_with_norms_of_other_widths():
         ("minimax-m2", "minimax_m2"),
         ("mistral-small-3.1-24b-instruct", "mistral3"),
         ("all-roberta-large-v1-resaved", "roberta"),
+        ("qwen2-vl-2b-instruct-awq", "qwen2_vl"),
         ("deepseek-r1-distill-qwen-7b", "qwen2"),
     ],
 )

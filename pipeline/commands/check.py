@@ -229,13 +229,14 @@ def _fix(result, paths: Dict[str, Path], repo, quiet: bool) -> Tuple[int, set]:
 
 def _names_elsewhere(repo, files: List[Path], cache) -> Dict[str, list]:
     """The names of the repository's specs this run leaves out (see :func:`pipeline.runner.spec_names`)."""
-    from pipeline.runner import find_spec_files, spec_names
+    from pipeline.runner import spec_file_names, spec_names
 
     if not repo.specs.is_dir():
         return {}
     checked = {os.path.abspath(path) for path in files}
-    return spec_names([(path, repo.report_name(path)) for path in find_spec_files([repo.specs])
-                       if os.path.abspath(path) not in checked], cache)
+    specs = os.path.abspath(repo.specs)  # the folder's paths below are then absolute and normal already
+    return spec_names([(path, repo.report_name(path)) for path in spec_file_names([Path(specs)])
+                       if path not in checked], cache)
 
 
 def _print(report: str) -> bool:
