@@ -67,7 +67,8 @@ EXPECTED_TRIGGERS: Dict[str, List[str]] = {
 #: The token's permissions, per workflow and job: nothing at the top, and each job only what it uses.
 EXPECTED_PERMISSIONS: Dict[str, Dict[str, Dict[str, str]]] = {
     "nightly.yml": {"regen": {"contents": "write", "pull-requests": "write"}},
-    "pr.yml": {"modelspec": {"contents": "read", "security-events": "write", "pull-requests": "write"}},
+    "pr.yml": {"modelspec": {"contents": "read", "actions": "read", "security-events": "write",
+                             "pull-requests": "write"}},
 }
 
 _SEPARATORS = frozenset({";", ";;", "&", "&&", "|", "||", "(", ")"})
@@ -75,7 +76,21 @@ _KEYWORDS = frozenset({"if", "then", "elif", "else", "fi", "!", "{", "}"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _SUBSTITUTION = re.compile(r"\$\(([^()]*)\)")
 _REDIRECTION = re.compile(r"[<>]+&?")
-_PINNED = re.compile(r"[\w.-]+/[\w./-]+@v\d+")
+_PINNED = re.compile(r"(?P<action>[\w.-]+/[\w./-]+)@(?P<sha>[0-9a-f]{40})")
+
+#: Each action the workflows use, at the commit its release tag names. Each id was read from the action's
+#: own repository (``git rev-parse <tag>^{commit}`` in a mirror of github.com/actions/checkout,
+#: actions/setup-python, github/codeql-action, actions/upload-artifact, actions/github-script).
+VERIFIED_PINS: Dict[str, Tuple[str, str]] = {
+    "actions/checkout": ("fbc6f3992d24b796d5a048ff273f7fcc4a7b6c09", "v5.1.0"),
+    "actions/setup-python": ("ece7cb06caefa5fff74198d8649806c4678c61a1", "v6.3.0"),
+    "github/codeql-action/upload-sarif": ("8aad20d150bbac5944a9f9d289da16a4b0d87c1e", "v4.36.2"),
+    "actions/upload-artifact": ("b7c566a772e6b6bfb58ed0dc250532a479d7789f", "v6.0.0"),
+    "actions/github-script": ("ed597411d8f924073f98dfc5c65a23a2325f34cd", "v8.0.0"),
+}
+
+#: GitHub's limit on an issue comment's body, in characters.
+COMMENT_LIMIT = 65536
 
 
 def simple_commands(script: str) -> List[List[str]]:
@@ -218,10 +233,66 @@ def test_permissions_are_least_privilege(name: str) -> None:
     assert {job: spec.get("permissions") for job, spec in workflow["jobs"].items()} == EXPECTED_PERMISSIONS[name]
 
 
+def _steps(name: str) -> List[dict]:
+    return [step for job in _workflow(name)["jobs"].values() for step in job["steps"]]
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED_CALLS))
-def test_actions_are_pinned_to_a_major_version(name: str) -> None:
-    uses = [step["uses"] for job in _workflow(name)["jobs"].values() for step in job["steps"] if "uses" in step]
-    assert uses and [action for action in uses if not _PINNED.fullmatch(action)] == []
+def test_actions_are_pinned_to_a_verified_commit_with_its_tag_named(name: str) -> None:
+    uses = [step["uses"] for step in _steps(name) if "uses" in step]
+    pins = [_PINNED.fullmatch(action) for action in uses]
+    assert uses and [action for action, pin in zip(uses, pins) if pin is None] == []
+    assert [(pin["action"], pin["sha"]) for pin in pins
+            if VERIFIED_PINS.get(pin["action"], ("",))[0] != pin["sha"]] == []
+    text = (WORKFLOWS / name).read_text(encoding="utf-8")
+    for pin in pins:
+        assert f"uses: {pin.group()}  # {VERIFIED_PINS[pin['action']][1]}\n" in text
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_CALLS))
+def test_pip_is_cached_and_installs_against_the_constraints(name: str) -> None:
+    steps = _steps(name)
+    setup = next(step for step in steps if step.get("uses", "").startswith("actions/setup-python@"))
+    assert (setup["with"]["cache"], setup["with"]["cache-dependency-path"]) == ("pip", ".ci/constraints.txt")
+    installs = [step["run"] for step in steps if "pip install" in step.get("run", "")]
+    assert installs == ["python -m pip install . -c .ci/constraints.txt"]
+
+
+def test_the_constraints_pin_every_runtime_dependency() -> None:
+    import tomllib
+
+    project = tomllib.loads((WORKFLOWS.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    normal = lambda name: re.sub(r"[-_.]+", "-", name).lower()  # noqa: E731  (PEP 503)
+    wanted = {normal(re.match(r"[A-Za-z0-9._-]+", dep).group()) for dep in project["dependencies"]}
+    lines = (WORKFLOWS.parents[1] / ".ci" / "constraints.txt").read_text(encoding="utf-8").splitlines()
+    pinned = {normal(line.split("==")[0]): line.split("==")[1] for line in lines if line and not line.startswith("#")}
+    assert sorted(wanted - set(pinned)) == []
+    assert all(re.fullmatch(r"[0-9][0-9A-Za-z.+-]*", version) for version in pinned.values())
+
+
+def test_the_diff_comment_is_capped_and_the_whole_diff_kept() -> None:
+    steps = _steps("pr.yml")
+    names = [step.get("name") for step in steps]
+    keep = steps[names.index("Keep the whole comparison")]
+    post = steps[names.index("Post the comparison on the pull request")]
+    assert names.index("Keep the whole comparison") < names.index("Post the comparison on the pull request")
+    assert (keep["with"]["name"], keep["with"]["path"]) == ("modelspec-diff", "modelspec-diff.md")
+    script = post["with"]["script"]
+    limit = int(re.search(r"const limit = (\d+);", script).group(1))
+    # the cut text, the note after it (its longest run URL under 500 characters) and the marker stay under
+    assert limit + 500 + len("<!-- modelspec diff -->\n") < COMMENT_LIMIT
+    assert "diff.lastIndexOf('\\n', limit)" in script and "modelspec-diff" in script and "artifact" in script
+
+
+def test_the_nightly_pull_request_is_made_with_a_token_that_starts_pr_checks() -> None:
+    steps = _steps("nightly.yml")
+    checkout = next(step for step in steps if step.get("uses", "").startswith("actions/checkout@"))
+    token = "${{ secrets.NIGHTLY_PR_TOKEN || github.token }}"
+    assert checkout["with"]["token"] == token
+    opener = next(step for step in steps if step.get("name") == "Open or update the pull request")
+    assert opener["env"]["GH_TOKEN"] == token
+    readme = (WORKFLOWS.parents[1] / "README.md").read_text(encoding="utf-8")
+    assert "NIGHTLY_PR_TOKEN" in readme
 
 
 def test_pull_request_checkout_has_the_whole_history() -> None:
