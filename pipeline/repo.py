@@ -82,13 +82,20 @@ class SpecRepo:
         return _relative(path, self.report_base)
 
 
+@functools.lru_cache(maxsize=16)
+def _prefix(base: Path) -> str:
+    """How the absolute path of a file inside *base* starts, separator included."""
+    text = str(base)
+    return text if text.endswith(os.sep) else text + os.sep
+
+
 def _relative(path: Path, base: Path) -> str:
     """*path* relative to *base* when inside it, by its own name first, then with its links resolved; else as
     given. Forward slashes, printable. A path spelled under *base* costs string operations only."""
     text = os.fspath(path)
     normal = text.startswith(os.sep) and "/." not in text and "//" not in text and not text.endswith(os.sep)
     absolute = text if normal else os.path.abspath(text)  # abspath would change nothing: skip its cost
-    prefix = str(base) if str(base).endswith(os.sep) else str(base) + os.sep
+    prefix = _prefix(base)
     if absolute.startswith(prefix):
         return printable(absolute[len(prefix):].replace(os.sep, "/"))
     for candidate in (Path(absolute), _resolved(path)):

@@ -54,7 +54,8 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from pipeline.problems import PASSES, FileResult, InlineIgnore, Location, Outcome, Problem, Severity
-from pipeline.runner import Verdict, shared_outcomes
+from pipeline.runner import Verdict, read_spec_bytes, shared_outcomes, stated_name_of
+from pipeline.yaml_source import load_bytes, load_path
 
 #: The environment variable that moves the cache folder.
 CACHE_DIR_ENV = "MODELSPEC_CACHE_DIR"
@@ -345,7 +346,7 @@ class ResultCache:
         self.folder = folder
         self.keys = keys
         self._read_as = _file_stat(folder / RESULTS_FILE)
-        self._lines = _read_lines(folder / RESULTS_FILE)
+        self._lines, self._total = _read_lines(folder / RESULTS_FILE)
         self._new: set = set()  # the files this run has new lines for; the lines wait in a spool file
         self._spool: Optional[Any] = None
 
@@ -353,6 +354,49 @@ class ResultCache:
         """The valid record of *file* (see :func:`parse_record`), or ``None``."""
         line = self.line(file)
         return parse_record(file, *line) if line is not None else None
+
+    def known_name(self, file: str, status: os.stat_result) -> Tuple[bool, Optional[str]]:
+        """``(True, the name it states)`` when *file*'s record is valid, of this environment, and its stat
+        stands for the file's bytes (:meth:`Record.unchanged`); else ``(False, None)``.
+
+        The same answer as :meth:`record` then :attr:`Record.stated_name`, for
+        the duplicate-name rule's pass over every other spec of a catalogue,
+        without building a record.
+        """
+        tail = self._lines.get(file)
+        if tail is None:
+            return False, None
+        checksum, _, rest = tail.partition("\t")
+        fields = rest.split("\t", 5)
+        if len(fields) != 6 or fields[0] != stat_text(status) or fields[3] != self.keys.environment \
+                or not fields[1].isdigit() or status.st_mtime_ns + RACY_NS > int(fields[1]) \
+                or _checksum(file, rest) != checksum:
+            return False, None
+        name = json.loads(fields[4])
+        return True, name if isinstance(name, str) else None
+
+    def stated_name(self, path: Path, display: str) -> Optional[str]:
+        """The ``name`` the file at *path* (shown as *display*) states, when it is text: from its record when
+        that is current (its stat, else its bytes' digest), else by loading it strictly (no other pass), and a
+        name-only record of that is added."""
+        status = regular_file_stat(path)
+        if status is None:
+            return stated_name_of(load_path(path, display))
+        known, name = self.known_name(display, status)
+        if known:
+            return name
+        record = self.record(display)
+        read_ns = now_ns()
+        raw = read_spec_bytes(path)
+        if raw is None:
+            return stated_name_of(load_path(path, display))
+        digest = content_digest(raw)
+        if record is not None and record.environment == self.keys.environment and record.digest == digest:
+            self.add(display, record.restated(status, read_ns).to_line(display))
+            return record.stated_name
+        name = stated_name_of(load_bytes(raw, display))
+        self.add(display, new_record(status, read_ns, digest, self.keys.environment, name).to_line(display))
+        return name
 
     def line(self, file: str) -> Optional[Tuple[str, str]]:
         """*file*'s raw ``(checksum, record)``, to hand to a worker process."""
@@ -371,12 +415,16 @@ class ResultCache:
         self._new.add(file)
 
     def save(self) -> Optional[str]:
-        """Merge this run's lines into the folder's file; the reason it could not, or ``None``.
+        """Add this run's lines to the folder's file; the reason it could not, or ``None``.
 
-        Under the lock, the file is read again unless it is the one this run
-        read (another run may have saved since); its valid lines that this run
-        has no new line for are kept, and the whole is written line by line
-        to a temporary file renamed over it.
+        Under the lock, the lines are appended to the file (a later line of a
+        file wins), which costs what they weigh, not what the cache does. When
+        the file holds more than twice as many lines as files (or is missing,
+        or of another format), it is compacted instead: read again unless it
+        is the one this run read (another run may have saved since), its valid
+        lines this run replaces dropped, and the whole written line by line to
+        a temporary file renamed over it. A reader never sees half a file; it
+        may see half of an appended last line, which fails its checksum.
         """
         if not self._new:
             return None
@@ -387,8 +435,11 @@ class ResultCache:
             _prepare(self.folder)
             with filelock.FileLock(str(self.folder / LOCK_FILE), timeout=30):
                 same = self._read_as is not None and _file_stat(path) == self._read_as
-                current = self._lines if same else _read_lines(path)
-                _replace(path, self._merged(current))
+                current, total = (self._lines, self._total) if same else _read_lines(path)
+                if current and total + len(self._new) <= 2 * len(current) + _SLACK:
+                    _append(path, self._spooled())
+                else:
+                    _replace(path, self._merged(current))
         except (OSError, filelock.Timeout) as error:
             return f"{getattr(error, 'strerror', None) or error}"
         finally:
@@ -406,6 +457,10 @@ class ResultCache:
                 checksum, _, rest = tail.partition("\t")
                 if _checksum(file, rest) == checksum:
                     yield f"{file}\t{tail}\n"
+        yield from self._spooled()
+
+    def _spooled(self) -> Iterator[str]:
+        """This run's new lines, as spooled."""
         self._spool.seek(0)
         yield from self._spool
 
@@ -417,24 +472,42 @@ def _file_stat(path: Path) -> Optional[str]:
         return None
 
 
-def _read_lines(path: Path) -> Dict[str, str]:
-    """``{file: "checksum TAB record"}`` of a results file; empty when it is missing or of another format.
+#: Lines a results file may hold beyond twice its files before a save compacts it.
+_SLACK = 1000
+
+
+def _read_lines(path: Path) -> Tuple[Dict[str, str], int]:
+    """``{file: "checksum TAB record"}`` of a results file (a later line of a file wins), and how many lines it
+    holds; empty when it is missing or of another format.
 
     A line without its two tabs (a truncated last line) is left out here; one
     whose checksum fails is left out by :func:`parse_record`.
     """
     lines: Dict[str, str] = {}
+    total = 0
     try:
         with open(path, "r", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
             if handle.readline() != HEADER:
-                return {}
+                return {}, 0
             for line in handle:
+                total += 1
                 file, tab, tail = line.rstrip("\n").partition("\t")
                 if tab and "\t" in tail:
                     lines[file] = tail
     except OSError:
-        return {}
-    return lines
+        return {}, 0
+    return lines, total
+
+
+def _append(path: Path, lines: Iterable[str]) -> None:
+    """Append *lines* to *path*, after a line break if a killed run left a last line unfinished."""
+    with open(path, "a+b") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        handle.seek(max(0, size - 1))
+        if size and handle.read(1) != b"\n":
+            handle.write(b"\n")
+        for line in lines:
+            handle.write(line.encode("utf-8", "surrogateescape"))
 
 
 _GITIGNORE = "# modelspec's result cache: never committed (see modelspec check --help)\n*\n"

@@ -246,7 +246,7 @@ def _guarded(check: Callable[[], Tuple[CheckedSpec, Optional[str]]], display: st
         return CheckedSpec(FileResult(display, tuple((name, Outcome.SKIPPED) for name in PASSES), (problem,))), None
 
 
-def _stated_name(doc: "SourceDoc") -> Optional[str]:
+def stated_name_of(doc: "SourceDoc") -> Optional[str]:
     """The ``name`` *doc*'s mapping states, when it is text (what another run's duplicate-name rule sees)."""
     name = doc.data.get("name") if isinstance(doc.data, dict) else None
     return name if isinstance(name, str) else None
@@ -306,7 +306,11 @@ def spec_file_names(paths: Sequence[Path]) -> List[str]:
 def _path_key(path: str) -> str:
     """What ``Path`` sorts *path* by, as a string: its parts in order, so ``a/b`` comes before ``a-b`` (a
     separator that sorts before every character a name can hold)."""
-    return os.path.normpath(path).replace(os.sep, "\0")
+    parts = "\0".join(part for part in path.split(os.sep) if part and part != ".")  # as Path drops them
+    if path.startswith(os.sep):  # Path's first part of an absolute path is its root: "/", or "//" (POSIX keeps it)
+        root = 2 * os.sep if path.startswith(2 * os.sep) and not path.startswith(3 * os.sep) else os.sep
+        return root + "\0" + parts if parts else root
+    return parts
 
 
 def _real(path: Path) -> str:
@@ -392,7 +396,7 @@ def cached_verdict(path: Path, display: str, profiles: OpProfiles, keys: Optiona
         if reused is not None:
             return reused, None
     read_ns = cache.now_ns()
-    raw = _read(path)
+    raw = read_spec_bytes(path)
     if raw is None:
         return verdict_of(check_file(path, display, profiles), None, with_row), None
     digest = cache.content_digest(raw)
@@ -408,7 +412,7 @@ def cached_verdict(path: Path, display: str, profiles: OpProfiles, keys: Optiona
         checked = check_document(doc, watched)
         if checked.result.outcome("load") is not Outcome.FAILED:
             checked = _with_ignores(checked, raw)
-        return checked, _stated_name(doc)
+        return checked, stated_name_of(doc)
 
     checked, stated = _guarded(check, display)
     verdict = verdict_of(checked, stated, with_row)
@@ -421,7 +425,7 @@ def cached_verdict(path: Path, display: str, profiles: OpProfiles, keys: Optiona
     return verdict, fresh.to_line(display)
 
 
-def _read(path: Path) -> Optional[bytes]:
+def read_spec_bytes(path: Path) -> Optional[bytes]:
     """The bytes the strict loader would read of *path* (up to one past its cap), or ``None`` if it cannot."""
     from pipeline.yaml_source import MAX_BYTES  # pylint: disable=import-outside-toplevel
 
@@ -572,30 +576,13 @@ def spec_names(files: Sequence[Tuple[Path, str]],
 
 
 def stated_name(path: Path, display: str, cache: Optional["ResultCache"] = None) -> Optional[str]:
-    """The ``name`` the file at *path* states, when it is text: from *cache* where current, else loaded (and a
-    name-only record added to *cache*)."""
-    # pylint: disable=import-outside-toplevel
-    from pipeline import result_cache
-    from pipeline.yaml_source import load_bytes, load_path
+    """The ``name`` the file at *path* states, when it is text: from *cache* where current
+    (:meth:`~pipeline.result_cache.ResultCache.stated_name`), else loaded."""
+    if cache is not None:
+        return cache.stated_name(path, display)
+    from pipeline.yaml_source import load_path  # pylint: disable=import-outside-toplevel
 
-    status = result_cache.regular_file_stat(path) if cache is not None else None
-    if status is None:
-        return _stated_name(load_path(path, display))
-    record = cache.record(display)
-    usable = record is not None and record.environment == cache.keys.environment
-    if usable and record.unchanged(status):
-        return record.stated_name
-    read_ns = result_cache.now_ns()
-    raw = _read(path)
-    if raw is None:
-        return _stated_name(load_path(path, display))
-    digest = result_cache.content_digest(raw)
-    if usable and record.digest == digest:
-        cache.add(display, record.restated(status, read_ns).to_line(display))
-        return record.stated_name
-    name = _stated_name(load_bytes(raw, display))
-    cache.add(display, result_cache.new_record(status, read_ns, digest, cache.keys.environment, name).to_line(display))
-    return name
+    return stated_name_of(load_path(path, display))
 
 
 def run_result(checked: Sequence[Verdict], strict: bool,
