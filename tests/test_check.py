@@ -26,6 +26,7 @@ from pipeline.op_profiles import load_op_profiles
 from pipeline.problems import Outcome, Severity
 from pipeline.runner import check_document
 from pipeline.yaml_source import load_bytes
+from budget import examples
 
 from bundled import LANGUAGE_ARCHS
 
@@ -321,7 +322,7 @@ def problems_of(text: str) -> List[Tuple[int, int, str, str]]:
 
 
 def test_the_field_classes_are_not_empty() -> None:
-    assert (len(INTEGER_FIELDS), len(FLAG_FIELDS), len(NUMBER_FIELDS), len(TOWER_INTEGERS)) == (28, 8, 1, 9)
+    assert (len(INTEGER_FIELDS), len(FLAG_FIELDS), len(NUMBER_FIELDS), len(TOWER_INTEGERS)) == (29, 8, 1, 11)
 
 
 @pytest.mark.parametrize("key", INTEGER_FIELDS)
@@ -406,9 +407,28 @@ def test_nested_unknown_keys_are_refused_at_the_key() -> None:
     assert problems_of(text) == [
         (12, 3, "schema.unknown-key", "unknown key 'colour' in layers[0]; the keys are ['count', 'kind', 'mtp']"),
         (17, 3, "schema.unknown-key",
-         "unknown key 'depth' in vision; the keys are ['hidden_size', 'intermediate_size', 'layers', "
+         "unknown key 'depth' in vision; the keys are ['hidden_size', 'in_channels', 'intermediate_size', 'layers', "
          "'max_position_embeddings', 'name', 'num_attention_heads', 'num_hidden_layers', 'num_position_embeddings', "
-         "'out_hidden_size', 'patch_size', 'spatial_merge_size']")]
+         "'out_hidden_size', 'patch_size', 'spatial_merge_size', 'temporal_patch_size']")]
+
+
+@pytest.mark.parametrize("text, expected", [
+    pytest.param('parameters:\n  total: "8030261248"\n', [
+        (10, 10, "schema.type",
+         "parameters.total must be an integer, got '8030261248'; write 8030261248 without quotes")], id="quoted-total"),
+    pytest.param("parameters:\n  total: 100\n  colour: 1\n", [
+        (11, 3, "schema.unknown-key", "unknown key 'colour' in parameters; the keys are ['active', 'total']")],
+                 id="unknown-key"),
+    pytest.param("parameters: 8030261248\n", [
+        (9, 13, "schema.type", "parameters must be a mapping, got 8030261248")], id="a-bare-number"),
+    pytest.param("parameters:\n  total: 100\n  active: 200\n", [
+        (11, 11, "spec.active-above-total",
+         "parameters.active is 200, above the total of 100; a token cannot pass through more parameters than the "
+         "model has")], id="active-above-total"),
+])
+def test_a_stated_parameter_count_is_refused_where_it_stands(text: str,
+                                                             expected: List[Tuple[int, int, str, str]]) -> None:
+    assert problems_of(LLAMA + text) == expected
 
 
 def test_every_problem_of_a_file_in_one_run() -> None:
@@ -436,7 +456,7 @@ YAML_TEXT = st.recursive(
     max_leaves=20)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=300))
 def test_random_bytes_never_crash(raw: bytes) -> None:
     checked = check_document(load_bytes(raw, "x.yaml"), load_op_profiles())
@@ -444,7 +464,7 @@ def test_random_bytes_never_crash(raw: bytes) -> None:
     assert all(outcome in Outcome for _, outcome in checked.result.outcomes)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(st.sampled_from(MODEL_KEYS_ORDERED + ("x",)), YAML_TEXT, max_size=12))
 def test_random_specs_never_crash(data: Dict[str, Any]) -> None:
     text = json.dumps(data)  # JSON is YAML: random structures through the real loader
@@ -454,7 +474,7 @@ def test_random_specs_never_crash(data: Dict[str, Any]) -> None:
     assert all(p.severity in Severity for p in problems)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                 HealthCheck.function_scoped_fixture])
 @given(st.binary(max_size=200))
 def test_the_command_on_random_bytes_exits_0_1_or_2_with_a_report(repo: Path, raw: bytes) -> None:

@@ -29,6 +29,7 @@ AREAS = {
     "schema": "schema: schemas/model-spec.schema.json",
     "spec": "semantic: the model IR's rules",
     "stack": "stack: the layer stack against the op profiles",
+    "params": "stack: the parameter count against the spec's stated one",
     "roundtrip": "roundtrip: what the file states survives serialising",
     "check": "any pass: modelspec's own failure (exit 2)",
     "profile": "op profiles: a broken profile stops every command (exit 2)",
@@ -53,7 +54,8 @@ def render_doc(codes: Dict[str, str]) -> str:
         if not rows:
             continue
         out += [f"## `{area}.*` — {title}", "", "| code | meaning |", "| --- | --- |"]
-        out += [f"| `{code}` | {text.replace('|', chr(92) + '|')} |" for code, text in rows]
+        # each row carries an anchor named by its code: a SARIF rule's helpUri points at it
+        out += [f"| <a id=\"{code}\"></a>`{code}` | {text.replace('|', chr(92) + '|')} |" for code, text in rows]
         out.append("")
     return "\n".join(out)
 
