@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
@@ -152,6 +152,9 @@ class Family:
             fields), before the importer's shared tower table.
         vision_ignored: Its tower config's keys that change nothing a cost
             model prices, each with why.
+        vision_defaults: Its tower config class's defaults for ``vision_config``
+            keys a config leaves out, as :attr:`defaults` (an expression reads
+            the tower's fields).
         text_model_types: The model types its ``text_config`` may state that
             another profile prices (Mistral 3's text model is a ``mistral``):
             read with this family's rules all the same.
@@ -169,6 +172,7 @@ class Family:
     vision_keys: Mapping[str, KeyRule]
     vision_ignored: Mapping[str, str]
     text_model_types: Tuple[str, ...] = ()
+    vision_defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def _key_rule(key: str, entry: Mapping[str, Any], prefix: str = "") -> KeyRule:
@@ -184,15 +188,14 @@ def _key_rule(key: str, entry: Mapping[str, Any], prefix: str = "") -> KeyRule:
 
 def _fields(entry: Mapping[str, Any]) -> Tuple[str, ...]:
     """The spec fields a ``keys`` entry sets: its ``field``, one name or a list of them."""
-    field = entry.get("field", ())
-    return (field,) if isinstance(field, str) else tuple(field)
+    named = entry.get("field", ())
+    return (named,) if isinstance(named, str) else tuple(named)
 
 
 def parse_family(data: Mapping[str, Any]) -> Family:
     """Build a :class:`Family` from a schema-checked ``import`` section with no :func:`family_problems`."""
     layout = data["layout"]
-    defaults = {key: compile_expression(value["expression"]) if isinstance(value, dict) else value
-                for key, value in data.get("defaults", {}).items()}
+    defaults = _defaults(data.get("defaults", {}))
     return Family(
         source=data["source"],
         attention=layout["attention"],
@@ -207,11 +210,19 @@ def parse_family(data: Mapping[str, Any]) -> Family:
                                       for key, entry in data.get("vision_keys", {}).items()}),
         vision_ignored=MappingProxyType(dict(data.get("vision_ignored", {}))),
         text_model_types=tuple(data.get("text_model_types", ())),
+        vision_defaults=MappingProxyType(_defaults(data.get("vision_defaults", {}))),
     )
 
 
+def _defaults(data: Mapping[str, Any]) -> Dict[str, Any]:
+    """A checked ``defaults`` mapping, each ``{expression: ...}`` compiled."""
+    return {key: compile_expression(value["expression"]) if isinstance(value, dict) else value
+            for key, value in data.items()}
+
+
 def family_problems(data: Mapping[str, Any], spec_fields: Mapping[str, type], shared_keys: Mapping[str, Any],
-                    tower_fields: Mapping[str, type]) -> List[Tuple[FieldPath, str]]:
+                    tower_fields: Mapping[str, type],
+                    shared_tower_keys: Mapping[str, Any] = MappingProxyType({})) -> List[Tuple[FieldPath, str]]:
     """What a schema-checked ``import`` section gets wrong that the schema cannot say.
 
     Args:
@@ -220,6 +231,7 @@ def family_problems(data: Mapping[str, Any], spec_fields: Mapping[str, type], sh
             ``int``, ``str``, ...), for ``fixed`` and ``keys``.
         shared_keys: The keys the importer's shared table reads, for ``defaults``.
         tower_fields: The vision tower's fields, for ``vision_keys``.
+        shared_tower_keys: The keys the importer's shared tower table reads, for ``vision_defaults``.
 
     Returns:
         ``(path under import, message)`` for each problem, in file order.
@@ -248,21 +260,33 @@ def family_problems(data: Mapping[str, Any], spec_fields: Mapping[str, type], sh
         for key in data.get(section, {}):
             if key in data.get(mapped, {}):
                 found.append(((section, key), f"{section}.{key} is also mapped under {mapped}; keep one"))
-    for key, value in data.get("defaults", {}).items():
-        if key not in keys and key not in shared_keys:
-            found.append((("defaults", key), f"defaults gives {key!r}, a key no rule reads; map it under keys "
-                                             "first"))
+    found += _default_problems("defaults", data.get("defaults", {}), {**shared_keys, **keys}, spec_fields, "keys",
+                               "model spec")
+    found += _default_problems("vision_defaults", data.get("vision_defaults", {}),
+                               {**shared_tower_keys, **data.get("vision_keys", {})}, tower_fields, "vision_keys",
+                               "vision tower")
+    return found
+
+
+def _default_problems(section: str, defaults: Mapping[str, Any], read: Mapping[str, Any], fields: Mapping[str, type],
+                      mapped: str, record: str) -> List[Tuple[FieldPath, str]]:
+    """What a ``defaults`` (or ``vision_defaults``) section gets wrong: a key no rule reads, a bad expression."""
+    found: List[Tuple[FieldPath, str]] = []
+    for key, value in defaults.items():
+        if key not in read:
+            found.append(((section, key), f"{section} gives {key!r}, a key no rule reads; map it under {mapped} "
+                                          "first"))
         if isinstance(value, dict):
             try:
                 expression = compile_expression(value["expression"])
             except ValueError as error:
-                found.append((("defaults", key, "expression"), f"defaults.{key}: {error}"))
+                found.append(((section, key, "expression"), f"{section}.{key}: {error}"))
                 continue
-            unknown = [name for name in expression.names if spec_fields.get(name) is not int]
+            unknown = [name for name in expression.names if fields.get(name) is not int]
             if unknown:
-                found.append((("defaults", key, "expression"),
-                              f"defaults.{key}: {value['expression']!r} reads {', '.join(unknown)}, which is no "
-                              "whole-number model spec field"))
+                found.append(((section, key, "expression"),
+                              f"{section}.{key}: {value['expression']!r} reads {', '.join(unknown)}, which is no "
+                              f"whole-number {record} field"))
     return found
 
 

@@ -321,6 +321,11 @@ def shared_keys() -> Mapping[str, KeyRule]:
     return _RULES
 
 
+def shared_tower_keys() -> Mapping[str, KeyRule]:
+    """The importer's shared ``vision_config`` key table by key: what a family's ``vision_defaults`` may give."""
+    return _VISION_RULES
+
+
 def family_names(profiles: OpProfiles) -> List[str]:
     """The model types a config can be imported as: those of every profile with an ``import`` section, sorted."""
     return sorted(name for profile in profiles.profiles.values() if profile.family is not None
@@ -960,6 +965,16 @@ def _vision(ctx: _Context, stated: _Stated, unknown: List[KeyPath]) -> None:
                 fields.put(name.removeprefix("vision."), item.value, item.origin, item.path)
         else:
             TRANSFORMS[rule.transform](rule, item, ctx)
+    for key, value in family.vision_defaults.items():
+        if key in tower and tower[key].value is not None:
+            continue
+        computed = ""
+        if isinstance(value, Expression):
+            value, computed = value.evaluate(fields.values), value.text
+        rule = family.vision_keys.get(key) or _VISION_RULES[key]
+        default = _Stated(value, stated.path + (key,), default=True, computed=computed)
+        for name in rule.fields:
+            fields.put(name.removeprefix("vision."), default.value, default.origin, stated.path)
     for key, rule in family.keys.items():  # a top-level key of the family that sets a tower field
         item = ctx.keys.get(key)
         if item is not None and rule.fields and rule.fields[0].startswith("vision."):

@@ -324,10 +324,10 @@ def _profile_rules(doc: "SourceDoc", path: Path) -> List[Problem]:
                 at = doc.key_location(where) if code == "profile.assumes-field" else None
                 found.append(_located(doc, where, code, f"{dotted(where[:-1])}: {message}", at))
     if "import" in data:
-        from pipeline.importer import shared_keys  # pylint: disable=import-outside-toplevel
+        from pipeline.importer import shared_keys, shared_tower_keys  # pylint: disable=import-outside-toplevel
 
         for where, message in family_problems(data["import"], spec_field_types(), shared_keys(),
-                                               spec_field_types(tower=True)):
+                                               spec_field_types(tower=True), shared_tower_keys()):
             at = doc.key_location(("import",) + where)
             found.append(_located(doc, ("import",) + where, "profile.import", f"import.{message}", at))
     return found

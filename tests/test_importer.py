@@ -152,6 +152,7 @@ PIXTRAL = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, 
 MISTRAL3 = {"model_type": "mistral3", "text_config": {**LLAMA, "model_type": "mistral"}, "vision_config": PIXTRAL}
 MISTRAL3_TOWER = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "name": "vision",
                   "intermediate_size": 64, "patch_size": 14, "layers": [{"kind": "gated_encoder", "count": 2}]}
+QWEN2_VL = {**QWEN2, "model_type": "qwen2_vl", "vision_config": {"hidden_size": 64, "embed_dim": 32}}
 GPT2 = {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100, "n_inner": None}
 T5 = {"model_type": "t5", "d_model": 64, "num_layers": 2, "num_heads": 4, "vocab_size": 100, "d_ff": 128}
 TOWER = {"hidden_size": 32, "depth": 4, "num_heads": 2, "intermediate_size": 64, "fullatt_block_indexes": [1, 3]}
@@ -342,6 +343,14 @@ VISION_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
        "vision_config.deepstack_visual_indexes is [1]: a non-empty list adds Qwen3-VL deepstack mergers, which no "
        "tower field prices; only [] is imported")]),
     ("vision_use_head", with_(GEMMA_VL, vision_config=with_(SIGLIP, vision_use_head=False)), {"patch_size": 16}),
+    ("embed_dim", QWEN2_VL, {"hidden_size": 32, "out_hidden_size": 64, "intermediate_size": 128,
+                             "num_hidden_layers": 32, "num_attention_heads": 16, "patch_size": 14}),
+    ("embed_dim", with_(QWEN2_VL, vision_config={"hidden_size": 64}),
+     {"hidden_size": 1280, "intermediate_size": 5120, "spatial_merge_size": 2}),
+    ("mlp_ratio", with_(QWEN2_VL, vision_config={**QWEN2_VL["vision_config"], "mlp_ratio": 2}),
+     [(("vision_config", "mlp_ratio"), "import.unsupported",
+       "vision_config.mlp_ratio is 2: VisionMlp's width is embed_dim * mlp_ratio; the vision_defaults' "
+       "intermediate_size is 4 * hidden_size; only 4 is imported")]),
 ]
 
 
@@ -1054,8 +1063,6 @@ def test_every_property_of_the_family_schema_is_described():
 @pytest.mark.parametrize("config, line", [
     ("nemotron-3-nano-30b-a3b.json",
      '32:5: error [import.remote-code] ' + _remote("nemotron_h", "modeling_nemotron_h.NemotronHForCausalLM")),
-    ("qwen2-vl-2b-instruct-awq.json", '16:3: error [import.unknown-model-type] no op profile prices model_type '
-                                      '"qwen2_vl"; the known model types are '),
     ("llama-3.2-11b-vision-instruct.json", '6:3: error [import.unknown-model-type] no op profile prices model_type '
                                            '"mllama"; the known model types are '),
 ])

@@ -156,6 +156,7 @@ MLA = {"q_lora_rank": "stated", **PLAIN}
     ("minimax_m2", {"moe": {**QK_NORM, **NO_SHARED}}),
     ("mistral3", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
     ("roberta", {"full_attention": PLAIN}),
+    ("qwen2_vl", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
 ])
 def test_op_profile_data_exact_assumptions(arch, expected):
     """What each kind's counts were read under, as its comments say: per-head q/k norms and the query's output
@@ -247,6 +248,8 @@ def test_op_profile_data_exact_counts(arch, kind, attention, ffn, counts):
         (("granite", "full_attention"), ("llama", "full_attention")),
         (("exaone4", "full_attention"), ("olmo2", "full_attention")),
         (("mistral3", "full_attention"), ("mistral", "full_attention")),
+        (("qwen2_vl", "full_attention"), ("qwen2_5_vl", "full_attention")),
+        (("qwen2_vl", "sliding_attention"), ("qwen2_5_vl", "sliding_attention")),
         (("mistral3", "sliding_attention"), ("mistral", "sliding_attention")),
     ],
 )
@@ -290,6 +293,7 @@ def test_op_profile_data_shared_layer_shapes_share_counts(same, other):
         ("minimax-m2", "minimax_m2"),
         ("mistral-small-3.1-24b-instruct", "mistral3"),
         ("all-roberta-large-v1-resaved", "roberta"),
+        ("qwen2-vl-2b-instruct-awq", "qwen2_vl"),
         ("deepseek-r1-distill-qwen-7b", "qwen2"),
     ],
 )
