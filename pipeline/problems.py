@@ -22,7 +22,7 @@ import enum
 import functools
 import importlib
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Tuple, Union
+from typing import Iterable, Mapping, Optional, Tuple, Union
 
 from pipeline.escape import printable
 
@@ -223,16 +223,35 @@ class FileResult:
 
 
 @dataclass(frozen=True)
+class Scope:
+    """What a ``--changed-since`` run covers, for every report to state.
+
+    Attributes:
+        ref: The revision compared with, as the user named it.
+        base: The merge base's commit id.
+        total: How many spec files there were to choose from.
+        removed: The spec paths deleted since the merge base (not checked), sorted.
+    """
+
+    ref: str
+    base: str
+    total: int
+    removed: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class RunResult:
     """A whole run: every file checked, in path order, and whether warnings fail it.
 
     Attributes:
         files: One :class:`FileResult` per file, sorted by path.
         strict: Whether warnings count as failures (``--strict``).
+        scope: What a changed-only run covers; ``None`` for a run over the files named (or all).
     """
 
     files: Tuple[FileResult, ...]
     strict: bool = False
+    scope: Optional[Scope] = None
 
     @property
     def problems(self) -> Tuple[Problem, ...]:

@@ -106,7 +106,7 @@ def suppress(result: RunResult, config: Config, codes: Sequence[str], select: Se
         files.append(FileResult(file_result.file, file_result.outcomes,
                                 tuple(problem for problem in kept if reported(problem, file_ignores)),
                                 file_result.ignores))
-    return RunResult(tuple(files), result.strict)
+    return RunResult(tuple(files), result.strict, result.scope)
 
 
 def _apply_inline(file_result: FileResult, codes: Sequence[str]) -> List[Problem]:

@@ -26,6 +26,7 @@ from pipeline.op_profiles import load_op_profiles
 from pipeline.problems import Outcome, Severity
 from pipeline.runner import check_document
 from pipeline.yaml_source import load_bytes
+from budget import examples
 
 from bundled import LANGUAGE_ARCHS
 
@@ -436,7 +437,7 @@ YAML_TEXT = st.recursive(
     max_leaves=20)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=300))
 def test_random_bytes_never_crash(raw: bytes) -> None:
     checked = check_document(load_bytes(raw, "x.yaml"), load_op_profiles())
@@ -444,7 +445,7 @@ def test_random_bytes_never_crash(raw: bytes) -> None:
     assert all(outcome in Outcome for _, outcome in checked.result.outcomes)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(st.sampled_from(MODEL_KEYS_ORDERED + ("x",)), YAML_TEXT, max_size=12))
 def test_random_specs_never_crash(data: Dict[str, Any]) -> None:
     text = json.dumps(data)  # JSON is YAML: random structures through the real loader
@@ -454,7 +455,7 @@ def test_random_specs_never_crash(data: Dict[str, Any]) -> None:
     assert all(p.severity in Severity for p in problems)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                 HealthCheck.function_scoped_fixture])
 @given(st.binary(max_size=200))
 def test_the_command_on_random_bytes_exits_0_1_or_2_with_a_report(repo: Path, raw: bytes) -> None:

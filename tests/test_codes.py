@@ -53,7 +53,8 @@ def render_doc(codes: Dict[str, str]) -> str:
         if not rows:
             continue
         out += [f"## `{area}.*` — {title}", "", "| code | meaning |", "| --- | --- |"]
-        out += [f"| `{code}` | {text.replace('|', chr(92) + '|')} |" for code, text in rows]
+        # each row carries an anchor named by its code: a SARIF rule's helpUri points at it
+        out += [f"| <a id=\"{code}\"></a>`{code}` | {text.replace('|', chr(92) + '|')} |" for code, text in rows]
         out.append("")
     return "\n".join(out)
 

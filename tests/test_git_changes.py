@@ -436,3 +436,27 @@ def test_changes_since_names_each_status(repo: Path) -> None:
         FileChange("added", "specs/new.yaml"),
         FileChange("deleted", QWEN),
     )
+
+
+# ---- every report states the run's scope ---------------------------------------------------------------------------
+
+
+def test_a_clean_changed_only_run_states_its_scope_in_every_report(repo: Path) -> None:
+    (repo / QWEN).unlink()
+    base = git(repo, "merge-base", "main", "HEAD").strip()
+    scope = f"changed since main (merge base {base[:12]}): 0 of 2 specs, 1 removed ({QWEN})"
+    markdown = run(repo, "check", "--changed-since", "main", "--format", "markdown").stdout
+    assert markdown == f"### ✅ modelspec check passed\n\nAll clean: {scope}; 0 files checked, no problems.\n"
+    text = run(repo, "check", "--changed-since", "main").stdout
+    assert text == f"{scope}; 0 files checked, no problems\n"
+    document = json.loads(check_changed(repo).stdout)
+    assert document["scope"] == {"changed_since": "main", "merge_base": base, "specs_checked": 0, "specs_total": 2,
+                                 "removed": [QWEN]}
+    sarif = json.loads(run(repo, "check", "--changed-since", "main", "--format", "sarif").stdout)
+    assert sarif["runs"][0]["properties"]["scope"] == scope
+
+
+def test_a_run_without_changed_since_states_what_it_checked(repo: Path) -> None:
+    document = json.loads(run(repo, "check", "--format", "json").stdout)
+    assert document["scope"] == {"changed_since": None, "merge_base": None, "specs_checked": 3, "specs_total": 3,
+                                 "removed": []}

@@ -37,6 +37,7 @@ from pipeline.importer import (
 )
 from pipeline.op_profiles import load_op_profiles
 from pipeline.problems import Location
+from budget import examples
 
 from bundled import ARCHS, LANGUAGE_ARCHS, MODEL_TYPES
 
@@ -925,7 +926,7 @@ _VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 2 ** 70), st.float
 _BASES = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(CONFIGS.glob("*.json"))]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(_BASES), st.data())
 def test_any_config_is_imported_or_refused_never_crashed(base, data):
     config = copy.deepcopy(base)

@@ -42,6 +42,7 @@ from pipeline.model import (
     ops_from_dict,
     unknown_key_message,
 )
+from budget import examples
 
 Issue = Tuple[Tuple[Any, ...], str, str]
 
@@ -1144,7 +1145,7 @@ def valid_specs(draw: Callable[..., Any]) -> Dict[str, Any]:
     return out
 
 
-@settings(deadline=None, max_examples=300)
+@settings(deadline=None, max_examples=examples(300))
 @given(valid_specs())
 def test_a_valid_spec_round_trips(data: Dict[str, Any]) -> None:
     spec = ModelSpec.from_dict(data)
@@ -1184,7 +1185,7 @@ def assert_refused_or_round_trips(data: Any) -> None:
     assert ModelSpec.from_dict(spec.to_dict()) == spec
 
 
-@settings(deadline=None, max_examples=300)
+@settings(deadline=None, max_examples=examples(300))
 @given(JUNK | st.dictionaries(KEYS, JUNK, max_size=8))
 def test_from_dict_on_anything_raises_only_model_spec_error(data: Any) -> None:
     assert_refused_or_round_trips(data)
@@ -1211,7 +1212,7 @@ def _replace(node: Any, path: Tuple[Any, ...], value: Any) -> Any:
     return copy
 
 
-@settings(deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow])
 @given(valid_specs(), st.data())
 def test_from_dict_on_a_damaged_valid_spec_raises_only_model_spec_error(data: Dict[str, Any], draw: Any) -> None:
     damaged = data

@@ -517,3 +517,24 @@ def test_markdown_refuses_a_table_without_rows():
     with pytest.raises(ValueError) as raised:
         MarkdownReporter(max_rows=0)
     assert str(raised.value) == "max_rows must be at least 1, not 0"
+
+
+def test_sarif_rules_help_says_more_and_links_only_a_stated_address(monkeypatch) -> None:
+    import pipeline.reporters.sarif as sarif
+
+    rules = sarif.sarif_log(RUN, CODES)["runs"][0]["tool"]["driver"]["rules"]
+    assert all("helpUri" not in rule for rule in rules)  # the metadata states no address: none is made up
+    assert all(len(rule["help"]["text"]) > len(rule["shortDescription"]["text"]) + 100 for rule in rules)
+    first = rules[0]
+    assert first["help"]["text"].startswith(first["shortDescription"]["text"] + "\n\nEvery modelspec code is listed")
+    assert f"# modelspec: ignore[{first['id']}]" in first["help"]["text"]
+    assert "informationUri" not in sarif.sarif_log(RUN, CODES)["runs"][0]["tool"]["driver"]
+    monkeypatch.setattr(sarif, "docs_base", lambda: "https://github.com/acme/modelspec")
+    rules = sarif.sarif_log(RUN, CODES)["runs"][0]["tool"]["driver"]["rules"]
+    assert [rule["helpUri"] for rule in rules] == [
+        f"https://github.com/acme/modelspec/blob/main/docs/problems.md#{rule['id']}" for rule in rules]
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "problems.md").read_text(encoding="utf-8")
+    from pipeline.problems import all_codes
+
+    assert all(f'<a id="{code}"></a>' in docs for code in all_codes())  # every real code has its anchor
+    sarif_validator().validate(sarif.sarif_log(RUN, CODES))

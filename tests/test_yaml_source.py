@@ -24,6 +24,7 @@ from pipeline import yaml_source
 from pipeline.problems import FILE_START, Location, Problem, Severity
 from pipeline.yaml_source import (CODES, FATAL_CODES, MAX_BYTES, MAX_DEPTH, MAX_NUMBER_CHARS, MAX_VALUES,
                                   SourceDoc, dump, load_bytes, load_path, survives_dump)
+from budget import examples
 
 CASES = Path(__file__).parent / "data" / "cases"
 
@@ -869,13 +870,13 @@ def check_shape(doc: SourceDoc) -> None:
     assert list(doc.problems) == sorted(doc.problems)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow])
 @given(raw=st.binary(max_size=200) | st.text(max_size=200).map(str.encode) | yaml_ish.map(str.encode))
 def test_load_bytes_never_raises(raw: bytes) -> None:
     check_shape(load_bytes(raw, "fuzz.yaml"))
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), suppress_health_check=[HealthCheck.too_slow])
 @given(source=yaml_ish)
 def test_both_parsers_agree_on_everything_but_syntax_texts(source: str) -> None:
     raw = source.encode()
@@ -899,7 +900,7 @@ json_like = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
                          | st.dictionaries(st.text(), inner, max_size=4), max_leaves=25)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.dictionaries(st.text(), json_like))
 def test_dump_then_load_gives_the_same_data(data: dict) -> None:
     doc = load_bytes(dump(data).encode(), "spec.yaml")
@@ -916,7 +917,7 @@ spec_like = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(spec_text, inner, max_size=4), max_leaves=25)
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.dictionaries(spec_text, spec_like))
 def test_survives_dump_says_exactly_whether_dump_and_load_keep_the_data(data: dict) -> None:
     # the round-trip pass skips the dump and the parse on its word: True must be a guarantee

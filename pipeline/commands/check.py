@@ -113,8 +113,10 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     from pipeline.op_profiles import load_op_profiles
     from pipeline.problems import all_codes
     from pipeline.repo import find_repo
-    from pipeline.runner import run_result
+    import dataclasses
 
+    from pipeline.problems import Scope
+    from pipeline.runner import run_result
     from pipeline.suppress import suppress
 
     repo = find_repo(root)
@@ -125,10 +127,12 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     files = spec_files(paths, repo, config, excludes)
     if not files:
         raise click.UsageError(f"no spec files (*.yaml, *.yml) in {', '.join(str(path) for path in named)}")
+    scope = None
     if changed_since is not None:
         from pipeline.commands.git_options import changed_files
 
-        files = changed_files(repo, changed_since, files, profiles, named, quiet)
+        files, selection = changed_files(repo, changed_since, files, profiles, named, quiet)
+        scope = Scope(selection.ref, selection.base, selection.candidates, selection.removed)
     _refuse_outputs(outputs, [*files, *repo_folders(repo)])
     pairs = [(path, repo.report_name(path)) for path in files]
     cache = open_cache(repo, profiles, not no_cache)
@@ -140,6 +144,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
         checked = _run(pairs, profiles, jobs, cache)
         result = run_result(checked, config.strict if strict is None else strict,
                             {} if everything else _names_elsewhere(repo, files, cache))
+        result = dataclasses.replace(result, scope=scope)
         return suppress(result, config, tuple(codes), select, ignore, repo.report_base)
 
     result = run_checks()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Iterator, List, Sequence
+from typing import Any, Iterator, List, Sequence, Tuple
 
 import click
 
@@ -63,9 +63,9 @@ def rule_folders(repo: SpecRepo) -> List[str]:
 
 
 def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpProfiles,
-                  paths: Sequence[Path], quiet: bool = False) -> List[Path]:
-    """Return the files among *files* that the change since *ref* touches, saying on stderr what was chosen
-    (unless *quiet*).
+                  paths: Sequence[Path], quiet: bool = False) -> Tuple[List[Path], Any]:
+    """Return the files among *files* that the change since *ref* touches, and the
+    :class:`~pipeline.git_changes.Selection` (the run's scope), saying on stderr what was chosen (unless *quiet*).
 
     Args:
         repo: The spec repository.
@@ -91,4 +91,4 @@ def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpP
                              rule_folders(repo), pinned)
     for line in () if quiet else selection.summary():
         echo(line, err=True)
-    return [by_display[display] for display in selection.specs]
+    return [by_display[display] for display in selection.specs], selection

@@ -83,7 +83,7 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
     if changed_since is not None:
         from pipeline.commands.git_options import changed_files
 
-        files = changed_files(repo, changed_since, every, profiles, [repo.specs])
+        files, _ = changed_files(repo, changed_since, every, profiles, [repo.specs])
     if commit:
         _refuse_other_changes(repo)
     from pipeline.commands.options import progress_bar

@@ -58,8 +58,21 @@ def report_document(result: RunResult, codes: Mapping[str, str]) -> dict[str, An
             "warnings": counts.warnings,
             "failing": counts.failing,
         },
+        "scope": _scope_document(result),
         "codes": {code: help_text(codes, code) for code in used_codes},
         "files": [_file_document(file_result, result) for file_result in result.files],
+    }
+
+
+def _scope_document(result: RunResult) -> dict[str, Any]:
+    """What the run covers: every file named (``changed_since`` null), or the specs a change touches."""
+    scope = result.scope
+    return {
+        "changed_since": scope.ref if scope else None,
+        "merge_base": scope.base if scope else None,
+        "specs_checked": len(result.files),
+        "specs_total": scope.total if scope else len(result.files),
+        "removed": list(scope.removed) if scope else [],
     }
 
 

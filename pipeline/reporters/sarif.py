@@ -32,7 +32,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from pipeline.escape import json_text, printable
 from pipeline.problems import Problem, RunResult, Severity
-from pipeline.reporters.summary import TOOL_NAME, TOOL_VERSION, help_text, more_problems, posix_path
+from pipeline.reporters.summary import TOOL_NAME, TOOL_VERSION, help_text, more_problems, posix_path, scope_sentence
 
 #: The schema a SARIF 2.1.0 log names (the OASIS standard's, with its errata).
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -102,7 +102,7 @@ def sarif_log(result: RunResult, codes: Mapping[str, str], source_root: Optional
             "originalUriBaseIds": {SOURCE_ROOT: _base(source_root)},
             "columnKind": "unicodeCodePoints",
             "results": [_result(problem, rule_index[problem.code], result) for problem in problems],
-            "properties": {"strict": result.strict},
+            "properties": {"strict": result.strict, **({"scope": scope_sentence(result)} if result.scope else {})},
         }],
     }
 
@@ -119,12 +119,43 @@ def _rule(code: str, problems: Sequence[Problem], codes: Mapping[str, str]) -> d
     severities = {problem.severity for problem in problems if problem.code == code}
     level = Severity.ERROR if Severity.ERROR in severities else Severity.WARNING
     text = help_text(codes, code)
-    return {
+    rule = {
         "id": code,
         "shortDescription": {"text": text},
-        "help": {"text": text},
+        "help": {"text": rule_help(code, text), "markdown": rule_help(code, text, markdown=True)},
         "defaultConfiguration": {"level": level.value},
     }
+    base = docs_base()
+    if base:
+        rule["helpUri"] = f"{base}/blob/main/docs/problems.md#{code}"  # each row has an anchor: its code
+    return rule
+
+
+def rule_help(code: str, text: str, markdown: bool = False) -> str:
+    """A rule's ``help``: what the code means, where every code is listed, and how to accept a warning."""
+    quote = "`" if markdown else "'"
+    return (f"{text}\n\nEvery modelspec code is listed, by area, in docs/problems.md of the modelspec repository "
+            f"({quote}{code.split('.')[0]}.*{quote}). Fix the spec at the reported line; a warning may be "
+            f"accepted on its line with {quote}# modelspec: ignore[{code}]{quote}, or for a whole run with "
+            f"{quote}ignore = [\"{code}\"]{quote} under [tool.modelspec] in pyproject.toml. An error cannot be "
+            f"ignored.")
+
+
+def docs_base() -> Optional[str]:
+    """The modelspec repository's URL from the installed distribution's metadata (its ``Project-URL``
+    ``Repository`` or ``Source``), for the rules' ``helpUri``; ``None`` when the metadata states none, so no
+    address is made up."""
+    from importlib import metadata  # pylint: disable=import-outside-toplevel
+
+    try:
+        urls = metadata.metadata("modelspec-catalogue").get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        return None
+    for entry in urls:
+        label, _, url = entry.partition(",")
+        if label.strip().lower() in ("repository", "source") and url.strip().startswith("https://"):
+            return url.strip().rstrip("/")
+    return None
 
 
 def _result(problem: Problem, rule_index: int, result: RunResult) -> dict[str, Any]:

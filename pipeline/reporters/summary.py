@@ -130,14 +130,28 @@ def summary_sentence(result: RunResult) -> str:
     they fail the run, since the counts alone would not say so.
     """
     counts = count(result)
+    scope = f"{scope_sentence(result)}; " if result.scope else ""
     if counts.errors + counts.warnings == 0:
-        return f"{plural(counts.files, 'file')} checked, no problems"
-    sentence = (
+        return f"{scope}{plural(counts.files, 'file')} checked, no problems"
+    sentence = scope + (
         f"{plural(counts.errors, 'error')}, {plural(counts.warnings, 'warning')} "
         f"in {plural(counts.files_with_problems, 'file')} ({plural(counts.clean_files, 'file')} clean)"
     )
     if result.strict and counts.warnings:
         sentence += "; --strict: warnings fail the run"
+    return sentence
+
+
+def scope_sentence(result: RunResult) -> str:
+    """What a changed-only run covers: ``changed since origin/main (merge base 0123456789ab): 2 of 27 specs,
+    1 removed (specs/a/old.yaml)``; ``""`` for a run without a scope."""
+    scope = result.scope
+    if scope is None:
+        return ""
+    sentence = (f"changed since {scope.ref} (merge base {scope.base[:12]}): {len(result.files)} of "
+                f"{plural(scope.total, 'spec')}")
+    if scope.removed:
+        sentence += f", {len(scope.removed)} removed ({', '.join(scope.removed)})"
     return sentence
 
 

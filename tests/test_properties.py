@@ -1,0 +1,123 @@
+"""Property-based tests (Hypothesis) of issue 12's acceptance, beside the ones in each module's tests.
+
+- ``fmt``: any spec text is formatted or refused with problems, never an
+  exception; formatting is idempotent and changes no value.
+- ``import``: an import that succeeds writes a spec ``check --strict`` passes.
+- every report format: whatever text a spec holds, each report is inert in
+  its medium (no control character, no workflow command, see
+  :mod:`tests.test_hostile_text`) and ``check`` never crashes on it.
+
+The loader's and ``check``'s "never an exception" properties are in
+``test_yaml_source.py`` and ``test_check.py``, the importer's in
+``test_importer.py``. Budgets are :func:`budget.examples`' (``MODELSPEC_FUZZ``
+runs them longer; ``bench/fuzz.py``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any, Dict
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from budget import examples
+from pipeline.fmt import format_text
+from pipeline.importer import ConfigImportError, import_config
+from pipeline.model import MODEL_KEYS_ORDERED
+from pipeline.op_profiles import load_op_profiles
+from pipeline.problems import RunResult, Severity, all_codes
+from pipeline.reporters import REPORTERS
+from pipeline.runner import check_document
+from pipeline.yaml_source import dump, load_bytes
+from tests.test_hostile_text import GITHUB_OWN, assert_inert
+
+PROFILES = load_op_profiles()
+CONFIGS = Path(__file__).parent / "data" / "configs"
+SCHEMA = "# yaml-language-server: $schema=../../schemas/model-spec.schema.json"
+
+#: Text a pull request could put anywhere: every control character and separator, Markdown and commands.
+HOSTILE_TEXT = st.text(alphabet=st.one_of(st.characters(codec="utf-8"), st.sampled_from(
+    ["\n", "\r", "\x1b", "\x85", "\u2028", "\u202e", ":", "#", "[", "@", "!", "<", "|", "`", " "])), max_size=12)
+
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2 ** 70, 2 ** 70),
+                    st.floats(allow_nan=False, allow_infinity=False), HOSTILE_TEXT)
+
+VALUES = st.recursive(SCALARS, lambda children: st.one_of(
+    st.lists(children, max_size=4),
+    st.dictionaries(st.one_of(st.sampled_from(MODEL_KEYS_ORDERED + ("kind", "count")), HOSTILE_TEXT), children,
+                    max_size=5)), max_leaves=16)
+
+BASE = {"name": "x", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100,
+        "intermediate_size": 128, "arch": "llama"}
+
+SPECS = st.builds(lambda base, extra: {**base, **extra}, st.just(BASE),
+                  st.dictionaries(st.one_of(st.sampled_from(MODEL_KEYS_ORDERED), HOSTILE_TEXT), VALUES, max_size=8))
+
+HEADERS = st.lists(st.text(alphabet=st.characters(codec="utf-8", blacklist_categories=("Cc", "Cs", "Zl", "Zp")),
+                           max_size=30).map(lambda text: "# " + text), max_size=3)
+
+
+def _text(data: Dict[str, Any], header: list, style: str) -> str:
+    """*data* as spec text: block YAML (the canonical writer) or flow (JSON is YAML), under *header*."""
+    head = "".join(line + "\n" for line in header)
+    return dump(data, head) if style == "block" else head + json.dumps(data, ensure_ascii=False) + "\n"
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(SPECS, HEADERS, st.sampled_from(["block", "flow"]), st.sampled_from([None, SCHEMA]))
+def test_fmt_is_idempotent_and_changes_no_value(data: Dict[str, Any], header: list, style: str,
+                                                schema: Any) -> None:
+    try:
+        text = _text(data, header, style)
+    except (ValueError, TypeError):
+        return  # the canonical writer refuses what the loader would (a huge integer): nothing to format
+    before = load_bytes(text.encode("utf-8"), "s.yaml")
+    formatted = format_text(text, "s.yaml", schema)
+    if formatted.text is None:
+        assert formatted.problems, "a refusal names its problems"
+        return
+    after = load_bytes(formatted.text.encode("utf-8"), "s.yaml")
+    assert after.data == before.data
+    assert [p.code for p in after.problems] == [p.code for p in before.problems]
+    again = format_text(formatted.text, "s.yaml", schema)
+    assert again.text == formatted.text and not again.changed
+
+
+_MUTATIONS = st.one_of(st.none(), st.booleans(), st.integers(-3, 2 ** 66), st.floats(allow_nan=False),
+                       st.text(max_size=6), st.sampled_from(["bfloat16", "float32", "full_attention", "x"]),
+                       st.lists(st.integers(0, 4), max_size=3))
+_BASES = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(CONFIGS.glob("*.json"))]
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(_BASES), st.data())
+def test_an_import_that_succeeds_writes_a_spec_check_strict_passes(base: Dict[str, Any], data: Any) -> None:
+    config = copy.deepcopy(base)
+    for _ in range(data.draw(st.integers(0, 3))):
+        target = config
+        nested = [key for key in ("text_config", "vision_config") if isinstance(config.get(key), dict)]
+        if nested and data.draw(st.booleans()):
+            target = config[data.draw(st.sampled_from(nested))]
+        target[data.draw(st.sampled_from(sorted(target)))] = data.draw(_MUTATIONS)
+    try:
+        imported = import_config(config, PROFILES, fallback_name="x")
+    except ConfigImportError:
+        return
+    checked = check_document(load_bytes(dump(imported.data, "# imported\n").encode("utf-8"), "x.yaml"), PROFILES)
+    if any(problem.severity is Severity.ERROR for problem in checked.result.problems):
+        return  # the command refuses to write it (tested in test_importer.py)
+    strict = RunResult((checked.result,), strict=True)
+    assert strict.exit_code == 0, checked.result.problems
+
+
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(SPECS, st.sampled_from(sorted(REPORTERS)))
+def test_every_report_of_any_spec_is_inert(data: Dict[str, Any], fmt: str) -> None:
+    text = json.dumps(data, ensure_ascii=False)
+    checked = check_document(load_bytes(text.encode("utf-8", "surrogatepass"), "specs/x.yaml"), PROFILES)
+    assert all(problem.code != "check.internal" for problem in checked.result.problems)
+    report = REPORTERS[fmt].render(RunResult((checked.result,)), all_codes())
+    assert_inert(report, GITHUB_OWN if fmt == "github" else None)
