@@ -242,7 +242,7 @@ llama-3.1-8b                    llama            32  -                       -  
 minimax-m2                      minimax_m2       62  256 top-8               -  -            228,689,748,992  11,030,537,216
 mistral-small-3.1-24b-instruct  mistral3         40  -                       -  24 layers                  -               -
 mixtral-8x7b                    mixtral          32  8 top-2                 -  -             46,702,792,704  12,879,925,248
-nemotron-3-nano-30b-a3b         nemotron_h       52  128 top-6 +1 shared     -  -                          -               -
+nemotron-3-nano-30b-a3b         nemotron_h       52  128 top-6 +1 shared     -  -             31,577,937,344   3,580,073,408
 olmo-2-1124-7b-instruct         olmo2            32  -                       -  -              7,298,617,344   7,298,617,344
 phi-1                           phi              24  -                       -  -              1,414,562,935   1,414,562,935
 phi-3-mini-4k-instruct          phi3             32  -                       -  -              3,821,079,552   3,821,079,552
