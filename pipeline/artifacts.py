@@ -5,10 +5,16 @@ spec's own facts (``spec``: every field :meth:`~pipeline.model.ModelSpec.to_dict
 gives, so a cost model needs nothing else: expert counts, key/value heads,
 MLA ranks, vocabulary, the tower's widths, biases and flags); the groups of
 its layer stack in model order, each with its kind, count, MTP flag,
-attention and feed-forward flavour; each kind's op counts; the
-linear-attention dimensions; the vision tower's stack; the derived widths
-(``effective_head_dim``, ``attention_width``, ``routed_expert_width``,
-``shared_expert_width``); and a digest of its inputs. ``resolved/index.json``
+attention and feed-forward flavour; each kind's op counts and weight
+inventory (every tensor with its role, transformers name, shape, part and
+multiplicity: a cost model prices every matmul from it); the model's own
+tensors (embedding, position tables, final norms, head) and the MTP layers'
+extras (``weights``); the parameter counts (``parameters``: total, active,
+embedding, head, vision, MTP, FLOPs per token and per group, from
+:mod:`pipeline.parameters`); the linear-attention dimensions; the vision
+tower's stack and tensors; the derived widths (``effective_head_dim``,
+``attention_width``, ``routed_expert_width``, ``shared_expert_width``); and a
+digest of its inputs. ``resolved/index.json``
 lists every artifact with its digest. The shapes are
 ``schemas/resolved-stack.schema.json`` (the index is its ``$defs/index``; the
 spec facts are ``schemas/model-spec.schema.json``).
@@ -63,17 +69,20 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.model import ModelSpec
+from pipeline.op_profiles import LayerKind, OpProfile
+from pipeline.parameters import count_parameters, model_symbols, tower_symbols
 from pipeline.runner import CheckedSpec
 from pipeline.stack import LayerStack
+from pipeline.weights import NONE, Unpriced, Weight, resolve
 
 #: The artifact format's version: raised when a key is removed or changes
 #: meaning; part of every digest, so a format change makes every artifact stale.
 #: Version 2 added the spec's facts (``spec``) and made the expert widths
 #: ``null`` for a model without such experts.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 #: The mark that says a file in ``resolved/`` was written by ``modelspec regen``.
 GENERATOR = "modelspec regen"
@@ -183,25 +192,40 @@ def widths(spec: ModelSpec) -> Dict[str, Optional[int]]:
     }
 
 
-def _stack_document(stack: LayerStack) -> Dict[str, Any]:
-    """A stack's groups (model order), layer totals and used kinds."""
+def _tensors(weights: Sequence[Weight], symbols: Optional[Mapping[str, Any]]) -> Optional[List[Dict[str, Any]]]:
+    """The inventory resolved against *symbols* as plain records; ``None`` when the spec cannot be counted."""
+    if symbols is None or not weights:
+        return None
+    try:
+        return [tensor.to_dict() for tensor in resolve(weights, symbols)]
+    except Unpriced:
+        return None
+
+
+def _stack_document(stack: LayerStack, weights_of: Callable[[LayerKind], Sequence[Weight]],
+                    symbols: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    """A stack's groups (model order), layer totals and used kinds with their resolved weights."""
     return {
         "groups": [{"kind": group.kind.name, "count": group.count, "mtp": group.mtp,
                     "attention": group.kind.attention, "ffn": group.kind.ffn} for group in stack.groups],
-        "kinds": {kind.name: {"attention": kind.attention, "ffn": kind.ffn, "ops": kind.ops.to_dict()}
+        "kinds": {kind.name: {"attention": kind.attention, "ffn": kind.ffn, "ops": kind.ops.to_dict(),
+                              "weights": _tensors(weights_of(kind), symbols)}
                   for kind in stack.distinct_kinds()},
         "layers": {"body": sum(group.count for group in stack.groups if not group.mtp),
                    "mtp": sum(group.count for group in stack.groups if group.mtp)},
     }
 
 
-def build_artifact(checked: CheckedSpec, inputs: ArtifactInputs) -> Dict[str, Any]:
+def build_artifact(checked: CheckedSpec, inputs: ArtifactInputs, profile: OpProfile) -> Dict[str, Any]:
     """Return the artifact document of a spec whose stack resolved.
 
     Args:
         checked: The spec's check, with ``spec`` and ``stack`` set (and
             ``tower`` when the spec has a vision tower).
         inputs: The bytes it was computed from, for the digest.
+        profile: The op profile of the spec's arch, whose inventories give
+            the ``parameters`` block and each kind's ``weights`` (``null``
+            where the spec cannot be counted: ``parameters.unpriced`` says why).
 
     Returns:
         A mapping of plain JSON values, as ``schemas/resolved-stack.schema.json`` describes.
@@ -229,10 +253,29 @@ def build_artifact(checked: CheckedSpec, inputs: ArtifactInputs) -> Dict[str, An
             "conv_kernel_dim": linear.conv_kernel_dim},
         "spec": spec.to_dict(),
         "widths": widths(spec),
-        "vision": None if checked.tower is None else {"arch": checked.tower.arch, **_stack_document(checked.tower)},
+        "parameters": _parameters(checked, profile),
     }
-    document.update(_stack_document(stack))
+    symbols = model_symbols(spec)
+    if checked.tower is None:
+        document["vision"] = None
+    else:
+        tower_symbols_ = tower_symbols(spec.vision, spec.hidden_size)
+        document["vision"] = {
+            "arch": checked.tower.arch,
+            **_stack_document(checked.tower, lambda kind: profile.vision_kinds.get(kind.name, NONE), tower_symbols_),
+            "weights": _tensors(profile.vision_weights, tower_symbols_)}
+    document.update(_stack_document(stack, lambda kind: kind.weights, symbols))
+    document["weights"] = {"model": _tensors(profile.model_weights, symbols),
+                           "mtp": _tensors(profile.mtp_weights, symbols) if any(group.mtp for group in stack.groups) else None}
     return document
+
+
+def _parameters(checked: CheckedSpec, profile: OpProfile) -> Dict[str, Any]:
+    """The ``parameters`` block: the counts, or ``{"unpriced": why}``."""
+    try:
+        return count_parameters(checked.spec, profile, checked.stack, checked.tower).to_dict()
+    except Unpriced as missing:
+        return {"unpriced": missing.reason}
 
 
 def render(document: Mapping[str, Any]) -> str:

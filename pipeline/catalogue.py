@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from pipeline.model import ModelSpec, VisionSpec
+from pipeline.op_profiles import OpProfile
+from pipeline.parameters import Unpriced, count_parameters
 from pipeline.problems import near_misses
 from pipeline.stack import LayerStack
 
@@ -134,7 +136,17 @@ def _tower_view(vision: VisionSpec, tower: LayerStack) -> Dict[str, Any]:
             **_stack_view(tower), "widths": {key: getattr(vision, key) for key in _TOWER_WIDTHS}}
 
 
-def show_view(spec: ModelSpec, stack: LayerStack, tower: Optional[LayerStack], file: str) -> Dict[str, Any]:
+def parameters_view(spec: ModelSpec, stack: LayerStack, tower: Optional[LayerStack],
+                    profile: OpProfile) -> Dict[str, Any]:
+    """The spec's parameter counts as the artifact states them, or ``{"unpriced": why}``."""
+    try:
+        return count_parameters(spec, profile, stack, tower).to_dict()
+    except Unpriced as missing:
+        return {"unpriced": missing.reason}
+
+
+def show_view(spec: ModelSpec, stack: LayerStack, tower: Optional[LayerStack], file: str,
+              profile: OpProfile) -> Dict[str, Any]:
     """The resolved view of one checked spec, as ``show --format json`` prints it.
 
     Args:
@@ -152,7 +164,8 @@ def show_view(spec: ModelSpec, stack: LayerStack, tower: Optional[LayerStack], f
         gated-DeltaNet dimensions); ``widths`` (channels: ``hidden_size``,
         ``intermediate_size`` — ``None`` when not declared —
         ``effective_head_dim``, ``attention_width``, ``routed_expert_width``,
-        ``shared_expert_width``); ``tower`` (or ``None``).
+        ``shared_expert_width``); ``tower`` (or ``None``); ``parameters``
+        (:func:`parameters_view`).
     """
     has_mla = any(kind.attention == "mla" for kind in stack.distinct_kinds())
     return {
@@ -171,7 +184,36 @@ def show_view(spec: ModelSpec, stack: LayerStack, tower: Optional[LayerStack], f
                    "effective_head_dim": spec.effective_head_dim, "attention_width": spec.attention_width,
                    "routed_expert_width": spec.routed_expert_width, "shared_expert_width": spec.shared_expert_width},
         "tower": _tower_view(spec.vision, tower) if spec.vision is not None and tower is not None else None,
+        "parameters": parameters_view(spec, stack, tower, profile),
     }
+
+
+_PARAMETER_COLUMNS = ("attention", "mlp", "routed_experts", "shared_experts", "router", "norms")
+
+
+def _parameter_lines(counts: Dict[str, Any], mtp_layers: int) -> List[str]:
+    """``671,026,404,352 parameters, 37,552,282,624 active; MTP 1 layer, ...``, then where they are, per kind
+    (the body's layers of a kind together, MTP layers apart)."""
+    if "unpriced" in counts:
+        return [f"parameters: not counted ({counts['unpriced']})"]
+    line = f"{counts['total']:,} parameters, {counts['active']:,} active"
+    if mtp_layers:
+        line += f"; MTP {mtp_layers} layer{'s' if mtp_layers > 1 else ''}, {counts['mtp']:,} parameters apart"
+    outside = [f"{name} {counts[key]:,}" for key, name in (("embedding", "embedding"), ("head", "head"),
+                                                        ("position", "position table"),
+                                                        ("final_norm", "final norm"), ("vision", "vision tower"))
+               if counts[key]]
+    by_kind: Dict[Tuple[str, bool], Dict[str, int]] = {}
+    for group in counts["groups"]:
+        row = by_kind.setdefault((group["kind"], group["mtp"]), dict.fromkeys(("count", "total", *_PARAMETER_COLUMNS), 0))
+        for key in row:
+            row[key] += group[key]
+    rows = [["kind", "layers", *(column.replace("_", " ") for column in _PARAMETER_COLUMNS), "total"]]
+    for (kind, mtp), row in by_kind.items():
+        rows.append([kind + (" (MTP)" if mtp else ""), str(row["count"]),
+                     *(f"{row[column]:,}" for column in _PARAMETER_COLUMNS), f"{row['total']:,}"])
+    return [line, "  " + ", ".join(outside) if outside else "  no parameters outside the layers", ""] + \
+        _table(rows, right=tuple(range(1, len(rows[0]))))
 
 
 def _cycle(groups: Sequence[Dict[str, Any]]) -> Tuple[int, int]:
@@ -234,6 +276,7 @@ def render_show(view: Dict[str, Any]) -> str:
         summary += f", {experts['routed']} experts (top {experts['per_token'] or '-'}, " \
                    f"{'-' if experts['shared'] is None else experts['shared']} shared)"
     lines = [f"{view['name']}  {view['arch']}  {view['file']}", summary, ""] + _stack_lines(view) + [""]
+    lines += _parameter_lines(view["parameters"], view["layers"]["mtp"]) + [""]
     if view["mla"]:
         lines.append(f"mla: {_dims(view['mla'])}")
     if view["linear"]:
@@ -254,11 +297,14 @@ def render_show(view: Dict[str, Any]) -> str:
 
 # ---- list -----------------------------------------------------------------------------
 
-def list_row(spec: ModelSpec, stack: Optional[LayerStack], file: str) -> Dict[str, Any]:
-    """One ``list`` row: ``name``, ``file``, ``arch``, ``layers`` (body), ``mtp``, ``experts``, ``tower_layers``.
+def list_row(spec: ModelSpec, stack: Optional[LayerStack], file: str,
+             parameters: Optional[Tuple[int, int]] = None) -> Dict[str, Any]:
+    """One ``list`` row: ``name``, ``file``, ``arch``, ``layers`` (body), ``mtp``, ``experts``, ``tower_layers``,
+    ``total`` and ``active`` parameters.
 
     ``mtp`` is ``None`` when the spec states no MTP depth, ``experts`` ``None``
-    for a dense model (else ``routed``, ``per_token``, ``shared``).
+    for a dense model (else ``routed``, ``per_token``, ``shared``); ``total``
+    and ``active`` are *parameters*, ``None`` when the spec cannot be counted.
     """
     return {
         "name": spec.name,
@@ -269,6 +315,8 @@ def list_row(spec: ModelSpec, stack: Optional[LayerStack], file: str) -> Dict[st
         "experts": ({"routed": spec.num_experts, "per_token": spec.num_experts_per_tok,
                      "shared": spec.num_shared_experts} if spec.num_experts else None),
         "tower_layers": spec.vision.num_hidden_layers if spec.vision is not None else None,
+        "total": parameters[0] if parameters else None,
+        "active": parameters[1] if parameters else None,
     }
 
 
@@ -284,10 +332,12 @@ def _experts_cell(experts: Optional[Dict[str, Any]]) -> str:
 
 
 def render_list(rows: Sequence[Dict[str, Any]]) -> str:
-    """The catalogue as an aligned table: name, arch, layers, experts, MTP, tower."""
-    table = [["name", "arch", "layers", "experts", "mtp", "tower"]]
+    """The catalogue as an aligned table: name, arch, layers, experts, MTP, tower, total and active parameters."""
+    table = [["name", "arch", "layers", "experts", "mtp", "tower", "total", "active"]]
     for row in rows:
         table.append([row["name"], row["arch"] or "-", str(row["layers"]), _experts_cell(row["experts"]),
                       "-" if row["mtp"] is None else str(row["mtp"]),
-                      "-" if row["tower_layers"] is None else f"{row['tower_layers']} layers"])
-    return "\n".join(line[2:] for line in _table(table, right=(2, 4))) + "\n"
+                      "-" if row["tower_layers"] is None else f"{row['tower_layers']} layers",
+                      "-" if row["total"] is None else f"{row['total']:,}",
+                      "-" if row["active"] is None else f"{row['active']:,}"])
+    return "\n".join(line[2:] for line in _table(table, right=(2, 4, 6, 7))) + "\n"

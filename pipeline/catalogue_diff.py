@@ -11,7 +11,8 @@ What counts as a move, in the order it is told for each model: the arch; the
 number of body layers of each kind and of MTP layers, then, if the counts
 agree but the sequence does not, that the stack was reordered; each kind's
 attention and feed-forward flavour and op counts; the derived widths; the
-vision tower's stack and kinds; every spec fact that changed, by its field
+parameter counts (``total 671.0B -> 660.3B``, then ``active``, ``mtp`` and
+``vision``, exact where the rounded figures agree); the vision tower's stack and kinds; every spec fact that changed, by its field
 path (``num_key_value_heads 8 -> 1``, ``vision.hidden_size 1152 -> 1280``,
 ``layers[1].count 58 -> 57``; a record or list that appears or goes is
 ``vision added``, a list whose length changes ``layer_types 40 entries -> 48
@@ -226,6 +227,32 @@ def _value_moves(path: FieldPath, before: Any, after: Any) -> List[Move]:
     return [Move(dotted(path), before, after)]
 
 
+#: The parameter counts a diff tells, in order.
+PARAMETER_MOVES = ("total", "active", "mtp", "vision")
+
+
+def _size(value: int) -> str:
+    """A parameter count as a diff tells it: ``671.0B``, ``124.4M``."""
+    return f"{value / 1e9:.1f}B" if value >= 10**9 else f"{value / 1e6:.1f}M"
+
+
+def _parameter_moves(before: Mapping[str, Any], after: Mapping[str, Any]) -> List[Move]:
+    """``total 671.0B -> 660.3B`` for each count of :data:`PARAMETER_MOVES` that moved; a count becoming
+    uncountable, or countable, is told as ``parameters`` moving to or from ``none``."""
+    if ("unpriced" in before) != ("unpriced" in after):
+        return [Move("parameters", None if "unpriced" in before else _size(before["total"]),
+                     None if "unpriced" in after else _size(after["total"]))]
+    if "unpriced" in before:
+        return []
+    moves = []
+    for key in PARAMETER_MOVES:
+        old, new = before[key], after[key]
+        if old != new:
+            shown = (_size(old), _size(new))
+            moves.append(Move(key, *(shown if shown[0] != shown[1] else (f"{old:,}", f"{new:,}"))))
+    return moves
+
+
 def model_moves(before: Mapping[str, Any], after: Mapping[str, Any]) -> Tuple[Move, ...]:
     """Every move between two artifact documents of one model, in the order of the module docstring."""
     moves: List[Move] = []
@@ -238,6 +265,8 @@ def model_moves(before: Mapping[str, Any], after: Mapping[str, Any]) -> Tuple[Mo
     if same_format:
         moves.extend(Move(width, before["widths"][width], after["widths"][width]) for width in WIDTHS
                      if before["widths"][width] != after["widths"][width])
+    if same_format:
+        moves.extend(_parameter_moves(before["parameters"], after["parameters"]))
     moves.extend(_tower_moves(before["vision"], after["vision"]))
     if same_format:
         moves.extend(move for move in _value_moves((), before.get("spec", {}), after.get("spec", {}))

@@ -54,14 +54,15 @@ import difflib
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.families import REFUSE_MATCHING, Expression, Family, KeyRule
-from pipeline.model import LayerGroup, ModelSpec, ModelSpecError
+from pipeline.model import LayerGroup, ModelSpec, ModelSpecError, StatedParameters
 from pipeline.op_profiles import OpProfile, OpProfiles
-from pipeline.stack import derive_layers
+from pipeline.parameters import Unpriced, count_parameters
+from pipeline.stack import derive_layers, spec_layer_stack, tower_layer_stack
 
 CODES: Dict[str, str] = {
     "import.json": "The config file cannot be read as strict JSON: larger than 1 MiB, not UTF-8, a syntax error, "
@@ -182,6 +183,8 @@ KEYS: Tuple[KeyRule, ...] = (
          "as layers"),
     _row("num_decoder_layers", "num_hidden_layers layers", "rule",
          _HF + "t5/configuration_t5.py: num_decoder_layers if not None else num_layers"),
+    _row("relative_attention_num_buckets", "relative_attention_num_buckets",
+         source=_HF + "t5/modeling_t5.py T5Attention: relative_attention_bias = nn.Embedding(num_buckets, n_heads)"),
     _row("is_encoder_decoder", "", "encoder_decoder",
          "true for T5 only: the other profiles price decoder-only stacks"),
     _row("text_config", "", "nested", "the language model's keys, read as if stated at the top level"),
@@ -199,6 +202,10 @@ VISION_KEYS: Tuple[KeyRule, ...] = (
     _row("out_hidden_size", "vision.out_hidden_size"),
     _row("patch_size", "vision.patch_size"),
     _row("spatial_merge_size", "vision.spatial_merge_size"),
+    _row("in_channels", "vision.in_channels"),
+    _row("num_channels", "vision.in_channels",
+         source=_HF + "siglip/configuration_siglip.py SiglipVisionConfig: the patch embedding's input channels"),
+    _row("temporal_patch_size", "vision.temporal_patch_size"),
     _row("num_position_embeddings", "vision.num_position_embeddings"),
     _row("image_size", "vision.num_position_embeddings", "rule",
          _HF + "siglip/modeling_siglip.py SiglipVisionEmbeddings: num_positions = (image_size // patch_size) ** 2"),
@@ -218,7 +225,6 @@ _ROUTING = "routing arithmetic after the router's scores, which no op prices (op
 _EPS = "a norm's epsilon, a numerical constant"
 _INIT = "the initialisation scale of the weights, which a trained checkpoint no longer has"
 _LOSS = "the auxiliary load-balancing loss, a training objective, not a layer's op"
-_PATCH = "the patch embedding's input shape; it runs once per tower and no tower field states it"
 
 #: The top-level and ``text_config`` keys that do not change what a cost model prices.
 IGNORED: Mapping[str, str] = MappingProxyType({
@@ -285,8 +291,6 @@ IGNORED: Mapping[str, str] = MappingProxyType({
     "mm_tokens_per_image": "visual tokens per image after Gemma 3's pooling; a tower's sequence length is an input "
                            "(vision.max_position_embeddings), not a checkpoint fact",
     "n_ctx": "GPT-2's legacy context length, which GPT2Config keeps but the model does not read",
-    "relative_attention_num_buckets": "sizes T5's relative position bias table; no spec field prices position "
-                                      "encodings",
     "relative_attention_max_distance": "the span T5's relative position buckets cover",
     "summary_type": "GPT2DoubleHeadsModel's sequence-summary head, not part of the language model",
     "summary_use_proj": "GPT2DoubleHeadsModel's sequence-summary head, not part of the language model",
@@ -303,10 +307,8 @@ VISION_IGNORED: Mapping[str, str] = MappingProxyType({
     "initializer_range": _INIT,
     "layer_norm_eps": _EPS,
     "attention_dropout": _DROPOUT,
-    "in_channels": _PATCH,
-    "in_chans": _PATCH + " (an early name Qwen2_5_VLVisionConfig does not read)",
-    "num_channels": _PATCH,
-    "temporal_patch_size": _PATCH,
+    "in_chans": "an early name of in_channels that Qwen2_5_VLVisionConfig does not read (its in_channels "
+                "defaults to 3)",
     "spatial_patch_size": "an early copy of patch_size that Qwen2_5_VLVisionConfig does not read",
     "tokens_per_second": "the time step of Qwen2.5-VL's multimodal RoPE; " + _ROPE,
     "window_size": "the side, in pixels, of a Qwen2.5-VL attention window; no tower field states it, so a "
@@ -767,9 +769,12 @@ def _body_kinds(ctx: _Context, types: Sequence[str], ffns: Sequence[str]) -> Opt
 def _derives(ctx: _Context, layers: Sequence[LayerGroup], layer_types: Optional[Sequence[str]]) -> bool:
     """Whether the stack rules resolve exactly *layers* from the fields written."""
     values = ctx.fields.values
+    first_k_dense = values.get("first_k_dense_replace") or 0
+    if isinstance(first_k_dense, bool) or not isinstance(first_k_dense, int):
+        return False  # copied as stated: the spec's own check refuses it, located, once layers are written
     try:
         derived = derive_layers(ctx.profile, values["num_hidden_layers"], values.get("mtp_depth") or 0,
-                                layer_types=layer_types, first_k_dense=values.get("first_k_dense_replace") or 0)
+                                layer_types=layer_types, first_k_dense=first_k_dense)
     except ModelSpecError:
         return False
     return list(derived) == list(layers)
@@ -1244,7 +1249,7 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
         ctx.issues.extend(ImportIssue(path, "import.unknown-key", _unknown_message(ctx, path)) for path in unknown)
     if ctx.issues:
         raise ConfigImportError(ctx.issues)
-    spec = _spec(ctx)
+    spec = _with_parameters(_spec(ctx), profiles)
     return ImportedSpec(spec, spec.to_dict(), tuple(unknown), MappingProxyType(dict(ctx.fields.origins)),
                         MappingProxyType(dict(ctx.fields.paths)))
 
@@ -1330,6 +1335,18 @@ def _unknown_message(ctx: _Context, path: KeyPath) -> str:
     return (f"{_dotted(path)} is a key the importer does not know for model_type {ctx.type_name!r}; {hint}list it "
             f"under import.{section} in op_profiles/{ctx.profile.arch}.yaml with why it changes nothing a cost model "
             f"prices (or map it under import.{mapped}), or pass --allow-unknown to import without it")
+
+
+def _with_parameters(spec: ModelSpec, profiles: OpProfiles) -> ModelSpec:
+    """The spec stating its counted parameters (``active`` for a MoE model), so a later edit that changes the
+    model's size fails ``check``; unchanged when the stack or the count cannot be resolved (``check`` says why)."""
+    try:
+        stack = spec_layer_stack(spec, profiles)
+        tower = tower_layer_stack(spec.vision, profiles) if spec.vision else None
+        counts = count_parameters(spec, profiles.get(stack.arch), stack, tower)
+    except (ModelSpecError, Unpriced):
+        return spec
+    return replace(spec, parameters=StatedParameters(counts.total, counts.active if spec.is_moe else None))
 
 
 def _spec(ctx: _Context) -> ModelSpec:

@@ -79,6 +79,7 @@ CODES: Dict[str, str] = {
     "spec.op-missing": "An op-count table leaves an op out; declare 0 for an op the layer does not run.",
     "spec.activations-pair": "An activations record states one field of a pair without the other.",
     "spec.activations-kind": "activations names a kind that no group of layers has.",
+    "spec.active-above-total": "parameters.active is larger than parameters.total.",
 }
 
 
@@ -697,6 +698,8 @@ class VisionSpec:
     intermediate_size: Optional[int] = None
     out_hidden_size: Optional[int] = None
     patch_size: Optional[int] = None
+    in_channels: Optional[int] = None
+    temporal_patch_size: Optional[int] = None
     spatial_merge_size: Optional[int] = None
     num_position_embeddings: Optional[int] = None
     max_position_embeddings: Optional[int] = None
@@ -785,6 +788,51 @@ class VisionSpec:
 
 # ---- ModelSpec --------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class StatedParameters:
+    """A model's published parameter count, as its card or paper states it.
+
+    ``check`` counts the spec's parameters from its profile's weight
+    inventories and refuses a spec whose count differs, so an edit that changes
+    the model's size without changing this figure fails the gate.
+
+    Attributes:
+        total: Every parameter, MTP layers apart, a tied head counted once.
+        active: Parameters a token passes through, routed experts at top-k
+            (a MoE model's "activated" figure); absent for a dense model,
+            whose active count is its total.
+    """
+
+    total: int
+    active: Optional[int] = None
+
+    @classmethod
+    def from_dict(cls, data: Any, where: FieldPath = ("parameters",)) -> "StatedParameters":
+        """Build the record, refusing unknown keys, a missing total, and an active count above the total.
+
+        Raises:
+            ModelSpecError: Every problem of the record at once.
+        """
+        data = _mapping(data, where, "total (and, for a MoE model, active) to parameter counts")
+        issues = _Issues()
+        _unknown_keys(data, ("total", "active"), where, issues,
+                      lambda key: f"{dotted(where)} declares unknown key {_show(key)}; it states total and active")
+        values = {key: issues.take(_positive, data[key], where + (key,))
+                  for key in ("total", "active") if data.get(key) is not None}
+        if "total" not in values and data.get("total") is None:
+            issues.add(where + ("total",), "spec.required", f"{dotted(where + ('total',))} is required")
+        if values.get("total") and values.get("active") and values["active"] > values["total"]:
+            issues.add(where + ("active",), "spec.active-above-total",
+                       f"{dotted(where + ('active',))} is {values['active']:,}, above the total of "
+                       f"{values['total']:,}; a token cannot pass through more parameters than the model has")
+        issues.raise_if_any()
+        return cls(**values)
+
+    def to_dict(self) -> Dict[str, int]:
+        """The record as a spec file states it; an absent active is left out."""
+        return {"total": self.total, **({"active": self.active} if self.active is not None else {})}
+
+
 # The keys that state a run's precision, not the model's: refused like any
 # unknown key, but named with the place a run's precision is read from.
 RUN_PRECISION_KEYS = ("compute_dtype", "param_init_type")
@@ -846,6 +894,10 @@ class ModelSpec:
         layer_norms: How many norms a layer holds, per-head q/k norms apart.
         shared_expert_gate: Whether a MoE layer gates its shared expert's output (Qwen2-MoE).
         sliding_window: Tokens a sliding-attention layer attends to.
+        relative_attention_num_buckets: Rows of T5's relative-attention bias
+            table (one per distance bucket, a column per head).
+        parameters: The model's published parameter count (:class:`StatedParameters`),
+            which ``check`` holds the counted one to.
         torch_dtype: The dtype the checkpoint's weights are saved in (``bfloat16``), without ``torch.``.
         linear_*: Gated DeltaNet dimensions for the layers a linear kind prices (:data:`LINEAR_FIELDS`).
         activations: Per-kind census records (:class:`KindActivations`); the
@@ -891,6 +943,7 @@ class ModelSpec:
     layer_norms: Optional[int] = None
     shared_expert_gate: Optional[bool] = None
     sliding_window: Optional[int] = None
+    relative_attention_num_buckets: Optional[int] = None
     torch_dtype: Optional[str] = None
 
     linear_num_key_heads: Optional[int] = None
@@ -898,6 +951,8 @@ class ModelSpec:
     linear_num_value_heads: Optional[int] = None
     linear_value_head_dim: Optional[int] = None
     linear_conv_kernel_dim: Optional[int] = None
+
+    parameters: Optional[StatedParameters] = None
 
     arch: Optional[str] = None
     ops: Optional[Dict[str, OpCounts]] = None
@@ -1073,7 +1128,7 @@ class ModelSpec:
                 value = [group.to_dict() for group in value]
             elif key == "layer_types":
                 value = list(value)
-            elif key in ("output_activations", "vision"):
+            elif key in ("output_activations", "vision", "parameters"):
                 value = value.to_dict()
             out[key] = value
         return out
@@ -1172,6 +1227,7 @@ _FIELD_PARSERS: Dict[str, Callable[[Any, FieldPath], Any]] = {
     "activations": activations_from_dict,
     "output_activations": KindActivations.from_dict,
     "vision": VisionSpec.from_dict,
+    "parameters": lambda value, path: StatedParameters.from_dict(value, path),
 }
 
 #: The keys a model spec states, in serialisation (and schema) order.

@@ -32,7 +32,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field as dataclass_field
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 from pipeline.families import Family, family_problems, parse_family, spec_field_types
 from pipeline.model import ModelSpec, ModelSpecError, OpCounts, SpecIssue, VisionSpec, refuse
 from pipeline.problems import FieldPath, Location, Problem, Severity, dotted, near_misses
+from pipeline.weights import (EMPTY, LAYER_PARTS, MODEL_PARTS, NONE, TOWER_PARTS, TOWER_SYMBOLS, Inventory,
+                              WeightFormatError, parse_weights)
 
 if TYPE_CHECKING:
     from pipeline.yaml_source import SourceDoc
@@ -57,6 +59,9 @@ CODES: Dict[str, str] = {
     "profile.model-type-twice": "Two op profiles claim the same Hugging Face model_type.",
     "profile.assumes-field": "A kind's assumes names something that is not a flag or a count of a model spec (of "
                              "a vision tower, in the vision profile): a typo, or a field no count can depend on.",
+    "profile.weights": "A weight inventory entry is malformed: a shape expression that is not integer arithmetic "
+                       "over the spec's fields, a condition that is not a flag, a part the place does not take, "
+                       "or a tensor listed twice.",
     "profile.assumes-value": "A kind's assumes gives a field a value of the wrong type: a flag takes true or false, "
                              "a count a whole number it can hold, and either may be 'stated'.",
     "profile.import": "An op profile's import section names something the schema cannot check: a fixed fact or a "
@@ -133,6 +138,8 @@ class LayerKind:
         ffn: ``dense``, ``moe`` or ``none``.
         assumes: What the counts assume of a spec, in file order; empty
             when they assume nothing, or when a spec declared its own ops.
+        weights: One layer's weight inventory (:mod:`pipeline.weights`);
+            empty when the profile states none, and the kind is not counted.
     """
 
     name: str
@@ -140,6 +147,7 @@ class LayerKind:
     attention: str
     ffn: str
     assumes: Tuple[Assumption, ...] = ()
+    weights: Inventory = NONE
 
 
 @dataclass(frozen=True)
@@ -158,6 +166,12 @@ class OpProfile:
         family: How ``modelspec import`` reads a config of one of
             :attr:`model_types` (its ``import`` section); ``None`` when no
             config is imported as this profile.
+        model_weights: The tensors outside the layers (embedding, position
+            tables, final norms, head).
+        mtp_weights: What one MTP layer holds beside its decoder layer.
+        vision_weights: The family's tower outside its blocks (patch
+            embedding, position table, post-norm, projector).
+        vision_kinds: ``{vision kind: one block's weights}`` of the family's tower.
     """
 
     arch: str
@@ -169,6 +183,10 @@ class OpProfile:
     layer_kinds: Mapping[str, LayerKind]
     path: Path
     family: Optional[Family] = None
+    model_weights: Inventory = NONE
+    mtp_weights: Inventory = NONE
+    vision_weights: Inventory = NONE
+    vision_kinds: Mapping[str, Inventory] = dataclass_field(default_factory=lambda: EMPTY)
 
     def op_counts(self, ops: Optional[Mapping[str, OpCounts]] = None) -> Dict[str, OpCounts]:
         """Return ``{kind: OpCounts}``: the profile's counts, replaced by a spec's declared *ops*.
@@ -280,6 +298,8 @@ def _load_folder(root: Path) -> OpProfiles:
             except ModelSpecError as error:
                 # The schema takes 4.0 and 2**70 as integers; OpCounts does not.
                 found = [_located(doc, issue.path, "profile.invalid", issue.message) for issue in error.issues]
+            except WeightFormatError as error:
+                found = [_located(doc, error.path, "profile.weights", str(error))]
         problems.extend(found)
     problems.extend(_model_type_clashes(profiles, docs))
     if not problems and not profiles:
@@ -374,16 +394,35 @@ def _assumption_refusal(field: Any, value: Any, record: str) -> Optional[Tuple[s
 
 
 def _profile(data: Mapping, path: Path) -> OpProfile:
-    """Build an :class:`OpProfile` from a checked document."""
+    """Build an :class:`OpProfile` from a checked document.
+
+    Raises:
+        ModelSpecError: For a count OpCounts refuses.
+        WeightFormatError: For a malformed inventory entry.
+    """
     kinds = {
         name: LayerKind(name, OpCounts.from_dict(kind["ops"], ("layer_kinds", name, "ops")),
                         kind["attention"], kind["ffn"],
-                        tuple(Assumption(field, value) for field, value in kind.get("assumes", {}).items()))
+                        tuple(Assumption(field, value) for field, value in kind.get("assumes", {}).items()),
+                        parse_weights(kind.get("weights", ()), ("layer_kinds", name, "weights"),
+                                      parts=LAYER_PARTS))
         for name, kind in data["layer_kinds"].items()
     }
-    family = parse_family(data["import"]) if "import" in data else None
+    vision = data.get("vision", {})
+    vision_kinds = {
+        name: parse_weights(kind["weights"], ("vision", "layer_kinds", name, "weights"), TOWER_SYMBOLS,
+                            LAYER_PARTS)
+        for name, kind in vision.get("layer_kinds", {}).items()
+    }
     return OpProfile(data["arch"], data["summary"], data["source"], tuple(data["model_types"]),
-                     tuple(data["match"]), data.get("default"), kinds, path, family)
+                     tuple(data["match"]), data.get("default"), kinds, path,
+                     family=parse_family(data["import"]) if "import" in data else None,
+                     model_weights=parse_weights(data.get("model_weights", ()), ("model_weights",),
+                                                 parts=MODEL_PARTS),
+                     mtp_weights=parse_weights(data.get("mtp_weights", ()), ("mtp_weights",), parts=("mtp",)),
+                     vision_weights=parse_weights(vision.get("weights", ()), ("vision", "weights"), TOWER_SYMBOLS,
+                                                  TOWER_PARTS),
+                     vision_kinds=MappingProxyType(vision_kinds))
 
 
 def _model_type_clashes(profiles: Mapping[str, OpProfile], docs: Mapping[str, "SourceDoc"]) -> List[Problem]:

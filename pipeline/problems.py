@@ -144,6 +144,7 @@ _CODE_MODULES = (
     "pipeline.model",
     "pipeline.op_profiles",
     "pipeline.stack",
+    "pipeline.parameters",
     "pipeline.roundtrip",
     "pipeline.runner",
     "pipeline.importer",

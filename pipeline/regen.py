@@ -161,7 +161,7 @@ def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles,
             continue
         inputs = ArtifactInputs(display, by_display[display].read_bytes(), read_profile(item.stack.arch),
                                 read_profile(VISION_ARCH) if item.tower is not None else None)
-        resolutions.append(Resolution(display, item, build_artifact(item, inputs), by_display[display]))
+        resolutions.append(Resolution(display, item, build_artifact(item, inputs, profiles.get(item.stack.arch)), by_display[display]))
     return resolutions
 
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List,
 
 from pipeline.model import ModelSpec, ModelSpecError, SpecIssue
 from pipeline.op_profiles import OpProfiles, load_op_profiles
+from pipeline.parameters import Unpriced, count_parameters, count_totals, stated_issues
 from pipeline.problems import FILE_START, PASSES, FieldPath, FileResult, Location, Outcome, Problem, RunResult, Severity
 from pipeline.stack import LayerStack, spec_arch, spec_layer_stack, tower_layer_stack
 
@@ -57,6 +58,8 @@ class CheckedSpec:
         stack: Its resolved layer stack, when ``stack`` passed.
         tower: Its vision tower's stack, when it has a tower and ``stack`` passed.
         name_at: Where the file states ``name`` (the top of the file when it does not).
+        parameters: ``(total, active)`` parameters, counted from the profile's
+            weight inventories, when ``stack`` passed and the spec can be counted.
     """
 
     result: FileResult
@@ -64,6 +67,7 @@ class CheckedSpec:
     stack: Optional[LayerStack] = None
     tower: Optional[LayerStack] = None
     name_at: Location = FILE_START
+    parameters: Optional[Tuple[int, int]] = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +112,8 @@ def list_row_of(checked: CheckedSpec) -> Optional[Dict[str, Any]]:
     """*checked*'s ``list`` row (:func:`pipeline.catalogue.list_row`), when its spec parsed."""
     from pipeline.catalogue import list_row  # pylint: disable=import-outside-toplevel
 
-    return list_row(checked.spec, checked.stack, checked.result.file) if checked.spec is not None else None
+    return list_row(checked.spec, checked.stack, checked.result.file, checked.parameters) \
+        if checked.spec is not None else None
 
 
 #: Codes about a key itself (it should not be there), reported at the key rather than at its value.
@@ -197,9 +202,30 @@ def check_document(doc: "SourceDoc", profiles: OpProfiles) -> CheckedSpec:
         run.record("stack", _as_findings(error.issues, Severity.ERROR) + _as_findings(error.warnings, Severity.WARNING))
         stack = tower = None
     else:
-        run.record("stack", _as_findings(stack.warnings, Severity.WARNING))
+        totals, found = _counted(spec, profiles, stack, tower)
+        run.record("stack", _as_findings(stack.warnings, Severity.WARNING) + found)
     run.record("roundtrip", roundtrip_findings(doc.data, spec))
-    return CheckedSpec(run.result(), spec, stack, tower, _name_at(doc))
+    if stack is None:
+        return CheckedSpec(run.result(), spec, name_at=_name_at(doc))
+    return CheckedSpec(run.result(), spec, stack, tower, _name_at(doc), totals)
+
+
+def _counted(spec: ModelSpec, profiles: OpProfiles, stack: LayerStack,
+             tower: Optional[LayerStack]) -> Tuple[Optional[Tuple[int, int]], List[Finding]]:
+    """``(total, active)`` (``None`` when the spec cannot be counted) and the stated count's findings against it."""
+    profile = profiles.get(stack.arch)
+    try:
+        totals = count_totals(spec, profile, stack, tower)
+    except Unpriced as missing:
+        if spec.parameters is None:
+            return None, []
+        return None, [(("parameters",), "params.unpriced", Severity.ERROR,
+                       f"parameters is stated but cannot be checked: {missing.reason}")]
+    stated = spec.parameters
+    if stated is None or (stated.total == totals[0] and stated.active in (None, totals[1])):
+        return totals, []
+    counts = count_parameters(spec, profile, stack, tower)
+    return totals, [(path, code, Severity.ERROR, message) for path, code, message in stated_issues(spec, counts)]
 
 
 def _name_at(doc: "SourceDoc") -> Location:

@@ -47,21 +47,25 @@ def inputs_of(relative: str) -> ArtifactInputs:
 
 def artifact(relative: str) -> Dict[str, Any]:
     """The artifact document of the fixture spec *relative*."""
-    return build_artifact(checked(relative), inputs_of(relative))
+    item = checked(relative)
+    return build_artifact(item, inputs_of(relative), load_op_profiles(PROFILES).get(item.stack.arch))
 
 
 def test_llama_artifact_is_exact() -> None:
     relative = "specs/llama/llama-3.1-8b.yaml"
     assert artifact(relative) == {
-        "format_version": 2,
+        "format_version": 3,
         "generator": "modelspec regen",
         "name": "llama-3.1-8b",
         "path": relative,
         "arch": "llama",
         "digest": inputs_of(relative).digest(),
         "groups": [{"kind": "full_attention", "count": 32, "mtp": False, "attention": "full", "ffn": "dense"}],
-        "kinds": {"full_attention": {"attention": "full", "ffn": "dense", "ops": OPS_LLAMA}},
+        # The fixture's profiles predate weight inventories: no kind is priced, and the block says why.
+        "kinds": {"full_attention": {"attention": "full", "ffn": "dense", "ops": OPS_LLAMA, "weights": None}},
         "layers": {"body": 32, "mtp": 0},
+        "parameters": {"unpriced": "the op profile states no weights for kind 'full_attention'"},
+        "weights": {"model": None, "mtp": None},
         "linear_attention": None,
         "spec": {"name": "llama-3.1-8b", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
                  "vocab_size": 128256, "num_key_value_heads": 8, "intermediate_size": 14336,
@@ -80,9 +84,11 @@ def test_deepseek_artifact_has_dense_moe_and_mtp_groups() -> None:
         {"kind": "moe", "count": 58, "mtp": False, "attention": "mla", "ffn": "moe"},
         {"kind": "moe", "count": 1, "mtp": True, "attention": "mla", "ffn": "moe"},
     ]
-    assert document["kinds"] == {"dense": {"attention": "mla", "ffn": "dense", "ops": OPS_MLA_DENSE},
-                                 "moe": {"attention": "mla", "ffn": "moe", "ops": OPS_MLA_MOE}}
+    assert document["kinds"] == {"dense": {"attention": "mla", "ffn": "dense", "ops": OPS_MLA_DENSE, "weights": None},
+                                 "moe": {"attention": "mla", "ffn": "moe", "ops": OPS_MLA_MOE, "weights": None}}
     assert document["layers"] == {"body": 61, "mtp": 1}
+    assert (document["parameters"], document["weights"]) == (
+        {"unpriced": "the op profile states no weights for kind 'dense'"}, {"model": None, "mtp": None})
     assert document["widths"] == {"effective_head_dim": 56, "attention_width": 7168, "routed_expert_width": 2048,
                                   "shared_expert_width": 2048}
     assert (document["arch"], document["linear_attention"], document["vision"]) == ("deepseek_v3", None, None)
@@ -111,9 +117,12 @@ def test_qwen_artifact_has_linear_dims_and_tower() -> None:
     assert document["vision"] == {
         "arch": "vision",
         "groups": [{"kind": "encoder", "count": 27, "mtp": False, "attention": "full", "ffn": "dense"}],
-        "kinds": {"encoder": {"attention": "full", "ffn": "dense", "ops": OPS_ENCODER}},
+        "kinds": {"encoder": {"attention": "full", "ffn": "dense", "ops": OPS_ENCODER, "weights": None}},
         "layers": {"body": 27, "mtp": 0},
+        "weights": None,
     }
+    assert (document["parameters"], document["weights"]) == (
+        {"unpriced": "the op profile states no weights for kind 'linear_attention'"}, {"model": None, "mtp": None})
 
 
 @pytest.mark.parametrize("relative", [
@@ -228,9 +237,9 @@ def _framed(*parts: Tuple[str, bytes]) -> str:
 
 def test_digest_is_framed_sha256_of_exactly_the_inputs() -> None:
     assert ArtifactInputs("specs/a.yaml", b"spec", b"profile").digest() == _framed(
-        ("format", b"2"), ("path", b"specs/a.yaml"), ("spec", b"spec"), ("profile", b"profile"))
+        ("format", b"3"), ("path", b"specs/a.yaml"), ("spec", b"spec"), ("profile", b"profile"))
     assert ArtifactInputs("specs/a.yaml", b"spec", b"profile", b"tower").digest() == _framed(
-        ("format", b"2"), ("path", b"specs/a.yaml"), ("spec", b"spec"), ("profile", b"profile"),
+        ("format", b"3"), ("path", b"specs/a.yaml"), ("spec", b"spec"), ("profile", b"profile"),
         ("vision-profile", b"tower"))
 
 
@@ -252,7 +261,7 @@ def test_any_changed_input_changes_the_digest(changed: ArtifactInputs) -> None:
 
 def test_the_format_version_is_an_input(monkeypatch: pytest.MonkeyPatch) -> None:
     before = BASE.digest()
-    monkeypatch.setattr(artifacts, "FORMAT_VERSION", 3)
+    monkeypatch.setattr(artifacts, "FORMAT_VERSION", 4)
     assert BASE.digest() != before
 
 
@@ -297,14 +306,16 @@ def test_render_is_sorted_indented_ascii_with_a_final_newline() -> None:
 def test_build_artifact_refuses_a_spec_without_a_stack() -> None:
     item = checked("specs/llama/llama-3.1-8b.yaml")
     with pytest.raises(ValueError, match=r"^specs/x.yaml: no resolved stack to build an artifact from$"):
-        build_artifact(CheckedSpec(item.result, item.spec), ArtifactInputs("specs/x.yaml", b"", b""))
+        build_artifact(CheckedSpec(item.result, item.spec), ArtifactInputs("specs/x.yaml", b"", b""),
+                       load_op_profiles(PROFILES).get("llama"))
 
 
 def test_build_artifact_refuses_a_tower_without_the_vision_profile() -> None:
     relative = "specs/qwen/qwen3.5-35b-a3b.yaml"
     inputs = inputs_of(relative)
     with pytest.raises(ValueError, match="a tower's artifact needs the vision profile's bytes, and only a tower's"):
-        build_artifact(checked(relative), ArtifactInputs(relative, inputs.spec, inputs.profile))
+        build_artifact(checked(relative), ArtifactInputs(relative, inputs.spec, inputs.profile),
+                       load_op_profiles(PROFILES).get("qwen3_5_moe"))
 
 
 LLAMA_DOC = json.loads(render(artifact("specs/llama/llama-3.1-8b.yaml")))
@@ -319,6 +330,9 @@ INDEX = build_index([IndexEntry("a", "a.json", "specs/a.yaml", "sha256:" + "0" *
     # An artifact of an earlier format is regen's, so an upgrade replaces it.
     ("llama-3.1-8b.json", OLD_FORMAT, None),
     ("index.json", {**INDEX, "format_version": 1}, None),
+    # Format 2, before parameters and weights: not of the current shape, but regen's all the same.
+    ("llama-3.1-8b.json", {**{key: value for key, value in LLAMA_DOC.items() if key not in ("parameters", "weights")},
+                           "format_version": 2}, None),
     # A copy under another file name is not: regen would remove or overwrite a file it never wrote.
     ("gpt2-backup.json", {**LLAMA_DOC, "name": "gpt2"},
      "its name 'gpt2' is not its file name (that would be gpt2.json)"),
@@ -328,22 +342,24 @@ INDEX = build_index([IndexEntry("a", "a.json", "specs/a.yaml", "sha256:" + "0" *
     ("mine.json", {"generator": "modelspec regen", "format_version": 2}, "it states no name"),
     ("mine.json", {"generator": "modelspec regen", "format_version": True, "name": "mine"},
      "it states no format_version"),
-    ("mine.json", {"generator": "modelspec regen", "format_version": 2, "name": "mine"},
-     "it is not an artifact of format 2 ('path' is a required property at /)"),
+    ("mine.json", {"generator": "modelspec regen", "format_version": 3, "name": "mine"},
+     "it is not an artifact of format 3 ('path' is a required property at /)"),
     ("llama-3.1-8b.json", {**LLAMA_DOC, "widths": {**LLAMA_DOC["widths"], "routed_expert_width": "wide"}},
-     "it is not an artifact of format 2 ('wide' is not valid under any of the given schemas at "
+     "it is not an artifact of format 3 ('wide' is not valid under any of the given schemas at "
      "/widths/routed_expert_width)"),
+    ("llama-3.1-8b.json", {key: value for key, value in LLAMA_DOC.items() if key != "parameters"},
+     "it is not an artifact of format 3 ('parameters' is a required property at /)"),
     ("llama-3.1-8b.json", {key: value for key, value in OLD_FORMAT.items() if key != "path"},
      "it lacks the name, path or digest every artifact has"),
-    ("index.json", {**INDEX, "artifacts": {}}, "it is not an artifact of format 2 ({} is not of type 'array' at "
+    ("index.json", {**INDEX, "artifacts": {}}, "it is not an artifact of format 3 ({} is not of type 'array' at "
                                                "/artifacts)"),
     ("index.json", {"generator": "modelspec regen", "format_version": 1}, "it lists no artifacts"),
     ("notes.json", {"generator": "a person"}, "it does not carry the mark of modelspec regen"),
     ("notes.json", ["modelspec regen"], "it does not carry the mark of modelspec regen"),
     ("notes.json", None, "it does not carry the mark of modelspec regen"),
-], ids=["artifact", "index", "old-artifact", "old-index", "copy", "old-copy", "mark-only", "no-name",
-        "boolean-version", "no-path", "bad-width", "old-without-path", "index-not-a-list", "old-index-no-list",
-        "other-mark", "list", "null"])
+], ids=["artifact", "index", "old-artifact", "old-index", "format-2-artifact", "copy", "old-copy", "mark-only",
+        "no-name", "boolean-version", "no-path", "bad-width", "no-parameters", "old-without-path", "index-not-a-list",
+        "old-index-no-list", "other-mark", "list", "null"])
 def test_generated_problem(file: str, document: Any, expected: Any) -> None:
     assert generated_problem(file, document) == expected
     assert is_generated(file, document) is (expected is None)

@@ -322,7 +322,7 @@ def problems_of(text: str) -> List[Tuple[int, int, str, str]]:
 
 
 def test_the_field_classes_are_not_empty() -> None:
-    assert (len(INTEGER_FIELDS), len(FLAG_FIELDS), len(NUMBER_FIELDS), len(TOWER_INTEGERS)) == (28, 8, 1, 9)
+    assert (len(INTEGER_FIELDS), len(FLAG_FIELDS), len(NUMBER_FIELDS), len(TOWER_INTEGERS)) == (29, 8, 1, 11)
 
 
 @pytest.mark.parametrize("key", INTEGER_FIELDS)
@@ -407,9 +407,28 @@ def test_nested_unknown_keys_are_refused_at_the_key() -> None:
     assert problems_of(text) == [
         (12, 3, "schema.unknown-key", "unknown key 'colour' in layers[0]; the keys are ['count', 'kind', 'mtp']"),
         (17, 3, "schema.unknown-key",
-         "unknown key 'depth' in vision; the keys are ['hidden_size', 'intermediate_size', 'layers', "
+         "unknown key 'depth' in vision; the keys are ['hidden_size', 'in_channels', 'intermediate_size', 'layers', "
          "'max_position_embeddings', 'name', 'num_attention_heads', 'num_hidden_layers', 'num_position_embeddings', "
-         "'out_hidden_size', 'patch_size', 'spatial_merge_size']")]
+         "'out_hidden_size', 'patch_size', 'spatial_merge_size', 'temporal_patch_size']")]
+
+
+@pytest.mark.parametrize("text, expected", [
+    pytest.param('parameters:\n  total: "8030261248"\n', [
+        (10, 10, "schema.type",
+         "parameters.total must be an integer, got '8030261248'; write 8030261248 without quotes")], id="quoted-total"),
+    pytest.param("parameters:\n  total: 100\n  colour: 1\n", [
+        (11, 3, "schema.unknown-key", "unknown key 'colour' in parameters; the keys are ['active', 'total']")],
+                 id="unknown-key"),
+    pytest.param("parameters: 8030261248\n", [
+        (9, 13, "schema.type", "parameters must be a mapping, got 8030261248")], id="a-bare-number"),
+    pytest.param("parameters:\n  total: 100\n  active: 200\n", [
+        (11, 11, "spec.active-above-total",
+         "parameters.active is 200, above the total of 100; a token cannot pass through more parameters than the "
+         "model has")], id="active-above-total"),
+])
+def test_a_stated_parameter_count_is_refused_where_it_stands(text: str,
+                                                             expected: List[Tuple[int, int, str, str]]) -> None:
+    assert problems_of(LLAMA + text) == expected
 
 
 def test_every_problem_of_a_file_in_one_run() -> None:

@@ -29,6 +29,7 @@ AREAS = {
     "schema": "schema: schemas/model-spec.schema.json",
     "spec": "semantic: the model IR's rules",
     "stack": "stack: the layer stack against the op profiles",
+    "params": "stack: the parameter count against the spec's stated one",
     "roundtrip": "roundtrip: what the file states survives serialising",
     "check": "any pass: modelspec's own failure (exit 2)",
     "profile": "op profiles: a broken profile stops every command (exit 2)",

@@ -240,11 +240,14 @@ SPEC: Dict[str, Any] = {"name": "m", "hidden_size": 4096, "num_hidden_layers": 1
                         "vocab_size": 32000, "num_experts": 64, "moe_intermediate_size": 512, "mtp_depth": 1,
                         "arch": "x"}
 BASE: Dict[str, Any] = {
-    "format_version": 2, "name": "m", "path": "specs/m.yaml", "arch": "x", "digest": "sha256:" + "0" * 64,
+    "format_version": 3, "name": "m", "path": "specs/m.yaml", "arch": "x", "digest": "sha256:" + "0" * 64,
     "groups": [_group("dense", 3), _group("moe", 10, ffn="moe"), _group("moe", 1, mtp=True, ffn="moe")],
-    "kinds": {"dense": {"attention": "full", "ffn": "dense", "ops": OPS},
-              "moe": {"attention": "full", "ffn": "moe", "ops": {**OPS, "ffMM": 7}}},
+    "kinds": {"dense": {"attention": "full", "ffn": "dense", "ops": OPS, "weights": None},
+              "moe": {"attention": "full", "ffn": "moe", "ops": {**OPS, "ffMM": 7}, "weights": None}},
     "layers": {"body": 13, "mtp": 1},
+    # the counts a diff tells (the block holds more: pipeline.parameters)
+    "parameters": {"total": 16_013_852_672, "active": 2_885_681_152, "mtp": 1_153_433_600, "vision": 0},
+    "weights": {"model": None, "mtp": None},
     "linear_attention": None,
     "spec": SPEC,
     "widths": {"effective_head_dim": 128, "attention_width": 4096, "routed_expert_width": 512,
@@ -317,11 +320,19 @@ def _spec(**changes: Any) -> Dict[str, Any]:
     (_spec(ffn_dim_multiplier=1), _spec(ffn_dim_multiplier=1.0), (Move("ffn_dim_multiplier", 1, 1.0),)),
     # Across format versions, only what both formats mean alike.
     ({**_with(format_version=1, widths={"routed_expert_width": 4096}), "spec": None}, BASE,
-     (Move("format_version", 1, 2),)),
+     (Move("format_version", 1, 3),)),
+    ({key: value for key, value in _with(format_version=2).items() if key not in ("parameters", "weights")}, BASE,
+     (Move("format_version", 2, 3),)),
+    # The parameter counts, rounded where that shows the move, exact where it would not.
+    (BASE, _with(parameters={**BASE["parameters"], "total": 15_013_852_672, "mtp": 1_153_433_601}),
+     (Move("total", "16.0B", "15.0B"), Move("mtp", "1,153,433,600", "1,153,433,601"))),
+    (BASE, _with(parameters={"unpriced": "the op profile states no weights for kind 'moe'"}),
+     (Move("parameters", "16.0B", None),)),
 ], ids=["digest-only", "arch", "counts", "kind-gone", "mtp", "reordered", "flavour-and-ops", "widths",
         "tower-stack", "path", "facts", "flag-added", "flag-flipped", "fact-removed", "float", "arch-once",
         "tower-added", "tower-removed", "tower-facts", "stated-layers", "list-length", "op-override",
-        "record-added", "kind-record-added", "flag-not-number", "float-not-int", "format-version"])
+        "record-added", "kind-record-added", "flag-not-number", "float-not-int", "format-version",
+        "format-2", "parameters", "parameters-unpriced"])
 def test_model_moves(before: Dict[str, Any], after: Dict[str, Any], expected: Tuple) -> None:
     assert model_moves(before, after) == expected
 

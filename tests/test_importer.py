@@ -293,6 +293,11 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("num_decoder_layers", with_(T5, num_decoder_layers=2), {"num_hidden_layers": 4}),
     ("num_decoder_layers", with_(T5, num_decoder_layers=1),
      {"num_hidden_layers": 3, "layers": [{"kind": "encoder", "count": 2}, {"kind": "decoder", "count": 1}]}),
+    ("relative_attention_num_buckets", with_(T5, relative_attention_num_buckets=32),
+     {"relative_attention_num_buckets": 32}),
+    ("relative_attention_num_buckets", with_(T5, relative_attention_num_buckets=0),
+     [(("relative_attention_num_buckets",), "spec.not-positive",
+       "relative_attention_num_buckets must be positive, got 0")]),
     ("feed_forward_proj", with_(T5, feed_forward_proj="relu"), {"arch": "t5"}),
     ("feed_forward_proj", with_(T5, feed_forward_proj="gated-gelu"),
      [(("feed_forward_proj",), "import.unsupported",
@@ -307,6 +312,7 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("text_config", QWEN3_5_VL, {"arch": "qwen3_5", "hidden_size": 64, "layer_types": [L, F]}),
     ("vision_config", QWEN2_5_VL, {"vision": {"hidden_size": 32, "num_hidden_layers": 4, "num_attention_heads": 2,
                                               "name": "vision", "intermediate_size": 64,
+                                              "in_channels": 3, "temporal_patch_size": 2,
                                               "layers": [{"kind": "window_encoder", "count": 1},
                                                          {"kind": "gated_encoder", "count": 1},
                                                          {"kind": "window_encoder", "count": 1},
@@ -324,6 +330,20 @@ VISION_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("patch_size", GEMMA_VL, {"patch_size": 16}),
     ("spatial_merge_size", with_(QWEN2_5_VL, vision_config=with_(TOWER, spatial_merge_size=2)),
      {"spatial_merge_size": 2}),
+    ("in_channels", with_(QWEN2_5_VL, vision_config=with_(TOWER, in_channels=1)), {"in_channels": 1}),
+    # left out, it is the tower config class's default (ModelType.tower_defaults)
+    ("in_channels", QWEN2_5_VL, {"in_channels": 3}),
+    ("in_channels", with_(QWEN2_5_VL, vision_config=with_(TOWER, in_channels=0)),
+     [(("vision_config", "in_channels"), "spec.not-positive",
+       "vision.in_channels must be positive, got 0 (from vision_config.in_channels)")]),
+    ("num_channels", with_(GEMMA_VL, vision_config=with_(SIGLIP, num_channels=1)), {"in_channels": 1}),
+    ("num_channels", GEMMA_VL, {"in_channels": 3, "temporal_patch_size": None}),
+    ("num_channels", with_(GEMMA_VL, vision_config=with_(SIGLIP, num_channels=1, in_channels=3)),
+     [(("vision_config", "in_channels"), "import.conflict",
+       "in_channels is 1 from vision_config.num_channels but 3 from vision_config.in_channels; state one value")]),
+    ("temporal_patch_size", with_(QWEN2_5_VL, vision_config=with_(TOWER, temporal_patch_size=1)),
+     {"temporal_patch_size": 1}),
+    ("temporal_patch_size", QWEN3_5_VL, {"in_channels": 3, "temporal_patch_size": 2}),
     ("num_position_embeddings", QWEN3_5_VL, {"num_position_embeddings": 16}),
     ("image_size", GEMMA_VL, {"num_position_embeddings": 16}),
     ("image_size", with_(GEMMA_VL, vision_config=with_(SIGLIP, num_position_embeddings=10)),
@@ -901,7 +921,8 @@ def test_c14_nested_text_config_is_read_at_the_top_level(tmp_path):
         "hidden_size": 2048, "num_hidden_layers": 4, "mtp_depth": 1, "torch_dtype": "bfloat16", "arch": "qwen3_5_moe"}
     assert data["vision"] == {"hidden_size": 1152, "num_hidden_layers": 27, "num_attention_heads": 16,
                               "name": "vision", "intermediate_size": 4304, "out_hidden_size": 2048, "patch_size": 16,
-                              "spatial_merge_size": 2, "num_position_embeddings": 2304}
+                              "in_channels": 3, "temporal_patch_size": 2, "spatial_merge_size": 2,
+                              "num_position_embeddings": 2304}
 
 
 def test_c15_dtype_is_torch_dtype(tmp_path):
@@ -918,6 +939,23 @@ def test_a_layer_count_no_model_has_is_refused_before_it_costs_memory():
     assert refusals(with_(QWEN2_5_VL, vision_config=with_(TOWER, depth=100_001))) == [
         (("vision_config", "depth"), "import.value",
          "vision_config.depth is 100001, more layers than the importer walks (100000); check the config")]
+
+
+@pytest.mark.parametrize("config, expected", [
+    # no routed experts: the dense-then-MoE rule does not read it, but the stack rules must not be asked with it
+    pytest.param(with_(DEEPSEEK, n_routed_experts=..., first_k_dense_replace="1"), [
+        (("first_k_dense_replace",), "spec.not-integer",
+         "first_k_dense_replace must be an integer, got the string '1'; write 1 without quotes")], id="dense-string"),
+    # a family whose rules never read it
+    pytest.param(with_(QWEN3_MOE, first_k_dense_replace=[1]), [
+        (("first_k_dense_replace",), "spec.not-integer", "first_k_dense_replace must be an integer, got [1]")],
+                 id="qwen3_moe-list"),
+    pytest.param(with_(DEEPSEEK, first_k_dense_replace="1"), [
+        (("first_k_dense_replace",), "import.value",
+         'first_k_dense_replace must be an integer of at least 0, got "1"')], id="moe-rule"),
+])
+def test_a_first_k_dense_replace_that_is_not_a_count_is_refused_not_crashed(config, expected):
+    assert refusals(config) == expected
 
 
 _VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 2 ** 70), st.floats(allow_nan=False),
@@ -1017,7 +1055,8 @@ def test_a_family_is_added_by_one_yaml_file(tmp_path):
     assert result.stdout.splitlines()[3:] == [  # the import note (two lines) and ---
         "name: my-llama-7b", "hidden_size: 64", "num_hidden_layers: 2", "num_attention_heads: 4", "vocab_size: 100",
         "num_key_value_heads: 2", "intermediate_size: 128", "tie_word_embeddings: false", "qk_norm: false",
-        "qkv_bias: false", "o_bias: false", "mlp_bias: false", "norm_bias: false", "arch: my_llama"]
+        "qkv_bias: false", "o_bias: false", "mlp_bias: false", "norm_bias: false", "parameters:", "  total: 86848",
+        "arch: my_llama"]
     # the bundled importer does not know it
     assert run(["import", str(path), "--root", str(ROOT)]).exit_code == 1
 

@@ -34,6 +34,7 @@ from pipeline.model import (
     ModelSpecError,
     OpCounts,
     SpecIssue,
+    StatedParameters,
     VisionSpec,
     activations_from_dict,
     check_layer_counts,
@@ -69,8 +70,8 @@ OP_NAMES_OTHER = OP_NAMES[:-1] + ", 'other']"
 RECORD_KEYS = ("['saved', 'saved_tp', 'working', 'working_tp', 'seq_length', 'selective', 'selective_tp', "
                "'selective_attention_mm', 'selective_ffn_mm', 'ops', 'ops_tp']")
 TOWER_KEYS = ("['hidden_size', 'num_hidden_layers', 'num_attention_heads', 'name', 'intermediate_size', "
-              "'out_hidden_size', 'patch_size', 'spatial_merge_size', 'num_position_embeddings', "
-              "'max_position_embeddings', 'layers']")
+              "'out_hidden_size', 'patch_size', 'in_channels', 'temporal_patch_size', 'spatial_merge_size', "
+              "'num_position_embeddings', 'max_position_embeddings', 'layers']")
 LINEAR_NAMES = ("['linear_num_key_heads', 'linear_key_head_dim', 'linear_num_value_heads', 'linear_value_head_dim', "
                 "'linear_conv_kernel_dim']")
 PRECISION_HINT = ("states a run's precision, not a model fact; a run takes its precision from its execution spec "
@@ -311,6 +312,13 @@ PARSE_REFUSALS = [
     pytest.param({"vision": True}, one(
         ("vision",), "spec.not-a-mapping", "vision must be a mapping of the tower's fields to their values, got True"),
         id="vision-bool"),
+    pytest.param({"relative_attention_num_buckets": 0}, one(
+        ("relative_attention_num_buckets",), "spec.not-positive",
+        "relative_attention_num_buckets must be positive, got 0"), id="relative_attention_num_buckets-zero"),
+    pytest.param({"relative_attention_num_buckets": "32"}, one(
+        ("relative_attention_num_buckets",), "spec.not-integer",
+        "relative_attention_num_buckets must be an integer, got the string '32'; write 32 without quotes"),
+        id="relative_attention_num_buckets-string"),
 ]
 
 
@@ -554,6 +562,12 @@ TOWER_PARSE_REFUSALS = [
         ("vision", "patch_size"), "spec.not-integer",
         "vision.patch_size must be an integer, got the float 14.0; write 14"),
         id="float"),
+    pytest.param(tower(in_channels=0), one(
+        ("vision", "in_channels"), "spec.not-positive", "vision.in_channels must be positive, got 0"),
+        id="in_channels-zero"),
+    pytest.param(tower(temporal_patch_size=2.0), one(
+        ("vision", "temporal_patch_size"), "spec.not-integer",
+        "vision.temporal_patch_size must be an integer, got the float 2.0; write 2"), id="temporal_patch_size-float"),
     pytest.param(tower(spatial_merge_size=True), one(
         ("vision", "spatial_merge_size"), "spec.not-integer",
         "vision.spatial_merge_size must be a whole number, got true; a count is not true or false"), id="bool"),
@@ -581,6 +595,54 @@ TOWER_PARSE_REFUSALS = [
 @pytest.mark.parametrize("vision, expected", TOWER_PARSE_REFUSALS)
 def test_from_dict_refuses_a_vision_tower(vision: Any, expected: List[Issue]) -> None:
     assert issues_of(ModelSpec.from_dict, spec_data(vision=vision)) == expected
+
+
+# The stated parameter count, read through a spec so the paths are the spec's.
+PARAMETERS_HINT = "parameters must be a mapping of total (and, for a MoE model, active) to parameter counts"
+PARAMETERS_REFUSALS = [
+    pytest.param({"total": 46_702_792_704, "active": 46_702_792_705}, one(
+        ("parameters", "active"), "spec.active-above-total",
+        "parameters.active is 46,702,792,705, above the total of 46,702,792,704; a token cannot pass through more "
+        "parameters than the model has"), id="active-above-total"),
+    pytest.param({"total": 100, "actve": 20}, one(
+        ("parameters", "actve"), "spec.unknown-key",
+        "parameters declares unknown key 'actve'; it states total and active"), id="unknown-key"),
+    pytest.param({"active": 20}, one(("parameters", "total"), "spec.required", "parameters.total is required"),
+                 id="no-total"),
+    pytest.param({}, one(("parameters", "total"), "spec.required", "parameters.total is required"), id="empty"),
+    pytest.param(6_738_415_616, one(("parameters",), "spec.not-a-mapping", f"{PARAMETERS_HINT}, got 6738415616"),
+                 id="a-bare-number"),
+    pytest.param([100], one(("parameters",), "spec.not-a-mapping", f"{PARAMETERS_HINT}, got [100]"), id="list"),
+    pytest.param({"total": 0}, one(
+        ("parameters", "total"), "spec.not-positive", "parameters.total must be positive, got 0"), id="zero-total"),
+    pytest.param({"total": "7"}, one(
+        ("parameters", "total"), "spec.not-integer",
+        "parameters.total must be an integer, got the string '7'; write 7 without quotes"), id="string-total"),
+    # an unreadable total is its own problem, not also a comparison with active
+    pytest.param({"total": 100.0, "active": 200}, one(
+        ("parameters", "total"), "spec.not-integer",
+        "parameters.total must be an integer, got the float 100.0; write 100"), id="float-total"),
+    pytest.param({"total": 10, "active": True}, one(
+        ("parameters", "active"), "spec.not-integer",
+        "parameters.active must be a whole number, got true; a count is not true or false"), id="bool-active"),
+]
+
+
+@pytest.mark.parametrize("parameters, expected", PARAMETERS_REFUSALS)
+def test_from_dict_refuses_stated_parameters(parameters: Any, expected: List[Issue]) -> None:
+    assert issues_of(ModelSpec.from_dict, spec_data(parameters=parameters)) == expected
+
+
+@pytest.mark.parametrize("parameters, expected", [
+    pytest.param({"total": 6_738_415_616}, StatedParameters(6_738_415_616), id="dense"),
+    pytest.param({"total": 100, "active": 100}, StatedParameters(100, 100), id="active-equals-total"),
+    pytest.param({"total": 46_702_792_704, "active": 12_879_925_248}, StatedParameters(46_702_792_704, 12_879_925_248),
+                 id="moe"),
+])
+def test_stated_parameters_are_read_and_written_back(parameters: Dict[str, int], expected: StatedParameters) -> None:
+    spec = ModelSpec.from_dict(spec_data(parameters=parameters))
+    assert spec.parameters == expected
+    assert spec.to_dict()["parameters"] == parameters
 
 
 # The rules of validate(): the spec parses, but its fields contradict each other.
@@ -747,6 +809,14 @@ STANDALONE_REFUSALS = [
     pytest.param(VisionSpec.from_dict, (tower(depth=1),), one(
         ("vision", "depth"), "spec.unknown-key", f"vision declares unknown key 'depth'; a tower states {TOWER_KEYS}"),
         id="VisionSpec"),
+    pytest.param(StatedParameters.from_dict, ({"total": 10, "active": 11},), one(
+        ("parameters", "active"), "spec.active-above-total",
+        "parameters.active is 11, above the total of 10; a token cannot pass through more parameters than the "
+        "model has"), id="StatedParameters"),
+    pytest.param(StatedParameters.from_dict, ("x", ("mtp", "parameters")), one(
+        ("mtp", "parameters"), "spec.not-a-mapping",
+        "mtp.parameters must be a mapping of total (and, for a MoE model, active) to parameter counts, got 'x'"),
+        id="StatedParameters-where"),
     pytest.param(check_layer_counts, ((LayerGroup("a", 1, True), LayerGroup("b", 2)), 3, 2), [
         (("layers", 1), "spec.mtp-order", "layers[1] is a body group after an MTP group; MTP layers come last"),
         (("layers",), "spec.body-layer-count", "layers lists 2 body layers, but num_hidden_layers is 3"),
@@ -765,7 +835,8 @@ def test_a_parser_refuses_on_its_own(parse: Callable[..., Any], args: Tuple[Any,
 
 
 ALL_TABLES = (PARSE_REFUSALS, LAYER_REFUSALS, OPS_REFUSALS, RECORD_REFUSALS, ACTIVATIONS_REFUSALS,
-              TOWER_PARSE_REFUSALS, VALIDATE_REFUSALS, TOWER_VALIDATE_REFUSALS, STANDALONE_REFUSALS)
+              TOWER_PARSE_REFUSALS, PARAMETERS_REFUSALS, VALIDATE_REFUSALS, TOWER_VALIDATE_REFUSALS,
+              STANDALONE_REFUSALS)
 
 
 def test_every_code_is_exercised_by_a_table() -> None:
@@ -1089,8 +1160,8 @@ def towers(draw: Callable[..., Any]) -> Dict[str, Any]:
     out = {"hidden_size": heads * draw(st.integers(1, 128)), "num_hidden_layers": draw(st.integers(1, 32)),
            "num_attention_heads": heads}
     _maybe(draw, out, "name", st.text(min_size=1, max_size=8))
-    for key in ("intermediate_size", "out_hidden_size", "patch_size", "spatial_merge_size", "num_position_embeddings",
-                "max_position_embeddings"):
+    for key in ("intermediate_size", "out_hidden_size", "patch_size", "in_channels", "temporal_patch_size",
+                "spatial_merge_size", "num_position_embeddings", "max_position_embeddings"):
         _maybe(draw, out, key, st.integers(1, 1 << 16))
     if draw(st.booleans()):
         out["layers"] = _split(draw, out["num_hidden_layers"], draw(st.lists(KIND_NAMES, min_size=1, max_size=2)),
@@ -1109,7 +1180,7 @@ def valid_specs(draw: Callable[..., Any]) -> Dict[str, Any]:
     _maybe(draw, out, "name", st.text(min_size=1, max_size=20))
     _maybe(draw, out, "num_key_value_heads", st.sampled_from([kv for kv in range(1, heads + 1) if heads % kv == 0]))
     for key in ("head_dim", "intermediate_size", "max_position_embeddings", "multiple_of", "layer_norms",
-                "sliding_window"):
+                "sliding_window", "relative_attention_num_buckets"):
         _maybe(draw, out, key, st.integers(1, 1 << 16))
     _maybe(draw, out, "ffn_dim_multiplier", st.floats(min_value=0.01, max_value=8))
     if draw(st.booleans()):  # MLA
@@ -1132,6 +1203,10 @@ def valid_specs(draw: Callable[..., Any]) -> Dict[str, Any]:
     if draw(st.booleans()):
         out.update({key: draw(st.integers(1, 256)) for key in LINEAR_FIELDS})
     _maybe(draw, out, "mtp_depth", st.integers(0, 3))
+    if draw(st.booleans()):  # a published count: a total, and an active count not above it, or none
+        total = draw(st.integers(1, 1 << 45))
+        out["parameters"] = {"total": total}
+        _maybe(draw, out["parameters"], "active", st.integers(1, total))
     kinds = draw(st.lists(KIND_NAMES, min_size=1, max_size=3, unique=True))
     if draw(st.booleans()):
         out["layers"] = _split(draw, layers, kinds, mtp=False) + _split(draw, out.get("mtp_depth", 0), kinds, mtp=True)

@@ -20,22 +20,43 @@ from __future__ import annotations
 import fnmatch
 import re
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Sequence
 
 import pytest
 
 from pipeline import yaml_source
 from pipeline.op_profiles import load_op_profiles
+from pipeline.weights import ALWAYS, Condition, Weight
 
 PROFILE_DIR = Path(__file__).resolve().parent.parent / "op_profiles"
 
 OPS = ("attMM", "attBMM", "ffMM", "softmax", "dropout", "normOp", "gather", "headCast", "ffAct", "linrec")
 ATTENTION_FLAVOURS = {"full", "sliding", "mla", "linear", "none"}
 FFN_FLAVOURS = {"dense", "moe", "none"}
-TOP_KEYS = {"arch", "summary", "source", "model_types", "match", "default", "import", "layer_kinds"}
-KIND_KEYS = {"attention", "ffn", "ops"}
+TOP_KEYS = {"arch", "summary", "source", "model_types", "match", "default", "import", "layer_kinds", "model_weights",
+            "mtp_weights", "vision"}
+#: The top-level keys a profile may leave out: a default kind, its import rules, an MTP layer's and a vision
+#: tower's inventories.
+OPTIONAL_TOP_KEYS = {"default", "import", "mtp_weights", "vision"}
+KIND_KEYS = {"attention", "ffn", "ops", "weights"}
 #: A kind's optional key: the spec values its counts were read under.
 ASSUMES = "assumes"
+#: The profile of the vision towers: its kinds hold op counts only; each family's ``vision`` holds their tensors.
+VISION = "vision"
+#: The keys of a family's ``vision``: the tower's own tensors and one block's per vision kind.
+VISION_KEYS = {"source", "weights", "layer_kinds"}
+#: The families with a vision tower, and the vision kinds their tower's blocks are.
+TOWER_KINDS = {
+    "gemma3": ["encoder"],
+    "qwen2_5_vl": ["window_encoder", "gated_encoder"],
+    "qwen3_5": ["encoder"],
+    "qwen3_5_moe": ["encoder"],
+    "qwen2_vl": ["encoder"],
+}
+#: The families with an MTP layer inventory.
+MTP_FAMILIES = ("deepseek_v3", "qwen3_5", "qwen3_5_moe", "qwen3_next")
+#: The families that state no weight inventory yet (tests/test_parameters.py's UNPRICED says why).
+UNPRICED = ("roberta",)
 
 from bundled import ARCHS
 
@@ -59,6 +80,30 @@ def _kinds() -> list:
     return [(arch, kind) for arch in ARCHS for kind in _profile(arch)["layer_kinds"]]
 
 
+def _condition_as_written(condition: Condition) -> Any:
+    """A loaded ``when``/``bias`` as a profile writes it: true, false, ``SYMBOL`` or ``not SYMBOL``."""
+    if condition.symbol is None:
+        return not condition.negated
+    return f"not {condition.symbol}" if condition.negated else condition.symbol
+
+
+def _weights_as_read(weights: Sequence[Weight]) -> list:
+    """A loaded inventory as entries with every key stated, to compare with :func:`_weights_as_written`."""
+    return [{"role": weight.role, "name": weight.name, "part": weight.part,
+             "shape": [expression.text for expression in weight.shape], "per": weight.per,
+             "when": _condition_as_written(weight.when), "op": weight.op,
+             **({"bias": _condition_as_written(weight.bias)} if weight.bias is not None else {})}
+            for weight in weights]
+
+
+def _weights_as_written(entries: Sequence[Dict[str, Any]]) -> list:
+    """A raw inventory with the loader's defaults filled in: ``per: layer``, ``when: true``, and ``op: matmul``
+    for two dimensions, ``elementwise`` for others; each dimension as its text (``3`` reads as ``'3'``)."""
+    return [{"per": "layer", "when": True, "op": "matmul" if len(entry["shape"]) == 2 else "elementwise",
+             **entry, "shape": [str(size) for size in entry["shape"]]}
+            for entry in entries]
+
+
 def test_op_profile_data_files_are_the_known_families():
     assert sorted(path.stem for path in PROFILE_DIR.glob("*.yaml")) == sorted(ARCHS)
 
@@ -71,9 +116,19 @@ def test_op_profile_data_the_loader_reads_what_the_file_says(arch):
         raw["arch"], raw["summary"], raw["source"], raw.get("default"))
     assert (list(loaded.model_types), list(loaded.match)) == (raw["model_types"], raw["match"])
     assert {name: {"attention": kind.attention, "ffn": kind.ffn, "ops": kind.ops.to_dict(),
-                   **({ASSUMES: {a.field: a.value for a in kind.assumes}} if kind.assumes else {})}
-            for name, kind in loaded.layer_kinds.items()} == raw["layer_kinds"]
+                   **({ASSUMES: {a.field: a.value for a in kind.assumes}} if kind.assumes else {}),
+                   **({"weights": _weights_as_read(kind.weights)} if kind.weights else {})}
+            for name, kind in loaded.layer_kinds.items()} == {
+        name: {**kind, **({"weights": _weights_as_written(kind["weights"])} if "weights" in kind else {})}
+        for name, kind in raw["layer_kinds"].items()}
     assert list(loaded.layer_kinds) == list(raw["layer_kinds"])
+    assert (_weights_as_read(loaded.model_weights), _weights_as_read(loaded.mtp_weights)) == (
+        _weights_as_written(raw.get("model_weights", [])), _weights_as_written(raw.get("mtp_weights", [])))
+    vision = raw.get("vision", {})
+    assert _weights_as_read(loaded.vision_weights) == _weights_as_written(vision.get("weights", []))
+    assert {name: _weights_as_read(weights) for name, weights in loaded.vision_kinds.items()} == {
+        name: _weights_as_written(kind["weights"]) for name, kind in vision.get("layer_kinds", {}).items()}
+    assert list(loaded.vision_kinds) == list(vision.get("layer_kinds", {}))
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -81,7 +136,18 @@ def test_op_profile_data_top_level(arch):
     profile = _profile(arch)
     assert profile["arch"] == arch
     assert set(profile) - TOP_KEYS == set()
-    assert TOP_KEYS - {"default", "import"} <= set(profile)
+    # every family prices its model; the vision towers' profile holds op counts only
+    assert TOP_KEYS - OPTIONAL_TOP_KEYS - ({"model_weights"} if arch in (VISION, *UNPRICED) else set()) <= set(profile)
+    assert ("model_weights" in profile, "mtp_weights" in profile, "vision" in profile) == (
+        arch not in (VISION, *UNPRICED), arch in MTP_FAMILIES, arch in TOWER_KINDS)  # mistral3: text only yet
+    if "vision" in profile:
+        assert set(profile["vision"]) == VISION_KEYS
+        assert isinstance(profile["vision"]["source"], str) and profile["vision"]["source"]
+        # a tower's blocks are kinds of the vision profile, each with its tensors and nothing else
+        assert list(profile["vision"]["layer_kinds"]) == TOWER_KINDS[arch]
+        assert set(profile["vision"]["layer_kinds"]) <= set(_profile(VISION)["layer_kinds"])
+        assert [set(kind) for kind in profile["vision"]["layer_kinds"].values()] == [{"weights"}] * len(
+            TOWER_KINDS[arch])
     assert isinstance(profile["summary"], str) and "\n" not in profile["summary"].strip()
     assert isinstance(profile["source"], str) and profile["source"]
     assert all(isinstance(item, str) and item for item in profile["model_types"] + profile["match"])
@@ -92,7 +158,8 @@ def test_op_profile_data_top_level(arch):
 @pytest.mark.parametrize(("arch", "kind"), _kinds())
 def test_op_profile_data_kind_is_complete(arch, kind):
     spec = _profile(arch)["layer_kinds"][kind]
-    assert set(spec) - {ASSUMES} == KIND_KEYS
+    # a family's kind lists its tensors; a vision kind's tensors are each family's (its ``vision``)
+    assert set(spec) - {ASSUMES} == (KIND_KEYS - {"weights"} if arch in (VISION, *UNPRICED) else KIND_KEYS)
     assert spec["attention"] in ATTENTION_FLAVOURS
     assert spec["ffn"] in FFN_FLAVOURS
     assert tuple(spec["ops"]) == OPS
@@ -215,10 +282,10 @@ def test_op_profile_data_kind_names(arch, kinds, default):
         ("qwen3_next", "full_attention", "full", "moe", (5, 2, 8, 2, 1, 4, 4, 1, 2, 0)),
         ("qwen3_5", "linear_attention", "linear", "dense", (7, 0, 3, 0, 0, 3, 4, 0, 1, 1)),
         ("gemma3", "sliding_attention", "sliding", "dense", (4, 2, 3, 1, 1, 6, 4, 1, 1, 0)),
-        ("gpt_oss", "full_attention", "full", "moe", (4, 2, 4, 2, 1, 2, 4, 0, 1, 0)),
+        ("gpt_oss", "full_attention", "full", "moe", (4, 2, 4, 2, 1, 2, 4, 1, 1, 0)),
         ("gpt2", "full_attention", "full", "dense", (4, 2, 2, 1, 3, 2, 4, 1, 1, 0)),
-        ("t5", "encoder", "full", "dense", (4, 2, 2, 1, 4, 2, 4, 1, 1, 0)),
-        ("t5", "decoder", "full", "dense", (8, 4, 2, 2, 6, 3, 6, 2, 1, 0)),
+        ("t5", "encoder", "full", "dense", (4, 2, 2, 1, 4, 2, 4, 0, 1, 0)),
+        ("t5", "decoder", "full", "dense", (8, 4, 2, 2, 6, 3, 6, 0, 1, 0)),
         ("vision", "encoder", "full", "dense", (4, 2, 2, 1, 1, 2, 4, 1, 1, 0)),
         ("vision", "window_encoder", "sliding", "dense", (4, 2, 3, 1, 1, 2, 4, 1, 1, 0)),
         ("phi3", "sliding_attention", "sliding", "dense", (4, 2, 3, 1, 3, 2, 4, 1, 1, 0)),
@@ -238,24 +305,49 @@ def test_op_profile_data_exact_counts(arch, kind, attention, ffn, counts):
     assert spec["ops"] == dict(zip(OPS, counts))
 
 
+#: The input projections of a Gated DeltaNet layer: Qwen3.5 holds them apart, Qwen3-Next packs them in two.
+DELTANET_IN_PROJ = "linear_attn.in_proj_"
+
+
 @pytest.mark.parametrize(
-    ("same", "other"),
+    ("same", "other", "packed"),
     [
-        (("qwen2", "full_attention"), ("qwen2_5_vl", "full_attention")),
-        (("mistral", "full_attention"), ("llama", "full_attention")),
-        (("qwen3_5_moe", "linear_attention"), ("qwen3_next", "linear_attention")),
-        (("qwen3_5_moe", "full_attention"), ("qwen3_next", "full_attention")),
-        (("granite", "full_attention"), ("llama", "full_attention")),
-        (("exaone4", "full_attention"), ("olmo2", "full_attention")),
-        (("mistral3", "full_attention"), ("mistral", "full_attention")),
-        (("qwen2_vl", "full_attention"), ("qwen2_5_vl", "full_attention")),
-        (("qwen2_vl", "sliding_attention"), ("qwen2_5_vl", "sliding_attention")),
-        (("mistral3", "sliding_attention"), ("mistral", "sliding_attention")),
+        (("qwen2", "full_attention"), ("qwen2_5_vl", "full_attention"), ({}, {})),
+        (("mistral", "full_attention"), ("llama", "full_attention"), ({}, {})),
+        (("qwen3_5_moe", "linear_attention"), ("qwen3_next", "linear_attention"), (
+            {"linear_attn.in_proj_qkv.weight": "qkv_proj", "linear_attn.in_proj_z.weight": "z_proj",
+             "linear_attn.in_proj_a.weight": "a_proj", "linear_attn.in_proj_b.weight": "b_proj"},
+            {"linear_attn.in_proj_qkvz.weight": "qkvz_proj", "linear_attn.in_proj_ba.weight": "ba_proj"})),
+        (("qwen3_5_moe", "full_attention"), ("qwen3_next", "full_attention"), ({}, {})),
+        (("granite", "full_attention"), ("llama", "full_attention"), ({}, {})),
+        (("mistral3", "full_attention"), ("mistral", "full_attention"), ({}, {})),
+        (("mistral3", "sliding_attention"), ("mistral", "sliding_attention"), ({}, {})),
+        (("qwen2_vl", "full_attention"), ("qwen2_5_vl", "full_attention"), ({}, {})),
+        (("qwen2_vl", "sliding_attention"), ("qwen2_5_vl", "sliding_attention"), ({}, {})),
     ],
 )
-def test_op_profile_data_shared_layer_shapes_share_counts(same, other):
-    """Families whose layers run the same calls carry the same counts."""
-    assert _profile(same[0])["layer_kinds"][same[1]] == _profile(other[0])["layer_kinds"][other[1]]
+def test_op_profile_data_shared_layer_shapes_share_counts(same, other, packed):
+    """Families whose layers run the same calls carry the same counts, and hold the same tensors; but for
+    *packed*, the ``{name: role}`` of the input projections each lays out its own way (the same calls)."""
+    ours, theirs = _profile(same[0])["layer_kinds"][same[1]], _profile(other[0])["layer_kinds"][other[1]]
+    assert {key: value for key, value in ours.items() if key != "weights"} == {
+        key: value for key, value in theirs.items() if key != "weights"}
+    assert ([entry for entry in ours["weights"] if not entry["name"].startswith(DELTANET_IN_PROJ)]
+            == [entry for entry in theirs["weights"] if not entry["name"].startswith(DELTANET_IN_PROJ)])
+    assert tuple({entry["name"]: entry["role"] for entry in kind["weights"]
+                  if entry["name"].startswith(DELTANET_IN_PROJ)} for kind in (ours, theirs)) == packed
+
+
+def test_exaone4_and_olmo2_run_the_same_calls_with_norms_of_other_widths():
+    """Both post-norm layouts run the same ops, but Exaone4 normalises q and k per head (head_dim) where Olmo2
+    normalises the whole projection (heads x head_dim)."""
+    exaone, olmo = _profile("exaone4")["layer_kinds"]["full_attention"], _profile("olmo2")["layer_kinds"]["full_attention"]
+    assert exaone["ops"] == olmo["ops"]
+    assert [(entry["name"], entry["shape"]) for entry in exaone["weights"] if "_norm." in entry["name"]] == [
+        ("self_attn.q_norm.weight", ["head_dim"]), ("self_attn.k_norm.weight", ["head_dim"])]
+    assert [(entry["name"], entry["shape"]) for entry in olmo["weights"] if "_norm." in entry["name"]] == [
+        ("self_attn.q_norm.weight", ["num_attention_heads * head_dim"]),
+        ("self_attn.k_norm.weight", ["num_key_value_heads * head_dim"])]
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,7 @@ from pipeline.op_profiles import (
     resolve_ops,
 )
 from pipeline.problems import Severity
+from pipeline.weights import NONE, parse_weights
 
 from bundled import ARCHS, LANGUAGE_ARCHS, MODEL_TYPES
 
@@ -102,11 +103,28 @@ BROKEN = [
     pytest.param(edited("summary:", "colour: red\nsummary:"), [
         ("fam.yaml", 2, 1, "schema", "profile.invalid",
          "unknown key 'colour' in the top level; the keys are ['arch', 'default', 'import', 'layer_kinds', 'match', "
-         "'model_types', 'source', 'summary']")], id="unknown-key"),
+         "'model_types', 'model_weights', 'mtp_weights', 'source', 'summary', 'vision']")], id="unknown-key"),
     pytest.param(edited("    ffn: dense\n", "    ffn: dense\n    width: 3\n"), [
         ("fam.yaml", 11, 5, "schema", "profile.invalid",
-         "unknown key 'width' in layer_kinds.dense; the keys are ['assumes', 'attention', 'ffn', 'ops']")],
+         "unknown key 'width' in layer_kinds.dense; the keys are ['assumes', 'attention', 'ffn', 'ops', 'weights']")],
                  id="unknown-kind-key"),
+    # weight inventories: what the schema cannot state (pipeline.weights.parse_weights)
+    pytest.param(edited("      linrec: 0\n", "      linrec: 0\n    weights:\n"
+                        "      - {role: q_proj, name: q.weight, part: attention, shape: [hidden_size, hidden_size]}\n"
+                        "      - {role: k_proj, name: q.weight, part: attention, shape: [hidden_size, hidden_size]}\n"),
+                 [
+        ("fam.yaml", 24, 30, "schema", "profile.weights", "'q.weight' is listed twice")], id="weight-listed-twice"),
+    pytest.param(edited("      linrec: 0\n", "      linrec: 0\n    weights:\n"
+                        "      - {role: q_proj, name: q.weight, part: embedding, shape: [hidden_size, hidden_size]}\n"),
+                 [
+        ("fam.yaml", 23, 46, "schema", "profile.weights",
+         "part 'embedding' is not one of ['attention', 'norms', 'mlp', 'router', 'routed_experts', 'shared_experts', "
+         "'shared_expert_gate'] here")], id="weight-part-of-another-place"),
+    pytest.param(edited("      linrec: 0\n", "      linrec: 0\n    weights:\n"
+                        "      - {role: q_proj, name: q.weight, part: attention, shape: [hidden_size ** 2]}\n"), [
+        ("fam.yaml", 23, 65, "schema", "profile.weights",
+         "'hidden_size ** 2' uses Pow; a dimension takes + - * // and parentheses only")],
+                 id="weight-shape-not-arithmetic"),
     pytest.param(edited("linrec: 0", "linrec: 0\n      convs: 1"), [
         ("fam.yaml", 22, 7, "schema", "profile.invalid",
          "unknown key 'convs' in layer_kinds.dense.ops; the keys are ['attBMM', 'attMM', 'dropout', 'ffAct', 'ffMM', "
@@ -341,7 +359,7 @@ def test_assumable_fields_are_the_flags_and_counts() -> None:
     assert dict(assumable_fields("vision tower")) == {
         "hidden_size": int, "num_hidden_layers": int, "num_attention_heads": int, "intermediate_size": int,
         "out_hidden_size": int, "patch_size": int, "spatial_merge_size": int, "num_position_embeddings": int,
-        "max_position_embeddings": int}
+        "max_position_embeddings": int, "in_channels": int, "temporal_patch_size": int}
 
 
 def test_an_arch_that_is_not_the_file_stem_is_refused(tmp_path: Path) -> None:
@@ -415,9 +433,11 @@ def test_a_good_profile_loads_as_written(tmp_path: Path) -> None:
     profiles = load_op_profiles(tmp_path)
     assert profiles.root == tmp_path.resolve()
     assert list(profiles.profiles) == ["fam", "kin"]
+    # A profile that lists no tensors loads each inventory as the empty one, the records' default.
     assert profiles.get("fam") == OpProfile(
         "fam", "A test family.", "tests", ("fam",), ("fam-*",), "dense",
         {"dense": LayerKind("dense", LLAMA_COUNTS, "full", "dense")}, tmp_path.resolve() / "fam.yaml")
+    assert parse_weights((), ()) is NONE and (len(NONE), list(NONE)) == (0, [])
     assert profiles.get("kin").default is None
 
 
@@ -525,7 +545,7 @@ DECLARED = OpCounts(attMM=9, attBMM=9, ffMM=9, softmax=9, dropout=9, normOp=9, g
     pytest.param("llama", None, {"full_attention": LLAMA_COUNTS}, id="profile-counts"),
     pytest.param("llama", {"full_attention": DECLARED}, {"full_attention": DECLARED}, id="declared-replace"),
     pytest.param("t5", {"decoder": DECLARED}, {
-        "encoder": OpCounts(attMM=4, attBMM=2, ffMM=2, softmax=1, dropout=4, normOp=2, gather=4, headCast=1, ffAct=1,
+        "encoder": OpCounts(attMM=4, attBMM=2, ffMM=2, softmax=1, dropout=4, normOp=2, gather=4, headCast=0, ffAct=1,
                             linrec=0),
         "decoder": DECLARED}, id="declared-replace-one-kind"),
 ])
@@ -568,5 +588,6 @@ def test_matches_compares_the_name_lower_cased() -> None:
 
 def test_codes() -> None:
     assert sorted(CODES) == ["profile.arch-stem", "profile.assumes-field", "profile.assumes-value",
-                             "profile.default-kind", "profile.import", "profile.invalid", "profile.model-type-twice", "profile.none",
-                             "stack.ambiguous-arch", "stack.no-arch", "stack.ops-kind", "stack.unknown-arch"]
+                             "profile.default-kind", "profile.import", "profile.invalid", "profile.model-type-twice",
+                             "profile.none", "profile.weights", "stack.ambiguous-arch", "stack.no-arch",
+                             "stack.ops-kind", "stack.unknown-arch"]

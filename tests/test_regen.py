@@ -9,7 +9,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import Dict, List, Set
+from typing import Any, Callable, Dict, List, Set
 
 import filelock
 import pytest
@@ -247,9 +247,12 @@ def test_a_file_regen_did_not_write_is_never_overwritten_or_removed(tmp_path: Pa
     # A copy of an artifact under another name: its spec is there, and it is no artifact of regen's.
     ("llama-backup.json", None, "its name 'llama-3.1-8b' is not its file name (that would be llama-3.1-8b.json)"),
     ("mine.json", '{"generator": "modelspec regen"}\n', "it states no format_version"),
+    ("mine.json", '{"generator": "modelspec regen", "format_version": 3, "name": "mine"}\n',
+     "it is not an artifact of format 3 ('path' is a required property at /)"),
+    # of an earlier format, only the members every format has are asked for
     ("mine.json", '{"generator": "modelspec regen", "format_version": 2, "name": "mine"}\n',
-     "it is not an artifact of format 2 ('path' is a required property at /)"),
-], ids=["copy", "mark-only", "mark-and-name"])
+     "it lacks the name, path or digest every artifact has"),
+], ids=["copy", "mark-only", "mark-and-name", "earlier-format-mark-and-name"])
 def test_a_file_that_only_looks_generated_is_left_alone_with_a_warning(repo: Path, file: str, text, why: str) -> None:
     copy = repo / "resolved" / file
     copy.write_text(text or (repo / "resolved" / "llama-3.1-8b.json").read_text(encoding="utf-8"), encoding="utf-8")
@@ -280,7 +283,7 @@ def test_an_artifact_of_an_earlier_format_is_replaced_and_an_orphan_of_one_remov
         "wrote resolved/llama-3.1-8b.json\n"
         "removed resolved/gone.json (its spec specs/gone.yaml is gone)\n"
         "regen: 1 file written, 1 removed, 3 unchanged in resolved/\n"))
-    assert json.loads((repo / "resolved" / "llama-3.1-8b.json").read_text())["format_version"] == 2
+    assert json.loads((repo / "resolved" / "llama-3.1-8b.json").read_text())["format_version"] == 3
 
 
 def test_an_index_regen_did_not_write_is_not_written_over(repo: Path) -> None:
@@ -476,20 +479,35 @@ def test_commit_commits_only_resolved_with_a_message_of_what_changed(tmp_path: P
     assert git(root, "status", "--porcelain") == "?? untracked.txt\n"
 
 
-def test_the_commit_that_upgrades_the_format_says_so(tmp_path: Path) -> None:
+def _format_1(document: Dict[str, Any]) -> Dict[str, Any]:
+    """*document* as format 1 wrote it: no spec facts, no parameters or weights, a dense model's expert widths set."""
+    return {**{key: value for key, value in _format_2(document).items() if key != "spec"}, "format_version": 1,
+            "widths": {**document["widths"], "routed_expert_width": 14336, "shared_expert_width": 0}}
+
+
+def _format_2(document: Dict[str, Any]) -> Dict[str, Any]:
+    """*document* as format 2 wrote it: no parameters, no weights, of the model or of any kind."""
+    return {**{key: value for key, value in document.items() if key not in ("parameters", "weights")},
+            "format_version": 2,
+            "kinds": {name: {key: value for key, value in kind.items() if key != "weights"}
+                      for name, kind in document["kinds"].items()}}
+
+
+@pytest.mark.parametrize("version, earlier", [(1, _format_1), (2, _format_2)], ids=["format-1", "format-2"])
+def test_the_commit_that_upgrades_the_format_says_so(tmp_path: Path, version: int,
+                                                     earlier: Callable[[Dict[str, Any]], Dict[str, Any]]) -> None:
     root = git_repo(tmp_path / "repo")
     assert run(root, "regen", "--commit").exit_code == 0
     path = root / "resolved" / "llama-3.1-8b.json"
     document = json.loads(path.read_text(encoding="utf-8"))
-    old = {**{key: value for key, value in document.items() if key != "spec"}, "format_version": 1,
-           "widths": {**document["widths"], "routed_expert_width": 14336, "shared_expert_width": 0}}
-    path.write_text(render(old), encoding="utf-8")
-    commit_all(root, "an artifact of format 1")
+    path.write_text(render(earlier(document)), encoding="utf-8")
+    commit_all(root, f"an artifact of format {version}")
     result = run(root, "regen", "--commit")
     assert (result.exit_code, git(root, "log", "-1", "--format=%B")) == (0, (
         "resolved: regenerate artifacts (1 updated)\n\n"
         "updated resolved/llama-3.1-8b.json\n\n"
-        "llama-3.1-8b: format_version 1 -> 2\n\n"))
+        f"llama-3.1-8b: format_version {version} -> 3\n\n"))
+    assert json.loads(path.read_text(encoding="utf-8")) == document
 
 
 def test_the_first_commit_adds_every_artifact(tmp_path: Path) -> None:

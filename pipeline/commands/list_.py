@@ -29,11 +29,13 @@ from pipeline.commands.options import (no_cache_option, open_cache, progress_bar
 @root_option
 @no_cache_option
 def command(fmt: str, root: Optional[Path], no_cache: bool) -> None:
-    """List the catalogue: name, arch, layers, experts, MTP, tower.
+    """List the catalogue: name, arch, layers, experts, MTP, tower, parameters.
 
     One row per spec under specs/, sorted by name. layers counts the body
     layers; experts is routed experts, top-k and shared experts; mtp is '-'
-    when the spec states no MTP depth; tower is the vision tower's layers.
+    when the spec states no MTP depth; tower is the vision tower's layers;
+    total and active are the counted parameters ('-' when the spec's
+    profile cannot count them).
 
     \b
     Examples:

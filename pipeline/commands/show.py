@@ -31,8 +31,10 @@ def command(name: str, fmt: str, root: Optional[Path], no_cache: bool) -> None:
     Groups of layers with their ranges and counts (a repeated cycle drawn
     once with its repeat count), each kind's attention and feed-forward
     flavour, MTP layers marked, the MLA or linear-attention dimensions, the
-    derived widths, and the vision tower below. --format json adds each
-    kind's op counts and the op totals over the stack.
+    derived widths, the parameters (total, active, MTP apart, and per group
+    of layers: attention, MLP, routed and shared experts, router, norms) and
+    the vision tower below. --format json adds each kind's op counts, the op
+    totals over the stack and the whole parameters block of the artifact.
 
     \b
     Examples:
@@ -73,7 +75,7 @@ def command(name: str, fmt: str, root: Optional[Path], no_cache: bool) -> None:
                        f"[{problem.code}] {problem.message}", err=True)
         echo(f"modelspec: {entry.file} fails its check; fix it to show its stack", err=True)
         raise SystemExit(1)
-    view = show_view(checked.spec, checked.stack, checked.tower, entry.file)
+    view = show_view(checked.spec, checked.stack, checked.tower, entry.file, profiles.get(checked.stack.arch))
     if fmt == "json":
         echo_rendered(json_text(json.dumps(view, indent=2)))
     else:

@@ -1,0 +1,269 @@
+"""Parameter counts of every catalogue model, equal to the reference implementation's, to the parameter.
+
+``tests/data/oracle/<model>.json`` holds, for each catalogue model, where its
+parameters are as transformers 5.24.0 builds it from the same ``config.json``
+on the meta device (``tests/data/oracle/README.md`` gives every field and its
+traps: no MTP layers built, router correction biases are buffers, T5's tied
+head). These tests hold the counts modelspec derives from the op profiles'
+weight inventories to those numbers exactly: the totals, every layer's
+attention, MLP and norms, and every tensor's name and shape.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Tuple
+
+import pytest
+
+from click.testing import CliRunner, Result
+
+from pipeline.catalogue_diff import model_moves
+from pipeline.cli import main
+from pipeline.model import ModelSpec
+from pipeline.op_profiles import load_op_profiles
+from pipeline.parameters import Unpriced, count_parameters, layer_breakdown, layer_tensors, model_symbols
+from pipeline.runner import check_file
+from pipeline.stack import LayerStack
+from pipeline.yaml_source import load_path
+from pipeline.weights import FFN_PARTS, WeightFormatError, compile_expression, parse_condition
+
+ROOT = Path(__file__).resolve().parent.parent
+ORACLE = Path(__file__).parent / "data" / "oracle"
+PROFILES = load_op_profiles(ROOT / "op_profiles")
+#: Families whose specs cannot be counted yet, so they state no count: RoBERTa (its profile states no inventory:
+#: its token-type table and the masked-LM head's dense layer have no part or spec field yet) and Mistral 3 (its
+#: text layers are inventoried, the Pixtral tower and its patch merger not). Each is to leave this set.
+UNPRICED = {"roberta", "mistral3"}
+SPECS = [path for path in sorted((ROOT / "specs").glob("*/*.yaml"))
+         if load_path(path).data["arch"] not in UNPRICED]
+
+
+def run_cli(*args: str) -> Result:
+    """``modelspec args`` in-process."""
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def resolved(path: Path) -> Tuple[ModelSpec, LayerStack, Any]:
+    """The checked catalogue spec at *path*: its spec, stack and tower stack."""
+    item = check_file(path, str(path.relative_to(ROOT)), PROFILES)
+    assert item.spec is not None and item.stack is not None, item.result.problems
+    return item.spec, item.stack, item.tower
+
+
+def counts_of(path: Path):
+    """The parameter counts of the catalogue spec at *path*."""
+    spec, stack, tower = resolved(path)
+    return count_parameters(spec, PROFILES.get(stack.arch), stack, tower)
+
+
+def oracle(path: Path) -> Dict[str, Any]:
+    """The reference counts of the catalogue spec at *path* (the oracle file of its name)."""
+    return json.loads((ORACLE / f"{path.stem}.json").read_text(encoding="utf-8"))
+
+
+def expand(ranges: str) -> List[int]:
+    """``"0-2,4"`` -> ``[0, 1, 2, 4]``."""
+    out: List[int] = []
+    for part in ranges.split(","):
+        first, _, last = part.partition("-")
+        out.extend(range(int(first), int(last or first) + 1))
+    return out
+
+
+def oracle_layers(reference: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The reference's breakdown of every layer in modelspec's stack order: T5's encoder blocks, then its decoder's."""
+    layers: List[Dict[str, Any]] = []
+    for groups in reference.get("encoder_layer_groups", {}).values():
+        by_index = {index: group for group in groups for index in expand(group["layers"])}
+        layers.extend(by_index[index] for index in sorted(by_index))
+    return layers + sorted(reference["layers_detail"], key=lambda layer: layer["index"])
+
+
+def oracle_groups(reference: Dict[str, Any]) -> Iterator[Tuple[int, Dict[str, Any]]]:
+    """``(first layer in modelspec's stack order, group)`` for every layer group of the reference."""
+    offset = 0
+    for groups in reference.get("encoder_layer_groups", {}).values():
+        for group in groups:
+            yield expand(group["layers"])[0], group
+        offset += sum(group["count"] for group in groups)
+    for group in reference["layer_groups"]:
+        yield offset + expand(group["layers"])[0], group
+
+
+@pytest.mark.parametrize("path", SPECS, ids=lambda path: path.stem)
+def test_the_totals_are_the_reference_implementations(path: Path) -> None:
+    counts, reference = counts_of(path), oracle(path)
+    assert {"total": counts.total, "active": counts.active, "embedding": counts.embedding, "head": counts.head,
+            "final_norm": counts.final_norm, "position": counts.position, "vision": counts.vision,
+            "layers": counts.layers} == {
+        "total": reference["total"], "active": reference["active"], "embedding": reference["embedding"],
+        "head": reference["head"], "final_norm": reference["final_norm"],
+        # GPT-2's wpe is the reference's only embedding_other; a tower's projector is part of vision here.
+        "position": reference["embedding_other"], "vision": reference["vision"] + reference["projector"],
+        "layers": reference["layers"] + reference["encoder_layers"]}
+    assert counts.projector == reference["projector"] or reference["projector"] == 0
+
+
+@pytest.mark.parametrize("path", SPECS, ids=lambda path: path.stem)
+def test_every_layer_is_the_reference_implementations(path: Path) -> None:
+    spec, stack, _ = resolved(path)
+    body = [parts for parts, group in zip(layer_breakdown(spec, stack),
+                                          [g for g in stack.groups for _ in range(g.count)]) if not group.mtp]
+    mine = [{"attention": parts["attention"], "mlp": sum(parts[part] for part in FFN_PARTS), "norms": parts["norms"],
+             **({"router": parts["router"], "routed_experts": parts["routed_experts"],
+                 "shared_experts": parts["shared_experts"], "shared_expert_gate": parts["shared_expert_gate"]}
+                if parts["routed_experts"] else {})} for parts in body]
+    theirs = [{key: layer[key] for key in ("attention", "mlp", "norms", "router", "routed_experts", "shared_experts",
+                                           "shared_expert_gate") if key in layer}
+              for layer in oracle_layers(oracle(path))]
+    assert mine == theirs
+
+
+@pytest.mark.parametrize("path", SPECS, ids=lambda path: path.stem)
+def test_every_tensor_has_the_reference_implementations_name_and_shape(path: Path) -> None:
+    spec, stack, _ = resolved(path)
+    kinds = [(group.kind, index == 0) for group in stack.groups for index in range(group.count)]
+    symbols = model_symbols(spec)
+    for first, group in oracle_groups(oracle(path)):
+        kind, first_of_run = kinds[first]
+        mine = {tensor.name: list(tensor.shape) if tensor.per != "expert" else [spec.num_experts, *tensor.shape]
+                for tensor in layer_tensors(kind, symbols) if tensor.per != "first_layer" or first_of_run}
+        assert mine == group["param_shapes"], f"layers {group['layers']}"
+
+
+def test_deepseek_v3s_mtp_layer_is_counted_apart_from_deepseeks_own_figures() -> None:
+    counts = counts_of(ROOT / "specs/deepseek/deepseek-v3.yaml")
+    # The MTP layer: one MoE decoder layer (11,507,286,016) plus enorm, hnorm, shared_head.norm (3 x 7,168) and
+    # eh_proj (7,168 x 14,336 = 102,760,448), as DeepSeek's checkpoint layer 61 and vLLM's
+    # DeepSeekMultiTokenPredictorLayer hold them.
+    assert (counts.total, counts.mtp) == (671_026_404_352, 11_610_067_968)
+    # The card's 685B is the checkpoint: the main model, the MTP layer, the MTP layer's own copies of the embedding
+    # and the head (2 x 926,679,040), the router correction biases (buffers, 59 x 256) and the FP8 block scales
+    # (about 41M, not counted here). 684.49B + 0.04B of scales is what the card rounds to 685B.
+    checkpoint = counts.total + counts.mtp + 2 * counts.embedding + 59 * 256
+    assert checkpoint == 684_489_845_504
+    assert 684.4e9 < checkpoint < 685.5e9
+
+
+def by_name(name: str):
+    """The counts of the catalogue spec *name*."""
+    return counts_of(next(path for path in SPECS if path.stem == name))
+
+
+def test_the_counts_agree_with_the_published_figures() -> None:
+    """Each card's figure, with the convention that card counts by (they differ, and say so)."""
+    # Llama 2 (Meta's card and paper, Table 1 footnote): 6,738,415,616, exactly.
+    assert by_name("llama-2-7b").total == 6_738_415_616
+    # DeepSeek-V3 card: 671B total, 37B activated; its activated figure leaves out the input embedding.
+    deepseek = by_name("deepseek-v3")
+    assert (round(deepseek.total / 1e9), round((deepseek.active - deepseek.embedding) / 1e9)) == (671, 37)
+    # Mixtral of Experts (Mistral AI): 46.7B total, 12.9B active per token.
+    mixtral = by_name("mixtral-8x7b")
+    assert (round(mixtral.total / 1e9, 1), round(mixtral.active / 1e9, 1)) == (46.7, 12.9)
+    # Qwen3-30B-A3B card: 30.5B total, 29.9B non-embedding (embedding and head left out), 3.3B activated (3.35B,
+    # written with one decimal cut off).
+    qwen = by_name("qwen3-30b-a3b")
+    assert (round(qwen.total / 1e9, 1), round((qwen.total - qwen.embedding - qwen.head) / 1e9, 1),
+            int(qwen.active / 1e8) / 10) == (30.5, 29.9, 3.3)
+    # Kimi K2 card: 1T total, 32B activated (the embedding left out, as DeepSeek's card, whose code it runs).
+    kimi = by_name("kimi-k2-instruct")
+    assert (round(kimi.total / 1e12, 1), round((kimi.active - kimi.embedding) / 1e9)) == (1.0, 32)
+
+
+def test_every_bundled_family_but_the_unpriced_states_its_inventories() -> None:
+    assert {arch for arch, profile in PROFILES.profiles.items()
+            if arch != "vision" and not (profile.model_weights and all(kind.weights for kind in
+                                                                       profile.layer_kinds.values()))} == {"roberta"}
+    assert [arch for arch, profile in PROFILES.profiles.items()
+            if profile.family and profile.family.tower and not profile.vision_kinds] == ["mistral3"]
+
+
+def test_every_catalogue_spec_states_its_counted_parameters() -> None:
+    for path in SPECS:
+        spec, _, _ = resolved(path)
+        counts = counts_of(path)
+        assert spec.parameters is not None, path
+        assert (spec.parameters.total, spec.parameters.active) == \
+            (counts.total, counts.active if spec.is_moe else None), path
+
+
+def test_a_changed_width_fails_check_with_both_numbers(tmp_path: Path) -> None:
+    spec = (ROOT / "specs/deepseek/deepseek-v3.yaml").read_text(encoding="utf-8")
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "deepseek-v3.yaml").write_text(
+        spec.replace("moe_intermediate_size: 2048", "moe_intermediate_size: 2000"), encoding="utf-8")
+    result = run_cli("check", "--root", str(tmp_path))
+    assert result.exit_code == 1
+    line = next(line for line in result.output.splitlines() if "params.total-mismatch" in line)
+    assert line == (
+        "specs/deepseek-v3.yaml:37:10: error [params.total-mismatch] parameters.total states 671,026,404,352 but "
+        "the spec's fields count 655,640,550,400 (-15,385,853,952); counted: moe layers 58 x 11.24B, dense layers "
+        "3 x 0.58B, embedding 0.93B, head 0.93B. Correct the field that is not the model's, or the stated figure")
+    assert "params.active-mismatch" in result.output and "37,013,478,400" in result.output
+
+
+def test_a_stated_count_that_cannot_be_checked_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "m.yaml").write_text(
+        "name: llama-x\nhidden_size: 64\nnum_hidden_layers: 2\nnum_attention_heads: 4\nvocab_size: 100\n"
+        "intermediate_size: 128\narch: llama\nparameters:\n  total: 1000\n", encoding="utf-8")
+    result = run_cli("check", "--root", str(tmp_path))
+    assert result.exit_code == 1
+    assert ("specs/m.yaml:9:3: error [params.unpriced] parameters is stated but cannot be checked: kind "
+            "'full_attention': whether it holds some tensors depends on qkv_bias, which the spec does not state"
+            ) in result.output
+
+
+def test_llama_3_1_8b_flops_per_token_are_twice_its_matmul_weights() -> None:
+    counts = counts_of(ROOT / "specs/llama/llama-3.1-8b.yaml")
+    # Body matmuls: 32 x (q 4096^2 + k, v 2 x 1024 x 4096 + o 4096^2 + MLP 3 x 14336 x 4096) = 6,979,321,856;
+    # the head 128,256 x 4,096 = 525,336,576.
+    assert counts.flops_per_token == 2 * (6_979_321_856 + 525_336_576)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("hidden_size ** 2", "'hidden_size ** 2' uses Pow; a dimension takes + - * // and parentheses only"),
+    ("hidden_sise", "'hidden_sise' names 'hidden_sise', which is not one of"),
+    ("2.5 * hidden_size", "'2.5 * hidden_size' holds 2.5; constants are whole numbers"),
+    ("open('x')", "\"open('x')\" uses Call; a dimension takes + - * // and parentheses only"),
+    ("hidden_size *", "'hidden_size *' is not an expression: write e.g. num_attention_heads * head_dim"),
+])
+def test_a_shape_expression_outside_integer_arithmetic_is_refused(text: str, message: str) -> None:
+    with pytest.raises(WeightFormatError) as caught:
+        compile_expression(text, ("w",), ("hidden_size",))
+    assert str(caught.value).startswith(message)
+
+
+def test_a_condition_is_a_flag_or_not_a_flag() -> None:
+    assert parse_condition("not tie_word_embeddings", (), ("tie_word_embeddings",)).holds(
+        {"tie_word_embeddings": False})
+    with pytest.raises(WeightFormatError):
+        parse_condition("qkv_bias and o_bias", (), ("qkv_bias", "o_bias"))
+
+
+def test_an_unstated_field_an_inventory_reads_is_named() -> None:
+    spec = ModelSpec.from_dict({"name": "llama-x", "hidden_size": 64, "num_hidden_layers": 2,
+                                "num_attention_heads": 4, "vocab_size": 100, "arch": "llama"}, strict=False)
+    kind = PROFILES.get("llama").layer_kinds["full_attention"]
+    with pytest.raises(Unpriced) as caught:
+        layer_tensors(kind, {**model_symbols(spec), "qkv_bias": False, "o_bias": False, "mlp_bias": False,
+                             "norm_bias": False})
+    assert caught.value.field == "intermediate_size"
+
+
+def test_show_prints_the_totals() -> None:
+    result = run_cli("show", "deepseek-v3", "--root", str(ROOT))
+    assert result.exit_code == 0
+    assert "671,026,404,352 parameters, 37,552,282,624 active; MTP 1 layer, 11,610,067,968" in result.output
+
+
+def test_diff_tells_parameter_moves() -> None:
+    before = json.loads((ROOT / "resolved/deepseek-v3.json").read_text(encoding="utf-8"))
+    after = json.loads(json.dumps(before))
+    after["parameters"].update(total=660_300_000_000, active=37_552_282_000)
+    moves = [move.text() for move in model_moves(before, after)]
+    assert moves == ["total 671.0B -> 660.3B", "active 37,552,282,624 -> 37,552,282,000"]
+    after["parameters"] = {"unpriced": "the op profile states no weights for kind 'moe'"}
+    assert [move.text() for move in model_moves(before, after)] == ["parameters 671.0B -> none"]
