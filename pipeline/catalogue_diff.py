@@ -357,6 +357,33 @@ def render_markdown(diff: CatalogueDiff) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The version of the ``diff --format json`` document (``schemas/catalogue-diff.schema.json``).
+DIFF_SCHEMA_VERSION = 1
+
+
+def render_json(diff: CatalogueDiff) -> str:
+    """The comparison as the JSON document of ``schemas/catalogue-diff.schema.json``, ending in a newline."""
+    import json  # pylint: disable=import-outside-toplevel
+
+    def move(item: Move) -> Dict[str, Any]:
+        return {"what": item.what, "before": item.before, "after": item.after, "event": item.event}
+
+    document = {
+        "schema_version": DIFF_SCHEMA_VERSION,
+        "base": diff.base,
+        "head": diff.head,
+        "empty": diff.empty,
+        "added": [{"name": name, "summary": summary} for name, summary in diff.added],
+        "removed": [{"name": name, "summary": summary} for name, summary in diff.removed],
+        "changed": [{"name": change.name, "moves": [move(item) for item in change.moves]} for change in diff.changed],
+        "unchanged": diff.unchanged,
+        "failing": [{"side": side, "path": path, "why": why} for side, path, why in diff.failing],
+        "newly_failing": list(diff.newly_failing),
+        "no_longer_failing": list(diff.no_longer_failing),
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
 def load_catalogue(repo: SpecRepo, label: str, progress: Optional[Callable[[int], None]] = None) -> Catalogue:
     """Check and resolve every spec of *repo* into a :class:`Catalogue` named *label*; *progress* is called
     with the number of specs done since its last call.

@@ -98,7 +98,10 @@ def suppress(result: RunResult, config: Config, codes: Sequence[str], select: Se
 
     files = []
     for file_result in result.files:
-        file_ignores = config.file_ignores((base or Path(".")) / file_result.file)
+        if not file_result.problems and not file_result.ignores:  # nothing to silence, nothing unused
+            files.append(file_result)
+            continue
+        file_ignores = config.file_ignores((base or Path(".")) / file_result.file) if config.per_file_ignores else ()
         kept = _apply_inline(file_result, codes)
         files.append(FileResult(file_result.file, file_result.outcomes,
                                 tuple(problem for problem in kept if reported(problem, file_ignores)),

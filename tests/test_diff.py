@@ -398,3 +398,23 @@ def test_text_lists_added_removed_changed_then_failing() -> None:
                                  "removed o: y, 3 layers\n"
                                  "m: moe 1 -> 2; MTP 0 -> 1; vision added\n"
                                  "does not resolve at a: specs/z.yaml (why)\n")
+
+
+def test_diff_json_is_valid_against_its_schema_and_says_what_the_text_says(two_commits: Path,
+                                                                            golden: Callable[[str, str], None]) -> None:
+    import json
+
+    import jsonschema
+
+    result = run(two_commits, "diff", "v1", "v2", "--format", "json")
+    assert result.exit_code == 0
+    golden("diff.json", result.stdout)
+    document = json.loads(result.stdout)
+    schema = json.loads((Path(__file__).resolve().parents[1] / "schemas" / "catalogue-diff.schema.json")
+                        .read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(document)
+    text = run(two_commits, "diff", "v1", "v2").stdout
+    for change in document["changed"]:
+        for move in change["moves"]:
+            assert move["what"] in text
+    assert (document["base"], document["head"], document["empty"]) == ("v1", "v2", False)

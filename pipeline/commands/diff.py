@@ -42,8 +42,9 @@ WORKING_TREE = "working tree"
 @click.argument("base", metavar="BASE")
 @click.argument("head", metavar="[HEAD]", required=False)
 @root_option
-@click.option("--format", "fmt", type=click.Choice(("text", "markdown")), default="text", show_default=True,
-              help="text for a terminal or a log, markdown for a pull-request comment.")
+@click.option("--format", "fmt", type=click.Choice(("text", "markdown", "json")), default="text", show_default=True,
+              help="text for a terminal or a log, markdown for a pull-request comment, json for tools "
+                   "(schemas/catalogue-diff.schema.json).")
 @click.option("--exit-code", is_flag=True,
               help="Exit 1 when a model was added, removed or changed, or a spec newly fails to resolve or no "
                    "longer does.")
@@ -80,7 +81,7 @@ def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit
     profiles.
     """
     # pylint: disable=import-outside-toplevel
-    from pipeline.catalogue_diff import diff_catalogues, render_markdown, render_text
+    from pipeline.catalogue_diff import diff_catalogues, render_json, render_markdown, render_text
     from pipeline.git_changes import check_revision
     from pipeline.repo import find_repo
 
@@ -93,7 +94,8 @@ def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit
         before = _catalogue(repo, commit, label, Path(scratch) / "base")
         after = _catalogue(repo, head, head, Path(scratch) / "head") if head else _working_tree(repo)
     result = diff_catalogues(before, after)
-    echo_rendered(render_markdown(result) if fmt == "markdown" else render_text(result), nl=False)
+    render = {"markdown": render_markdown, "json": render_json}.get(fmt, render_text)
+    echo_rendered(render(result), nl=False)
     raise SystemExit(1 if exit_code and not result.empty else 0)
 
 

@@ -87,6 +87,8 @@ def spec_files(paths: Sequence[Path], repo: "SpecRepo", config: "Config", exclud
         import dataclasses  # pylint: disable=import-outside-toplevel
 
         config = dataclasses.replace(config, exclude=(*config.exclude, *excludes))
+    if not config.exclude:  # nothing to leave out (a catalogue's worth of Path.absolute() saved)
+        return found
     return [path for path in found if path.absolute() in explicit or not config.excluded(path)]
 
 

@@ -19,7 +19,7 @@ from typing import Dict, List, Optional
 
 import click
 
-from pipeline.output import echo
+from pipeline.output import echo, echo_rendered
 
 from pipeline.commands.git_options import GitFailure, changed_since_option, git_errors
 from pipeline.commands.options import repository_errors, root_option
@@ -42,8 +42,10 @@ class RegenFailure(click.ClickException):
 @changed_since_option
 @click.option("--wait", type=click.FloatRange(min=0), default=60.0, show_default=True, metavar="SECONDS",
               help="How long to wait for another regen run to finish before giving up (with --check too).")
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True,
+              help="With --check: json prints one document (schemas/regen-check.schema.json) instead of lines.")
 def command(root: Optional[Path], check_only: bool, commit: bool, changed_since: Optional[str],
-            wait: float) -> None:
+            wait: float, fmt: str) -> None:
     """Regenerate the resolved-stack artifacts in resolved/ (or --check them).
 
     One resolved/<name>.json per spec that passes check (the spec's facts,
@@ -58,6 +60,7 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
     Examples:
       modelspec regen
       modelspec regen --check                       # CI: exit 1 on drift
+      modelspec regen --check --format json         # the same, for tools
       modelspec regen --changed-since origin/main
       modelspec regen --commit                      # the nightly job
 
@@ -72,6 +75,8 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
 
     if check_only and commit:
         raise click.UsageError("--check writes nothing, so it cannot --commit; use one of them")
+    if fmt != "text" and not check_only:
+        raise click.UsageError("--format json is for --check; regen itself reports what it writes as lines")
     repo = find_repo(root)
     if not repo.specs.is_dir():
         raise click.UsageError(f"{repo.specs} is not a folder; regen resolves the specs under specs/ "
@@ -92,7 +97,7 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
         resolutions = resolve_specs(repo, files, profiles, update)
     spec_paths = [repo.display(path) for path in every]
     if check_only:
-        raise SystemExit(_check(repo, resolutions, spec_paths, wait))
+        raise SystemExit(_check(repo, resolutions, spec_paths, wait, fmt))
     target, applied = _write(repo, resolutions, spec_paths, wait)
     if commit:
         _commit(repo, target, applied)
@@ -124,8 +129,9 @@ def _told(problems) -> str:
     return ", ".join(f"{count} {code.split('.', 1)[1]}" for code, count in sorted(counts.items()))
 
 
-def _check(repo, resolutions, spec_paths: List[str], wait: float) -> int:
-    """``--check``: read ``resolved/`` under the lock, report the drift and the problems; return the exit code."""
+def _check(repo, resolutions, spec_paths: List[str], wait: float, fmt: str = "text") -> int:
+    """``--check``: read ``resolved/`` under the lock, report the drift and the problems (as lines, or one JSON
+    document for *fmt* ``json``); return the exit code."""
     # pylint: disable=import-outside-toplevel
     from pipeline.problems import Severity
     from pipeline.regen import RegenError, drift, locked, plan, read_resolved
@@ -138,9 +144,12 @@ def _check(repo, resolutions, spec_paths: List[str], wait: float) -> int:
         raise RegenFailure(str(error)) from None
     target = plan(resolutions, spec_paths, existing)
     found = drift(target, existing, repo.display(repo.resolved))
-    _echo_problems(found)
     folder = repo.display(repo.resolved)
     errors = [problem for problem in found if problem.severity is Severity.ERROR]
+    if fmt == "json":
+        echo_rendered(_check_json(folder, found, errors, len(target.artifacts)))
+        return 1 if errors else 0
+    _echo_problems(found)
     repaired = [problem for problem in errors if problem.code in DRIFT_CODES]
     needs_a_person = [problem for problem in errors if problem.code not in DRIFT_CODES]
     if repaired:
@@ -151,6 +160,27 @@ def _check(repo, resolutions, spec_paths: List[str], wait: float) -> int:
     if not errors:
         echo(f"{folder}/ is up to date ({plural(len(target.artifacts), 'artifact')} and the index)")
     return 1 if errors else 0
+
+
+#: The version of the ``regen --check --format json`` document (``schemas/regen-check.schema.json``).
+CHECK_SCHEMA_VERSION = 1
+
+
+def _check_json(folder: str, found, errors, artifacts: int) -> str:
+    """The ``--check`` verdict as the JSON document of ``schemas/regen-check.schema.json``."""
+    import json  # pylint: disable=import-outside-toplevel
+
+    document = {
+        "schema_version": CHECK_SCHEMA_VERSION,
+        "folder": folder,
+        "up_to_date": not errors,
+        "exit_code": 1 if errors else 0,
+        "artifacts": artifacts,
+        "problems": [{"file": problem.file, "line": problem.line, "column": problem.column, "code": problem.code,
+                      "severity": problem.severity.value, "fixed_by_regen": problem.code in DRIFT_CODES,
+                      "message": problem.message} for problem in found],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False)
 
 
 def _write(repo, resolutions, spec_paths: List[str], wait: float):
