@@ -19,7 +19,7 @@ from typing import Optional
 
 #: Where Chromium is, or ``None``.
 CHROMIUM: Optional[str] = os.environ.get("MODELSPEC_CHROMIUM") or next(
-    filter(None, (shutil.which(name) for name in ("chromium", "chromium-browser"))), None)
+    filter(None, (shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome"))), None)
 
 #: Why the browser tests skip, when they do.
 SKIP_REASON = ("no Chromium to run the site's browser tests: install Debian's package (apt-get install chromium, "
