@@ -6,7 +6,7 @@ by suite. A file's suite lists its five passes in the order they ran, so the
 failing pass and the passes skipped after it read as one story; a suite per
 pass would scatter one file over five suites.
 
-Mapping: a changed-only run starts with a suite of no tests whose `scope` property
+Mapping: a changed-only run starts with a suite of no tests whose ``scope`` property
 says what it covered; each problem that fails the run (an error, or a warning under
 ``--strict``) is a testcase of its own, ``<pass> [<code>] <line>:<col>``, with
 one ``<failure>`` (its message, and its ``path:line:col: severity [code]
