@@ -321,6 +321,10 @@ def _check_source(ctx: click.Context, param: click.Parameter, values: Sequence[s
         if char is not None:
             raise click.BadParameter(f"a source is one line of printable text; U+{ord(char):04X} at character "
                                      f"{value.index(char) + 1} is a control character or line break", ctx, param)
+        if "##[" in value:  # the spec goes to stdout, where a CI runner would run its header line as a command
+            raise click.BadParameter("a source cannot hold the legacy workflow-command prefix (two '#' "
+                                     "and a '['), which a GitHub Actions log runs wherever it stands; write it "
+                                     "another way", ctx, param)
     return tuple(values)
 
 
