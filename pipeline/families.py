@@ -155,6 +155,9 @@ class Family:
         vision_defaults: Its tower config class's defaults for ``vision_config``
             keys a config leaves out, as :attr:`defaults` (an expression reads
             the tower's fields).
+        pattern_key: For the ``pattern`` layout: the config key whose
+            characters name each layer's kind (``hybrid_override_pattern``).
+        pattern_kinds: The layer kind each of its characters names.
         text_model_types: The model types its ``text_config`` may state that
             another profile prices (Mistral 3's text model is a ``mistral``):
             read with this family's rules all the same.
@@ -173,6 +176,8 @@ class Family:
     vision_ignored: Mapping[str, str]
     text_model_types: Tuple[str, ...] = ()
     vision_defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    pattern_key: str = ""
+    pattern_kinds: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def _key_rule(key: str, entry: Mapping[str, Any], prefix: str = "") -> KeyRule:
@@ -211,6 +216,8 @@ def parse_family(data: Mapping[str, Any]) -> Family:
         vision_ignored=MappingProxyType(dict(data.get("vision_ignored", {}))),
         text_model_types=tuple(data.get("text_model_types", ())),
         vision_defaults=MappingProxyType(_defaults(data.get("vision_defaults", {}))),
+        pattern_key=data.get("pattern", {}).get("key", ""),
+        pattern_kinds=MappingProxyType(dict(data.get("pattern", {}).get("kinds", {}))),
     )
 
 

@@ -622,6 +622,32 @@ def _attention_stated(ctx: _Context, count: int) -> Tuple[Optional[List[str]], O
     return None, _window(ctx, gated=False)
 
 
+def _pattern_types(ctx: _Context, count: int, refuse: bool = True) -> Optional[List[str]]:
+    """Each body layer's kind, one character of the family's pattern key each (Nemotron-H's
+    ``hybrid_override_pattern``: M mamba, * attention, E moe, - mlp); ``None`` after recording why not (with
+    *refuse*; the feed-forward rule reads the same key again, and says nothing twice)."""
+    key, kinds = ctx.family.pattern_key, ctx.family.pattern_kinds
+    value = ctx.value(key)
+    if not refuse:
+        valid = isinstance(value, str) and len(value) == count and all(char in kinds for char in value)
+        return [kinds[char] for char in value] if valid else None
+    if value is None:
+        ctx.refuse((), "import.missing", f"{key} is not stated, and model_type {ctx.type_name!r} lays out its "
+                                         f"layers by it; state it")
+        return None
+    if not isinstance(value, str) or len(value) != count or any(char not in kinds for char in value):
+        ctx.refuse(ctx.path(key), "import.value",
+                   f"{key} must be {count} characters (num_hidden_layers), each one of "
+                   f"{', '.join(repr(char) for char in kinds)}, got {_show(value)}")
+        return None
+    return [kinds[char] for char in value]
+
+
+def _attention_pattern(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    _no_window(ctx, f"model_type {ctx.type_name!r}'s attention")
+    return _pattern_types(ctx, count), None
+
+
 _AttentionRule = Callable[[_Context, int], Tuple[Optional[List[str]], Optional[_Stated]]]
 
 #: How each family picks a body layer's attention: ``(layer types, the window)`` for *count* layers.
@@ -635,6 +661,7 @@ ATTENTION_RULES: Mapping[str, _AttentionRule] = MappingProxyType({
     "alternate": _attention_alternate,
     "encoder_decoder": _attention_full,
     "stated": _attention_stated,
+    "pattern": _attention_pattern,
 })
 
 
@@ -644,6 +671,14 @@ def _ffn_dense(ctx: _Context, count: int) -> Optional[List[str]]:
 
 def _ffn_moe(ctx: _Context, count: int) -> Optional[List[str]]:
     return ["moe"] * count
+
+
+def _ffn_per_kind(ctx: _Context, count: int) -> Optional[List[str]]:
+    """Each layer's feed-forward as its kind states it (a pattern layout names the kinds)."""
+    kinds = _pattern_types(ctx, count, refuse=False) if ctx.family.pattern_key else None
+    if kinds is None:
+        return None
+    return [ctx.profile.layer_kinds[kind].ffn if kind in ctx.profile.layer_kinds else "none" for kind in kinds]
 
 
 def _ffn_first_k_freq(ctx: _Context, count: int) -> Optional[List[str]]:
@@ -673,6 +708,7 @@ FFN_RULES: Mapping[str, Callable[[_Context, int], Optional[List[str]]]] = Mappin
     "moe": _ffn_moe,
     "first_k_freq": _ffn_first_k_freq,
     "sparse_step": _ffn_sparse_step,
+    "per_kind": _ffn_per_kind,
 })
 
 # The rule keys each rule reads; a rule key a config states for a family whose
@@ -688,6 +724,7 @@ _RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "alternate": ("sliding_window",),
     "encoder_decoder": ("sliding_window", "use_sliding_window", "num_layers", "num_decoder_layers"),
     "stated": ("sliding_window",),
+    "pattern": ("sliding_window", "use_sliding_window"),
     "first_k_freq": ("moe_layer_freq",),
     "sparse_step": ("decoder_sparse_step", "mlp_only_layers"),
 })
@@ -1265,8 +1302,8 @@ def _apply_keys(ctx: _Context) -> List[KeyPath]:
     for field_name, value in family.fixed.items():
         ctx.fields.fix(field_name, value, ctx.type_name)
     for key, stated in list(ctx.keys.items()):
-        if key in family.unread or key in family.ignored:
-            continue
+        if key in family.unread or key in family.ignored or key == family.pattern_key:
+            continue  # the pattern key is read by the pattern layout
         rule = family.keys.get(key) or _RULES.get(key)
         if rule is None:
             if key not in IGNORED:

@@ -44,7 +44,7 @@ def runs(view: Dict[str, Any]) -> list:
 
 def test_check_on_the_whole_catalogue_exits_0_with_no_warnings():
     result = run(["check", "--strict", "--root", str(ROOT)])
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "31 files checked, no problems\n", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "32 files checked, no problems\n", "")
 
 
 def test_fmt_check_on_the_whole_catalogue_exits_0():
@@ -242,6 +242,7 @@ llama-3.1-8b                    llama            32  -                       -  
 minimax-m2                      minimax_m2       62  256 top-8               -  -            228,689,748,992  11,030,537,216
 mistral-small-3.1-24b-instruct  mistral3         40  -                       -  24 layers                  -               -
 mixtral-8x7b                    mixtral          32  8 top-2                 -  -             46,702,792,704  12,879,925,248
+nemotron-3-nano-30b-a3b         nemotron_h       52  128 top-6 +1 shared     -  -             31,577,937,344   3,580,073,408
 olmo-2-1124-7b-instruct         olmo2            32  -                       -  -              7,298,617,344   7,298,617,344
 phi-1                           phi              24  -                       -  -              1,414,562,935   1,414,562,935
 phi-3-mini-4k-instruct          phi3             32  -                       -  -              3,821,079,552   3,821,079,552
@@ -263,7 +264,7 @@ t5-base                         t5               24  -                       -  
 def test_list_json_has_one_record_per_model():
     result = run(["list", "--format", "json", "--root", str(ROOT)])
     rows = json.loads(result.stdout)
-    assert len(rows) == 31
+    assert len(rows) == 32
     assert next(row for row in rows if row["name"] == "deepseek-r1") == {"name": "deepseek-r1", "file": "specs/deepseek/deepseek-r1.yaml", "arch": "deepseek_v3",
                        "layers": 61, "mtp": 1, "experts": {"routed": 256, "per_token": 8, "shared": 1},
                        "tower_layers": None, "total": 671_026_404_352, "active": 37_552_282_624}

@@ -147,6 +147,14 @@ def test_a_source_with_a_line_breaking_or_control_character_is_a_usage_error(con
             "2 is a control character or line break") in result.stderr
 
 
+def test_a_source_holding_a_legacy_workflow_command_is_a_usage_error(config_file: Path) -> None:
+    result = CliRunner().invoke(main, ["import", "--root", str(FIXTURE), str(config_file), "--source",
+                                       "org/m ##[error]x"], catch_exceptions=False)
+    assert result.exit_code == 2
+    assert ("Invalid value for '--source': a source cannot hold the legacy workflow-command prefix (two '#' and a "
+            "'['), which a GitHub Actions log runs wherever it stands; write it another way") in result.stderr
+
+
 def test_a_source_with_a_tab_is_one_header_line(config_file: Path) -> None:
     result = CliRunner().invoke(main, ["import", "--root", str(FIXTURE), str(config_file), "--source", "a\tb"],
                                 catch_exceptions=False)

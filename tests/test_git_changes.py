@@ -454,6 +454,11 @@ def test_a_clean_changed_only_run_states_its_scope_in_every_report(repo: Path) -
                                  "removed": [QWEN]}
     sarif = json.loads(run(repo, "check", "--changed-since", "main", "--format", "sarif").stdout)
     assert sarif["runs"][0]["properties"]["scope"] == scope
+    from junitparser import JUnitXml
+
+    junit = JUnitXml.fromstring(run(repo, "check", "--changed-since", "main", "--format", "junit").stdout)
+    assert [(suite.name, suite.tests, [(p.name, p.value) for p in suite.properties()]) for suite in junit] == [
+        ("modelspec --changed-since", 0, [("scope", scope)])]
 
 
 def test_a_run_without_changed_since_states_what_it_checked(repo: Path) -> None:

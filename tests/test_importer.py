@@ -154,6 +154,11 @@ MISTRAL3 = {"model_type": "mistral3", "text_config": {**LLAMA, "model_type": "mi
 MISTRAL3_TOWER = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "name": "vision",
                   "intermediate_size": 64, "patch_size": 14, "layers": [{"kind": "gated_encoder", "count": 2}]}
 QWEN2_VL = {**QWEN2, "model_type": "qwen2_vl", "vision_config": {"hidden_size": 64, "embed_dim": 32}}
+NEMOTRON = {"model_type": "nemotron_h", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
+            "vocab_size": 100, "intermediate_size": 32, "hybrid_override_pattern": "ME*-", "n_routed_experts": 8,
+            "n_shared_experts": 1, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
+            "moe_shared_expert_intermediate_size": 48, "mamba_num_heads": 8, "mamba_head_dim": 16, "n_groups": 2,
+            "ssm_state_size": 32, "conv_kernel": 4}
 GPT2 = {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100, "n_inner": None}
 T5 = {"model_type": "t5", "d_model": 64, "num_layers": 2, "num_heads": 4, "vocab_size": 100, "d_ff": 128}
 TOWER = {"hidden_size": 32, "depth": 4, "num_heads": 2, "intermediate_size": 64, "fullatt_block_indexes": [1, 3]}
@@ -274,6 +279,22 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
        "spatial_merge_size sets the vision tower's vision.spatial_merge_size, but the config states no vision_config; "
        "state the tower, or leave the key out")]),
     ("multimodal_projector_bias", with_(MISTRAL3, multimodal_projector_bias=False), {"arch": "mistral3"}),
+    ("moe_shared_expert_intermediate_size", NEMOTRON,
+     {"shared_expert_intermediate_size": 48, "num_shared_experts": 1}),
+    ("mamba_num_heads", NEMOTRON, {"linear_num_value_heads": 8, "layer_types": ["mamba", "moe", "attention", "mlp"]}),
+    ("mamba_head_dim", NEMOTRON, {"linear_value_head_dim": 16}),
+    ("n_groups", NEMOTRON, {"linear_num_key_heads": 2}),
+    ("ssm_state_size", NEMOTRON, {"linear_key_head_dim": 32}),
+    ("conv_kernel", NEMOTRON, {"linear_conv_kernel_dim": 4}),
+    ("use_conv_bias", with_(NEMOTRON, use_conv_bias=True), {"arch": "nemotron_h"}),
+    ("moe_latent_size", with_(NEMOTRON, moe_latent_size=16),
+     [(("moe_latent_size",), "import.unsupported",
+       "moe_latent_size is 16: a latent size adds NemotronHMoE's fc1_latent_proj and fc2_latent_proj, which the moe "
+       "kind does not count; only null is imported")]),
+    ("n_routed_experts", with_(NEMOTRON, hybrid_override_pattern="ME*"),
+     [(("hybrid_override_pattern",), "import.value",
+       "hybrid_override_pattern must be 4 characters (num_hidden_layers), each one of 'M', '*', 'E', '-', got "
+       '"ME*"')]),
     ("n_embd", GPT2, {"hidden_size": 64}),
     ("n_layer", GPT2, {"num_hidden_layers": 2}),
     ("n_head", GPT2, {"num_attention_heads": 4}),
@@ -1101,8 +1122,6 @@ def test_every_property_of_the_family_schema_is_described():
 
 
 @pytest.mark.parametrize("config, line", [
-    ("nemotron-3-nano-30b-a3b.json",
-     '32:5: error [import.remote-code] ' + _remote("nemotron_h", "modeling_nemotron_h.NemotronHForCausalLM")),
     ("llama-3.2-11b-vision-instruct.json", '6:3: error [import.unknown-model-type] no op profile prices model_type '
                                            '"mllama"; the known model types are '),
 ])

@@ -150,3 +150,14 @@ def test_try_repo_at_the_pinned_commit(tmp_path: Path, bare_clone: Dict[str, str
     assert (run.returncode, _hook_results(run.stdout)) == (
         1, "modelspec check ... Failed\n- hook id: modelspec-check\n- exit code: 1\n\n"
            f"{BAD_LINE}\n1 error, 0 warnings in 1 file (1 file clean)\n\n"), run.stdout + run.stderr
+
+
+def test_the_github_actions_snippet_installs_with_the_tested_pip_line() -> None:
+    """The workflow snippet cannot run here; its install step is the pip line the slow test runs."""
+    text = README.read_text(encoding="utf-8")
+    snippet = text[text.index("# .github/workflows/specs.yml"):]
+    snippet = snippet[:snippet.index("```")]
+    assert f"      - run: {readme_block('pip-install').strip()}\n" in snippet
+    assert re.findall(r"uses: (\S+)@", snippet) == ["actions/checkout", "actions/setup-python",
+                                                   "github/codeql-action/upload-sarif"]
+    assert all(re.fullmatch(r"[0-9a-f]{40}", sha) for sha in re.findall(r"uses: \S+@(\S+)", snippet))

@@ -224,6 +224,8 @@ MLA = {"q_lora_rank": "stated", **PLAIN}
     ("mistral3", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
     ("roberta", {"full_attention": PLAIN}),
     ("qwen2_vl", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
+    ("nemotron_h", {"mamba": {}, "attention": PLAIN, "moe": {"num_shared_experts": 1, "shared_expert_gate": False},
+                    "mlp": {}}),
 ])
 def test_op_profile_data_exact_assumptions(arch, expected):
     """What each kind's counts were read under, as its comments say: per-head q/k norms and the query's output
@@ -297,6 +299,10 @@ def test_op_profile_data_kind_names(arch, kinds, default):
         ("phi", "full_attention", "full", "dense", (4, 2, 2, 1, 3, 1, 4, 1, 1, 0)),
         ("minimax_m2", "moe", "full", "moe", (4, 2, 4, 2, 1, 4, 4, 1, 1, 0)),
         ("roberta", "full_attention", "full", "dense", (4, 2, 2, 1, 3, 2, 4, 0, 1, 0)),
+        ("nemotron_h", "mamba", "linear", "none", (6, 0, 0, 0, 0, 2, 2, 0, 0, 1)),
+        ("nemotron_h", "attention", "full", "none", (4, 2, 0, 1, 1, 1, 2, 1, 0, 0)),
+        ("nemotron_h", "moe", "none", "moe", (0, 0, 5, 1, 0, 1, 2, 0, 2, 0)),
+        ("nemotron_h", "mlp", "none", "dense", (0, 0, 2, 0, 0, 1, 2, 0, 1, 0)),
     ],
 )
 def test_op_profile_data_exact_counts(arch, kind, attention, ffn, counts):
@@ -386,6 +392,7 @@ def test_exaone4_and_olmo2_run_the_same_calls_with_norms_of_other_widths():
         ("mistral-small-3.1-24b-instruct", "mistral3"),
         ("all-roberta-large-v1-resaved", "roberta"),
         ("qwen2-vl-2b-instruct-awq", "qwen2_vl"),
+        ("nemotron-3-nano-30b-a3b", "nemotron_h"),
         ("deepseek-r1-distill-qwen-7b", "qwen2"),
     ],
 )

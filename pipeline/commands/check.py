@@ -19,8 +19,9 @@ import click
 from pipeline.output import echo, echo_rendered
 
 from pipeline.commands.git_options import changed_since_option
-from pipeline.commands.options import (exclude_option, ignore_option, no_cache_option, open_cache, repository_errors,
-                                       root_option, run_config, save_cache, select_option, spec_files)
+from pipeline.commands.options import (STDIN_NAME, exclude_option, ignore_option, no_cache_option, open_cache,
+                                       read_stdin, repository_errors, root_option, run_config, save_cache,
+                                       select_option, spec_files, stdin_filename_option)
 
 _FORMATS = ("text", "json", "junit", "sarif", "github", "markdown")
 
@@ -72,10 +73,11 @@ def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[
 @no_cache_option
 @changed_since_option
 @exclude_option
+@stdin_filename_option
 def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: List[Tuple[str, Path]],
             strict: Optional[bool], select: Tuple[str, ...], ignore: Tuple[str, ...], fix: bool, quiet: bool,
             jobs: Optional[int], color: Optional[bool], no_cache: bool, changed_since: Optional[str],
-            excludes: Tuple[str, ...]) -> None:
+            excludes: Tuple[str, ...], stdin_filename: Optional[str]) -> None:
     """Check spec files: every problem of every file, located, in one run.
 
     \b
@@ -101,6 +103,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
       modelspec check --format github --output sarif=modelspec.sarif --output junit=modelspec.xml
       modelspec check --changed-since origin/main --format github
       modelspec check --ignore roundtrip.null --select roundtrip,stack
+      modelspec check - --stdin-filename specs/qwen/new.yaml < new.yaml
 
     Settings come from [tool.modelspec] in pyproject.toml or modelspec.toml
     (specs, exclude, select, ignore, per-file-ignores, strict); a warning is
@@ -124,7 +127,12 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     with repository_errors():
         profiles = load_op_profiles(repo.profiles)
     named = list(paths) or list(config.specs) or [repo.specs]
-    files = spec_files(paths, repo, config, excludes)
+    stdin = "-" in map(str, paths)
+    if stdin:
+        files = [_stdin_file(paths, fix, changed_since)]
+        no_cache = True
+    else:
+        files = spec_files(paths, repo, config, excludes)
     if not files:
         raise click.UsageError(f"no spec files (*.yaml, *.yml) in {', '.join(str(path) for path in named)}")
     scope = None
@@ -134,7 +142,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
         files, selection = changed_files(repo, changed_since, files, profiles, named, quiet)
         scope = Scope(selection.ref, selection.base, selection.candidates, selection.removed)
     _refuse_outputs(outputs, [*files, *repo_folders(repo)])
-    pairs = [(path, repo.report_name(path)) for path in files]
+    pairs = [(path, (stdin_filename or STDIN_NAME) if stdin else repo.report_name(path)) for path in files]
     cache = open_cache(repo, profiles, not no_cache)
     # Every spec under specs/ is checked: no name is elsewhere.
     everything = not paths and changed_since is None and not config.specs and not config.exclude and not excludes
@@ -143,7 +151,8 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     def run_checks():
         checked = _run(pairs, profiles, jobs, cache)
         result = run_result(checked, config.strict if strict is None else strict,
-                            {} if everything else _names_elsewhere(repo, files, cache))
+                            {} if everything else _names_elsewhere(
+                                repo, [Path(stdin_filename)] if stdin and stdin_filename else files, cache))
         result = dataclasses.replace(result, scope=scope)
         return suppress(result, config, tuple(codes), select, ignore, repo.report_base)
 
@@ -193,6 +202,25 @@ def _refuse_outputs(outputs: List[Tuple[str, Path]], protected: List[Path]) -> N
         why = report_target_refusal(out_path, protected)
         if why:
             raise click.BadParameter(why, param_hint=f"--output {out_fmt}={out_path}")
+
+
+def _stdin_file(paths, fix: bool, changed_since: Optional[str]) -> Path:
+    """``check -``: stdin's bytes in a file of a temporary folder (removed at exit), to check as any file."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from pipeline.yaml_source import MAX_BYTES
+
+    if len(paths) > 1:
+        raise click.UsageError("'-' (stdin) is the only spec check takes with it; name files without it")
+    if fix or changed_since is not None:
+        raise click.UsageError("--fix and --changed-since work on files; they do not take '-' (stdin)")
+    scratch = Path(tempfile.mkdtemp(prefix="modelspec-stdin-"))
+    atexit.register(shutil.rmtree, scratch, True)
+    path = scratch / "stdin.yaml"
+    path.write_bytes(read_stdin(MAX_BYTES))
+    return path
 
 
 def _fix(result, paths: Dict[str, Path], repo, quiet: bool) -> Tuple[int, set]:

@@ -18,8 +18,9 @@ from typing import Optional, Tuple
 
 import click
 
-from pipeline.commands.options import exclude_option, root_option, run_config, spec_files
-from pipeline.output import echo
+from pipeline.commands.options import (STDIN_NAME, exclude_option, read_stdin, root_option, run_config, spec_files,
+                                       stdin_filename_option)
+from pipeline.output import echo, echo_rendered
 
 
 @click.command(name="fmt", context_settings={"help_option_names": ["-h", "--help"]})
@@ -30,8 +31,9 @@ from pipeline.output import echo
               help="Write nothing; print the unified diff of each file that would change, and exit 1 if any.")
 @root_option
 @exclude_option
+@stdin_filename_option
 def command(paths: Tuple[Path, ...], check: bool, show_diff: bool, root: Optional[Path],
-            excludes: Tuple[str, ...]) -> None:
+            excludes: Tuple[str, ...], stdin_filename: Optional[str]) -> None:
     """Rewrite spec files in the canonical layout.
 
     Keys in the schema's order (nested records in their own field order),
@@ -47,6 +49,7 @@ def command(paths: Tuple[Path, ...], check: bool, show_diff: bool, root: Optiona
       modelspec fmt specs/qwen/qwen3-8b.yaml
       modelspec fmt --check                  # in CI: exit 1 if a file would change
       modelspec fmt --diff specs/qwen        # show what would change
+      modelspec fmt - < a.yaml > b.yaml      # stdin to stdout (an editor's formatter)
 
     Exit codes: 0 nothing to change (or all written), 1 a file would change
     (--check, --diff) or was refused, 2 usage error.
@@ -56,6 +59,8 @@ def command(paths: Tuple[Path, ...], check: bool, show_diff: bool, root: Optiona
     from pipeline.repo import find_repo
 
     repo = find_repo(root)
+    if "-" in map(str, paths):
+        _format_stdin(paths, repo, check, show_diff, stdin_filename)
     files = spec_files(paths, repo, run_config(repo), excludes)
     targets = {}
     for path in files:
@@ -86,3 +91,39 @@ def command(paths: Tuple[Path, ...], check: bool, show_diff: bool, root: Optiona
             raise click.FileError(str(path), hint=error.strerror) from None
         echo(f"reformatted {repo.report_name(path)}")
     raise SystemExit(1 if failed else 0)
+
+
+def _format_stdin(paths: Tuple[Path, ...], repo, check: bool, show_diff: bool, stdin_filename: Optional[str]) -> None:
+    """``fmt -``: format the spec on stdin to stdout (``--check``: say whether it would change; ``--diff``: the
+    diff); exits. The schema line is worked out for ``--stdin-filename`` when given."""
+    from pipeline.fmt import change_summary, format_text, schema_line, unified_diff
+    from pipeline.yaml_source import MAX_BYTES
+
+    if len(paths) > 1:
+        raise click.UsageError("'-' (stdin) is the only spec fmt takes with it; name files without it")
+    name = stdin_filename or STDIN_NAME
+    raw = read_stdin(MAX_BYTES)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = None
+    result = format_text(text, name, schema_line(repo, Path(stdin_filename)) if stdin_filename else None) \
+        if text is not None and len(raw) <= MAX_BYTES else None
+    problems = result.problems if result is not None else ()
+    if result is None:
+        from pipeline.yaml_source import load_bytes
+
+        problems = load_bytes(raw, name).problems
+    for problem in problems:
+        echo(f"{problem.file}:{problem.line}:{problem.column}: {problem.severity.value} [{problem.code}] "
+             f"{problem.message}", err=True)
+    if result is None or result.text is None:
+        raise SystemExit(1)
+    if show_diff or check:
+        if show_diff:
+            echo(unified_diff(text, result.text, name), nl=False)
+        elif result.changed:
+            echo(f"would reformat {name}: {change_summary(text, result.text)}")
+        raise SystemExit(1 if result.changed else 0)
+    echo_rendered(result.text, nl=False)
+    raise SystemExit(0)

@@ -214,6 +214,21 @@ def read_config_file(path: Path) -> bytes:
     return raw
 
 
+def _stdin_config() -> bytes:
+    """A config read from stdin (``modelspec import -``), bounded as a file is.
+
+    Raises:
+        ConfigReadError: For more than :data:`MAX_BYTES`.
+    """
+    from pipeline.commands.options import read_stdin
+
+    raw = read_stdin(MAX_BYTES)
+    if len(raw) > MAX_BYTES:
+        raise ConfigReadError(FILE_START, f"stdin holds more than 1 MiB ({MAX_BYTES} bytes); a config.json is a few "
+                                          "kilobytes: check that this is the right input")
+    return raw
+
+
 def read_config(raw: bytes) -> Tuple[Any, Dict[Tuple[Any, ...], Location]]:
     """Parse a config's bytes as strict JSON.
 
@@ -306,6 +321,10 @@ def _check_source(ctx: click.Context, param: click.Parameter, values: Sequence[s
         if char is not None:
             raise click.BadParameter(f"a source is one line of printable text; U+{ord(char):04X} at character "
                                      f"{value.index(char) + 1} is a control character or line break", ctx, param)
+        if "##[" in value:  # the spec goes to stdout, where a CI runner would run its header line as a command
+            raise click.BadParameter("a source cannot hold the legacy workflow-command prefix (two '#' "
+                                     "and a '['), which a GitHub Actions log runs wherever it stands; write it "
+                                     "another way", ctx, param)
     return tuple(values)
 
 
@@ -330,7 +349,7 @@ def _check_output(ctx: click.Context, param: click.Parameter, value: Optional[Pa
 
 
 @click.command(name="import", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("config", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("config", type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path))
 @click.option("--name", callback=_check_name,
               help="The spec's name. Default: the last part of the config's _name_or_path, lower-cased, else the "
                    "config file's stem.")
@@ -380,6 +399,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
       modelspec import config.json --name qwen3-8b -o specs/qwen/qwen3-8b.yaml \\
           --source "Qwen/Qwen3-8B config.json at revision abc123"
       modelspec import my-llama-finetune.json --arch llama
+      curl -sL https://huggingface.co/org/model/raw/main/config.json | modelspec import - --name model
       modelspec import config.json -o specs/qwen/qwen3-8b.yaml --force   # re-import
 
     Exit codes: 0 written, 1 the config cannot be imported (nothing is
@@ -399,13 +419,15 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
                                  f"{', '.join(sorted(profiles.profiles))}", param_hint="--arch")
     if output is not None and output.exists() and not force:
         raise click.UsageError(f"{output} exists; pass --force to overwrite it")
-    file = repo.report_name(config)
+    from_stdin = str(config) == "-"
+    file = "-" if from_stdin else repo.report_name(config)
     try:
-        data, locations = read_config(read_config_file(config))
+        data, locations = read_config(_stdin_config() if from_stdin else read_config_file(config))
     except ConfigReadError as error:
         _fail([f"{file}:{error.where.line}:{error.where.column}: error [import.json] {error}"])
     try:
-        imported = import_config(data, profiles, fallback_name=config.stem, name=name, arch=arch,
+        imported = import_config(data, profiles, fallback_name="stdin" if from_stdin else config.stem, name=name,
+                                 arch=arch,
                                  allow_unknown=allow_unknown)
     except ConfigImportError as error:
         _fail([f"{_located(file, locations, issue.path)}: error [{issue.code}] {issue.message}"
@@ -413,7 +435,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
     for path in imported.unknown:
         echo(f"{_located(file, locations, path)}: warning [import.unknown-key] {'.'.join(path)} is not "
                    "imported: the importer does not know it", err=True)
-    text = _spec_text(imported.data, repo, output, sources, config.name)
+    text = _spec_text(imported.data, repo, output, sources, "stdin" if from_stdin else config.name)
 
     def at_config_key(path: Sequence[Any]) -> Tuple[str, str]:
         key, note = imported.source(path)

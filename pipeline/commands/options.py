@@ -157,3 +157,20 @@ def progress_bar(total: int, label: str) -> Iterator[Optional[Callable[[int], No
         return
     with click.progressbar(length=total, label=label, file=sys.stderr) as bar:
         yield bar.update
+
+
+#: How commands name text read from stdin (``-``) in their reports, unless ``--stdin-filename`` says otherwise.
+STDIN_NAME = "-"
+
+
+def read_stdin(limit: int) -> bytes:
+    """Standard input's bytes, at most *limit* + 1 of them (so a caller can tell a too-large input)."""
+    import sys  # pylint: disable=import-outside-toplevel
+
+    return sys.stdin.buffer.read(limit + 1)
+
+
+stdin_filename_option = click.option(
+    "--stdin-filename", metavar="PATH", default=None,
+    help="With '-' (read the spec from stdin): the path reports name it by, and that per-file-ignores and "
+         "the schema line are worked out for. Default: '-'.")

@@ -6,7 +6,8 @@ by suite. A file's suite lists its five passes in the order they ran, so the
 failing pass and the passes skipped after it read as one story; a suite per
 pass would scatter one file over five suites.
 
-Mapping: each problem that fails the run (an error, or a warning under
+Mapping: a changed-only run starts with a suite of no tests whose ``scope`` property
+says what it covered; each problem that fails the run (an error, or a warning under
 ``--strict``) is a testcase of its own, ``<pass> [<code>] <line>:<col>``, with
 one ``<failure>`` (its message, and its ``path:line:col: severity [code]
 message`` line), so the root's ``failures`` count is exactly the number of
@@ -36,7 +37,7 @@ from junitparser import Failure, JUnitXml, Skipped, TestCase, TestSuite
 
 from pipeline.escape import xml_text
 from pipeline.problems import FileResult, Outcome, Problem, RunResult
-from pipeline.reporters.summary import TOOL_NAME, problem_line
+from pipeline.reporters.summary import TOOL_NAME, problem_line, scope_sentence
 
 #: Why a skipped pass did not run (:class:`Outcome.SKIPPED`).
 SKIPPED_MESSAGE = "not run: an earlier pass left nothing to check"
@@ -55,6 +56,11 @@ class JunitReporter:
         *codes* is unused: each problem line names its code.
         """
         document = JUnitXml(TOOL_NAME)
+        if result.scope is not None:
+            # A changed-only run says what it covered even when it checked nothing: a suite of no tests.
+            scope = TestSuite(f"{TOOL_NAME} --changed-since")
+            scope.add_property("scope", scope_sentence(result))
+            document.add_testsuite(scope)
         for file_result in result.files:
             document.add_testsuite(_file_suite(file_result, result))
         document.update_statistics()

@@ -1,0 +1,56 @@
+"""``-`` reads stdin: ``check -``, ``fmt -`` (to stdout) and ``import -``, with their exact output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from pipeline.cli import main
+
+CONFIG = Path(__file__).parent / "data" / "configs" / "llama-3.1-8b.json"
+BAD = ("name: a\nhidden_size: 896\nnum_hidden_layers: 4\nnum_attention_heads: 7\nvocab_size: 32000\n"
+       "num_key_value_heads: 2\nintermediate_size: 4864\narch: llama\n")
+
+
+def run(args, stdin: bytes, root: Path):
+    return CliRunner().invoke(main, [*args, "--root", str(root)], input=stdin, catch_exceptions=False)
+
+
+def test_check_reads_stdin_and_names_it(tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    result = run(["check", "-"], BAD.encode(), tmp_path)
+    assert (result.exit_code, result.stdout) == (1, (
+        "-:6:22: error [spec.kv-heads-divide] num_attention_heads (7) must be a multiple of num_key_value_heads (2); "
+        "each key/value head serves a whole group of query heads\n1 error, 0 warnings in 1 file (0 files clean)\n"))
+    named = run(["check", "-", "--stdin-filename", "specs/a/a.yaml", "--format", "github"], BAD.encode(), tmp_path)
+    assert named.stdout.startswith("::error file=specs/a/a.yaml,line=6,col=22,")
+
+
+def test_check_stdin_takes_no_other_path_nor_fix(tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    other = run(["check", "-", "specs"], b"", tmp_path)
+    assert (other.exit_code, other.stderr.splitlines()[-1]) == (
+        2, "Error: '-' (stdin) is the only spec check takes with it; name files without it")
+    fix = run(["check", "-", "--fix"], b"", tmp_path)
+    assert (fix.exit_code, fix.stderr.splitlines()[-1]) == (
+        2, "Error: --fix and --changed-since work on files; they do not take '-' (stdin)")
+
+
+def test_fmt_formats_stdin_to_stdout(tmp_path: Path) -> None:
+    messy = b"vocab_size: 3  # the table\nname: x\n"
+    result = run(["fmt", "-"], messy, tmp_path)
+    assert (result.exit_code, result.stdout) == (0, "---\nname: x\nvocab_size: 3  # the table\n")
+    check = run(["fmt", "-", "--check"], messy, tmp_path)
+    assert (check.exit_code, check.stdout) == (1, "would reformat -: 3 lines change, first line 1: '---' is added\n")
+    tidy = run(["fmt", "-", "--check"], result.stdout.encode(), tmp_path)
+    assert (tidy.exit_code, tidy.stdout) == (0, "")
+    broken = run(["fmt", "-"], b"name: [x\n", tmp_path)
+    assert broken.exit_code == 1 and broken.stdout == "" and broken.stderr.startswith("-:2:1: error [yaml.syntax] ")
+
+
+def test_import_reads_the_config_from_stdin(tmp_path: Path) -> None:
+    from_file = run(["import", str(CONFIG), "--name", "llama-3.1-8b"], b"", tmp_path)
+    from_stdin = run(["import", "-", "--name", "llama-3.1-8b"], CONFIG.read_bytes(), tmp_path)
+    assert from_stdin.exit_code == 0
+    assert from_stdin.stdout == from_file.stdout.replace("import from llama-3.1-8b.json", "import from stdin")
