@@ -113,7 +113,6 @@ def _folder_digest(folder: Path, pattern: str) -> str:
 def environment_digest() -> str:
     """What decides every result besides the file and the profiles: modelspec's version and code, the schemas,
     and the versions of the libraries that read YAML and JSON Schema (a parser's message is part of a result)."""
-    import jsonschema_rs  # pylint: disable=import-outside-toplevel
     import yaml  # pylint: disable=import-outside-toplevel
 
     from pipeline import __version__  # pylint: disable=import-outside-toplevel
@@ -123,19 +122,26 @@ def environment_digest() -> str:
     parts = [f"format {FORMAT}", f"modelspec {__version__}", f"code {_folder_digest(package, '*.py')}",
              f"schemas {_folder_digest(data_dir('schemas'), '*.json')}",
              f"PyYAML {yaml.__version__} libyaml {yaml.__with_libyaml__}",
-             *(_installed(module) for module in (yaml, jsonschema_rs))]
+             *(_installed(name) for name in ("yaml", "jsonschema_rs"))]
     return content_digest("\n".join(parts).encode())[:32]
 
 
-def _installed(module: Any) -> str:
-    """Which build of *module* is installed: its file's path, size and mtime (a reinstall changes them; cheaper
-    than asking ``importlib.metadata``)."""
-    path = getattr(module, "__file__", None) or module.__name__
+def _installed(name: str) -> str:
+    """Which build of the module *name* is installed: its file's path, size and mtime (a reinstall changes them;
+    cheaper than asking ``importlib.metadata``). Found without importing it: a run the cache answers never
+    validates a schema, and importing jsonschema_rs costs 10 ms."""
+    import importlib.util  # pylint: disable=import-outside-toplevel
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    path = (spec.origin if spec is not None else None) or name
     try:
         status = os.stat(path)
     except OSError:
-        return f"{module.__name__} {path}"
-    return f"{module.__name__} {path} {status.st_size} {status.st_mtime_ns}"
+        return f"{name} {path}"
+    return f"{name} {path} {status.st_size} {status.st_mtime_ns}"
 
 
 @dataclass(frozen=True)
