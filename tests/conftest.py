@@ -2,6 +2,10 @@
 
 ``--update-golden`` rewrites the files under ``tests/golden/`` from the current
 output instead of comparing against them; review the diff before committing.
+
+The property-based tests draw the same examples on every run of the suite
+(Hypothesis's ``derandomize``), so a CI run passes or fails on the code, not
+on the draw; ``MODELSPEC_FUZZ`` (``bench/fuzz.py``) draws fresh ones.
 """
 
 from __future__ import annotations
@@ -10,6 +14,12 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+from hypothesis import settings
+
+from budget import FACTOR
+
+settings.register_profile("modelspec", derandomize=FACTOR == 1)
+settings.load_profile("modelspec")
 
 #: Where golden files live: the exact bytes a renderer must produce.
 GOLDEN_DIR = Path(__file__).parent / "golden"

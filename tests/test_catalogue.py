@@ -240,7 +240,7 @@ llama-2-7b                      llama            32  -                       -  
 llama-3.1-70b                   llama            80  -                       -  -             70,553,706,496  70,553,706,496
 llama-3.1-8b                    llama            32  -                       -  -              8,030,261,248   8,030,261,248
 minimax-m2                      minimax_m2       62  256 top-8               -  -            228,689,748,992  11,030,537,216
-mistral-small-3.1-24b-instruct  mistral3         40  -                       -  24 layers                  -               -
+mistral-small-3.1-24b-instruct  mistral3         40  -                       -  24 layers     23,340,272,640  23,340,272,640
 mixtral-8x7b                    mixtral          32  8 top-2                 -  -             46,702,792,704  12,879,925,248
 nemotron-3-nano-30b-a3b         nemotron_h       52  128 top-6 +1 shared     -  -             31,577,937,344   3,580,073,408
 olmo-2-1124-7b-instruct         olmo2            32  -                       -  -              7,298,617,344   7,298,617,344

@@ -51,6 +51,7 @@ TOWER_KINDS = {
     "qwen2_5_vl": ["window_encoder", "gated_encoder"],
     "qwen3_5": ["encoder"],
     "qwen3_5_moe": ["encoder"],
+    "mistral3": ["gated_encoder"],
     "qwen2_vl": ["encoder"],
 }
 #: The families with an MTP layer inventory.
@@ -139,7 +140,7 @@ def test_op_profile_data_top_level(arch):
     # every family prices its model; the vision towers' profile holds op counts only
     assert TOP_KEYS - OPTIONAL_TOP_KEYS - ({"model_weights"} if arch in (VISION, *UNPRICED) else set()) <= set(profile)
     assert ("model_weights" in profile, "mtp_weights" in profile, "vision" in profile) == (
-        arch not in (VISION, *UNPRICED), arch in MTP_FAMILIES, arch in TOWER_KINDS)  # mistral3: text only yet
+        arch not in (VISION, *UNPRICED), arch in MTP_FAMILIES, arch in TOWER_KINDS)
     if "vision" in profile:
         assert set(profile["vision"]) == VISION_KEYS
         assert isinstance(profile["vision"]["source"], str) and profile["vision"]["source"]

@@ -33,9 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 ORACLE = Path(__file__).parent / "data" / "oracle"
 PROFILES = load_op_profiles(ROOT / "op_profiles")
 #: Families whose specs cannot be counted yet, so they state no count: RoBERTa (its profile states no inventory:
-#: its token-type table and the masked-LM head's dense layer have no part or spec field yet) and Mistral 3 (its
-#: text layers are inventoried, the Pixtral tower and its patch merger not). Each is to leave this set.
-UNPRICED = {"roberta", "mistral3"}
+#: its token-type table and the masked-LM head's dense layer have no part or spec field yet). Each is to leave
+#: this set.
+UNPRICED = {"roberta"}
 SPECS = [path for path in sorted((ROOT / "specs").glob("*/*.yaml"))
          if load_path(path).data["arch"] not in UNPRICED]
 
@@ -177,7 +177,7 @@ def test_every_bundled_family_but_the_unpriced_states_its_inventories() -> None:
             if arch != "vision" and not (profile.model_weights and all(kind.weights for kind in
                                                                        profile.layer_kinds.values()))} == {"roberta"}
     assert [arch for arch, profile in PROFILES.profiles.items()
-            if profile.family and profile.family.tower and not profile.vision_kinds] == ["mistral3"]
+            if profile.family and profile.family.tower and not profile.vision_kinds] == []
 
 
 def test_every_catalogue_spec_states_its_counted_parameters() -> None:

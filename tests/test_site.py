@@ -78,7 +78,7 @@ def test_index_lists_every_model(catalogue_site: Dict[str, str]) -> None:
     rows = Elements(catalogue_site["index.html"]).having("tr")
     names = [attrs["data-name"] for attrs, _ in rows if "data-name" in attrs]
     assert names == committed_models()
-    assert len(names) == 31
+    assert len(names) == len(list((ROOT / "specs").rglob("*.yaml")))
 
 
 def test_model_page_bands_and_total(catalogue_site: Dict[str, str]) -> None:
@@ -157,7 +157,7 @@ def test_deterministic_bytes(tmp_path: Path) -> None:
     assert tree(first) == tree(second)
     again = run(ROOT, "site", "--out", str(first))
     assert again.exit_code == 0
-    assert again.stdout == (f"site: 31 models, 0 files written, 0 removed, {len(tree(first)) - 1} unchanged in "
+    assert again.stdout == (f"site: {len(committed_models())} models, 0 files written, 0 removed, {len(tree(first)) - 1} unchanged in "
                             f"{first}/; open {first / 'index.html'}\n")
 
 
@@ -256,6 +256,10 @@ def test_browser_index_lists_every_model_and_sorts(written_site: Path) -> None:
     assert by_total.index("deepseek-v3") < by_total.index("llama-3.1-8b")
     totals = {name: artifact(name)["parameters"].get("total", -1) for name in by_total}
     assert [totals[name] for name in by_total] == sorted(totals.values(), reverse=True)
+    qwen = Elements(dump_dom(written_site / "index.html", "#filter=qwen3%20moe"))
+    assert [attrs["data-name"] for attrs, _ in qwen.having("tr") if "data-name" in attrs and "hidden" not in attrs] \
+        == ["qwen3-30b-a3b", "qwen3.5-35b-a3b"]
+    assert qwen.having("span", id="shown")[0][1] == f"2 of {len(committed_models())} shown"
     ascending = [attrs["data-name"] for attrs, _ in
                  Elements(dump_dom(written_site / "index.html", "#sort=total-asc")).having("tr") if "data-name" in attrs]
     assert ascending.index("llama-3.1-8b") < ascending.index("deepseek-v3")
@@ -292,3 +296,36 @@ def test_browser_screenshot_is_not_blank(written_site: Path, tmp_path: Path, pag
     png = screenshot(written_site / page, tmp_path / "page.png")
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
     assert colours(png) > 50, page
+
+
+def hostile_document(name: str) -> Dict:
+    """DeepSeek-V3's artifact with *name* and :data:`HOSTILE` in every other string a spec or profile chooses."""
+    document = json.loads(json.dumps(artifact("deepseek-v3")).replace('"moe"', json.dumps(HOSTILE)))
+    document.update(name=name, arch=HOSTILE, path=f"specs/{HOSTILE}.yaml")
+    document["spec"]["torch_dtype"] = HOSTILE
+    return document
+
+
+def test_every_string_from_a_spec_is_escaped() -> None:
+    """Names, the family, kind names and flavours, paths, failing specs' paths and labels: never markup."""
+    from pipeline.catalogue_diff import Catalogue, diff_catalogues  # pylint: disable=import-outside-toplevel
+
+    before = Catalogue(HOSTILE, {"x": hostile_document("x")})
+    after = Catalogue(HOSTILE, {"x": {**hostile_document("x"), "arch": "deepseek_v3"},
+                                HOSTILE: hostile_document(HOSTILE)}, {f"specs/{HOSTILE}2.yaml": HOSTILE})
+    files = build_site(after, {f"specs/{HOSTILE}.yaml": f"# {HOSTILE}\nname: x\n"}, diff_catalogues(before, after),
+                       (before, after))
+    assert sorted(files) == ["diff.html", "index.html", page_file(HOSTILE), "models/x.html",
+                             "site.css", "site.js", "spec/" + files_spec(files)]
+    for file, text in files.items():
+        if file.endswith(".html"):
+            assert "<script>alert" not in text, file
+            assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text, file
+            assert [attrs["src"] for attrs, _ in Elements(text).having("script")] == \
+                [("../" if file.startswith("models/") else "") + "site.js"], file
+
+
+def files_spec(files: Dict[str, str]) -> str:
+    """The one spec copy's file name in *files*."""
+    (name,) = [file[len("spec/"):] for file in files if file.startswith("spec/")]
+    return name

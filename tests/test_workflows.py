@@ -49,6 +49,7 @@ EXPECTED_CALLS: Dict[str, List[List[str]]] = {
     "nightly.yml": [
         ["check", "--format", "github", "--output", "markdown=modelspec-summary.md"],
         ["regen", "--commit"],
+        ["site", "--out", "_site"],
     ],
     "pr.yml": [
         ["check", "--changed-since", "origin/$BASE_REF", "--format", "github", "--output", "sarif=modelspec.sarif",
@@ -66,7 +67,8 @@ EXPECTED_TRIGGERS: Dict[str, List[str]] = {
 
 #: The token's permissions, per workflow and job: nothing at the top, and each job only what it uses.
 EXPECTED_PERMISSIONS: Dict[str, Dict[str, Dict[str, str]]] = {
-    "nightly.yml": {"regen": {"contents": "write", "pull-requests": "write"}},
+    "nightly.yml": {"regen": {"contents": "write", "pull-requests": "write"}, "site": {"contents": "read"},
+                    "pages": {"pages": "write", "id-token": "write"}},
     "pr.yml": {"modelspec": {"contents": "read", "actions": "read", "security-events": "write",
                              "pull-requests": "write"}},
 }
@@ -80,13 +82,16 @@ _PINNED = re.compile(r"(?P<action>[\w.-]+/[\w./-]+)@(?P<sha>[0-9a-f]{40})")
 
 #: Each action the workflows use, at the commit its release tag names. Each id was read from the action's
 #: own repository (``git rev-parse <tag>^{commit}`` in a mirror of github.com/actions/checkout,
-#: actions/setup-python, github/codeql-action, actions/upload-artifact, actions/github-script).
+#: actions/setup-python, github/codeql-action, actions/upload-artifact, actions/github-script,
+#: actions/upload-pages-artifact, actions/deploy-pages).
 VERIFIED_PINS: Dict[str, Tuple[str, str]] = {
     "actions/checkout": ("fbc6f3992d24b796d5a048ff273f7fcc4a7b6c09", "v5.1.0"),
     "actions/setup-python": ("ece7cb06caefa5fff74198d8649806c4678c61a1", "v6.3.0"),
     "github/codeql-action/upload-sarif": ("8aad20d150bbac5944a9f9d289da16a4b0d87c1e", "v4.36.2"),
     "actions/upload-artifact": ("b7c566a772e6b6bfb58ed0dc250532a479d7789f", "v6.0.0"),
     "actions/github-script": ("ed597411d8f924073f98dfc5c65a23a2325f34cd", "v8.0.0"),
+    "actions/upload-pages-artifact": ("fc324d3547104276b827a68afc52ff2a11cc49c9", "v5.0.0"),
+    "actions/deploy-pages": ("cd2ce8fcbc39b97be8ca5fce6e763baed58fa128", "v5.0.0"),
 }
 
 #: GitHub's limit on an issue comment's body, in characters.
@@ -251,11 +256,15 @@ def test_actions_are_pinned_to_a_verified_commit_with_its_tag_named(name: str) -
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_CALLS))
 def test_pip_is_cached_and_installs_against_the_constraints(name: str) -> None:
-    steps = _steps(name)
-    setup = next(step for step in steps if step.get("uses", "").startswith("actions/setup-python@"))
-    assert (setup["with"]["cache"], setup["with"]["cache-dependency-path"]) == ("pip", ".ci/constraints.txt")
-    installs = [step["run"] for step in steps if "pip install" in step.get("run", "")]
-    assert installs == ["python -m pip install . -c .ci/constraints.txt"]
+    """Each job that sets up Python caches pip and installs modelspec once, against the constraints."""
+    for job in _workflow(name)["jobs"].values():
+        steps = job["steps"]
+        setups = [step for step in steps if step.get("uses", "").startswith("actions/setup-python@")]
+        installs = [step["run"] for step in steps if "pip install" in step.get("run", "")]
+        assert [(setup["with"]["cache"], setup["with"]["cache-dependency-path"]) for setup in setups] == \
+            [("pip", ".ci/constraints.txt")] * len(installs)
+        assert installs == ["python -m pip install . -c .ci/constraints.txt"] * len(setups)
+    assert any("pip install" in step.get("run", "") for step in _steps(name))
 
 
 def test_the_constraints_pin_every_runtime_dependency() -> None:
@@ -293,6 +302,21 @@ def test_the_nightly_pull_request_is_made_with_a_token_that_starts_pr_checks() -
     assert opener["env"]["GH_TOKEN"] == token
     readme = (WORKFLOWS.parents[1] / "README.md").read_text(encoding="utf-8")
     assert "NIGHTLY_PR_TOKEN" in readme
+
+
+def test_the_nightly_site_is_built_and_published_from_the_default_branch() -> None:
+    jobs = _workflow("nightly.yml")["jobs"]
+    steps = jobs["site"]["steps"]
+    build = next(step for step in steps if step.get("name") == "Build the site")
+    upload = next(step for step in steps if step.get("uses", "").startswith("actions/upload-pages-artifact@"))
+    assert steps.index(build) < steps.index(upload)
+    assert build["run"] == "modelspec site --out _site" and upload["with"]["path"] == "_site"
+    pages = jobs["pages"]
+    assert pages["needs"] == "site"
+    assert pages["if"] == "github.ref_name == github.event.repository.default_branch"
+    assert pages["environment"] == {"name": "github-pages", "url": "${{ steps.deployment.outputs.page_url }}"}
+    assert [step["id"] for step in pages["steps"]] == ["deployment"]
+    assert pages["steps"][0]["uses"].startswith("actions/deploy-pages@")
 
 
 def test_pull_request_checkout_has_the_whole_history() -> None:

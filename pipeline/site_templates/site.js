@@ -1,5 +1,5 @@
 // modelspec site: sort and filter the index table in the browser. The page works without this script:
-// the table is then shown whole, in name order. A sort is also read from the address: #sort=total-desc.
+// the table is then shown whole, in name order. The filter matches every word in a model's name and family.
 (function () {
   "use strict";
   var table = document.getElementById("models");
@@ -30,7 +30,9 @@
     th.addEventListener("click", function () {
       var descending = th.getAttribute("aria-sort") !== "descending";
       sortBy(th.dataset.key, descending);
-      history.replaceState(null, "", "#sort=" + th.dataset.key + (descending ? "-desc" : "-asc"));
+      var asked = new URLSearchParams(location.hash.slice(1));
+      asked.set("sort", th.dataset.key + (descending ? "-desc" : "-asc"));
+      history.replaceState(null, "", "#" + asked.toString());
     });
   });
 
@@ -49,6 +51,10 @@
   box.hidden = false;
   input.addEventListener("input", filter);
 
-  var match = /^#sort=([a-z_]+)-(asc|desc)$/.exec(location.hash);
+  // The address may ask for a sort and a filter: #sort=total-desc&filter=qwen%20moe
+  var asked = new URLSearchParams(location.hash.slice(1));
+  var match = /^([a-z_]+)-(asc|desc)$/.exec(asked.get("sort") || "");
   if (match) { sortBy(match[1], match[2] === "desc"); }
+  if (asked.get("filter")) { input.value = asked.get("filter"); }
+  filter();
 }());
