@@ -187,6 +187,9 @@ KEYS: Tuple[KeyRule, ...] = (
          source=_HF + "t5/modeling_t5.py T5Attention: relative_attention_bias = nn.Embedding(num_buckets, n_heads)"),
     _row("is_encoder_decoder", "", "encoder_decoder",
          "true for T5 only: the other profiles price decoder-only stacks"),
+    _row("cross_attention_layers", "", "require",
+         "a non-empty list interleaves cross-attention decoder layers (Mllama's MllamaCrossAttentionDecoderLayer), a "
+         "layer flavour no op profile prices", expect=[]),
     _row("text_config", "", "nested", "the language model's keys, read as if stated at the top level"),
     _row("vision_config", "vision", "nested", "the tower, mapped by VISION_KEYS"),
 )
@@ -1187,9 +1190,12 @@ def _pick_by_type(stated: _Stated, keys: Mapping[str, _Stated], profiles: OpProf
                                   "modelspec imports a model type whose modelling code ships with transformers, "
                                   "once an op profile prices it (README: Add a family)"))
         return None
+    missing = "".join(f"; its {_dotted(keys[key].path)} is {_show(keys[key].value)}: {rule.source}"
+                      for key, rule in _RULES.items() if rule.transform == "require" and key in keys
+                      and keys[key].value is not None and not _same(keys[key].value, rule.expect))
     issues.append(ImportIssue(stated.path, "import.unknown-model-type",
-                              f"no op profile prices model_type {_show(stated.value)}; the known model types are "
-                              f"{', '.join(family_names(profiles))}; a model of a known family under a model_type "
+                              f"no op profile prices model_type {_show(stated.value)}{missing}; the known model "
+                              f"types are {', '.join(family_names(profiles))}; a model of a known family under a model_type "
                               "of its own is imported with --arch and that family's op profile, and a new family is "
                               "an op profile with an import section (README: Add a family)"))
     return None

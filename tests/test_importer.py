@@ -330,6 +330,11 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
      [(("is_encoder_decoder",), "import.unsupported",
        "is_encoder_decoder is true, but model_type 'llama' is decoder-only; true for T5 only: the other profiles "
        "price decoder-only stacks")]),
+    ("cross_attention_layers", with_(LLAMA, cross_attention_layers=[]), {"arch": "llama"}),
+    ("cross_attention_layers", with_(LLAMA, cross_attention_layers=[1]),
+     [(("cross_attention_layers",), "import.unsupported",
+       "cross_attention_layers is [1]: a non-empty list interleaves cross-attention decoder layers (Mllama's "
+       "MllamaCrossAttentionDecoderLayer), a layer flavour no op profile prices; only [] is imported")]),
     ("text_config", QWEN3_5_VL, {"arch": "qwen3_5", "hidden_size": 64, "layer_types": [L, F]}),
     ("vision_config", QWEN2_5_VL, {"vision": {"hidden_size": 32, "num_hidden_layers": 4, "num_attention_heads": 2,
                                               "name": "vision", "intermediate_size": 64,
@@ -1123,7 +1128,10 @@ def test_every_property_of_the_family_schema_is_described():
 
 @pytest.mark.parametrize("config, line", [
     ("llama-3.2-11b-vision-instruct.json", '6:3: error [import.unknown-model-type] no op profile prices model_type '
-                                           '"mllama"; the known model types are '),
+                                           '"mllama"; its text_config.cross_attention_layers is [3, 8, 13, 18, 23, '
+                                           "28, 33, 38]: a non-empty list interleaves cross-attention decoder layers "
+                                           "(Mllama's MllamaCrossAttentionDecoderLayer), a layer flavour no op "
+                                           "profile prices; the known model types are "),
 ])
 def test_a_config_of_a_family_not_yet_priced_is_refused_in_one_line(config, line):
     result = run(["import", str(REFUSED / config), "--root", str(ROOT)])
