@@ -201,7 +201,8 @@ def _parameter_lines(counts: Dict[str, Any], mtp_layers: int) -> List[str]:
         line += f"; MTP {mtp_layers} layer{'s' if mtp_layers > 1 else ''}, {counts['mtp']:,} parameters apart"
     outside = [f"{name} {counts[key]:,}" for key, name in (("embedding", "embedding"), ("head", "head"),
                                                         ("position", "position table"),
-                                                        ("final_norm", "final norm"), ("vision", "vision tower"))
+                                                        ("final_norm", "final norm"), ("other", "other"),
+                                                        ("vision", "vision tower"))
                if counts[key]]
     by_kind: Dict[Tuple[str, bool], Dict[str, int]] = {}
     for group in counts["groups"]:

@@ -86,8 +86,9 @@ class ParameterCounts:
         active: Parameters a token passes through (routed experts at top-k).
         embedding: The input token embedding.
         position: Learned position tables (GPT-2's ``wpe``).
-        head: The output projection; 0 when tied to the embedding.
+        head: The output projection; 0 when tied to the embedding (its bias, when it has one, counts).
         final_norm: The norm(s) after the last layer (both stacks' for T5).
+        other: Model-level tensors in no other bucket (RoBERTa's masked-LM head transform).
         vision: The vision tower with its projector (0 without one).
         projector: The part of ``vision`` that maps the tower into the text width.
         mtp: The MTP layers with their own extras (not in ``total``).
@@ -102,6 +103,7 @@ class ParameterCounts:
     position: int
     head: int
     final_norm: int
+    other: int
     vision: int
     projector: int
     mtp: int
@@ -117,7 +119,7 @@ class ParameterCounts:
     def to_dict(self) -> Dict[str, Any]:
         """The counts as the artifact's ``parameters`` block holds them."""
         return {"total": self.total, "active": self.active, "embedding": self.embedding,
-                "position": self.position, "head": self.head, "final_norm": self.final_norm,
+                "position": self.position, "head": self.head, "final_norm": self.final_norm, "other": self.other,
                 "layers": self.layers, "vision": self.vision, "projector": self.projector, "mtp": self.mtp,
                 "flops_per_token": self.flops_per_token,
                 "groups": [group.to_dict() for group in self.groups],
@@ -299,7 +301,7 @@ def count_parameters(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack
         total=sum(g.total for g in groups if not g.mtp) + outside,
         active=sum(g.active for g in groups if not g.mtp) + outside,
         embedding=model.get("embedding", 0), position=model.get("position", 0), head=model.get("head", 0),
-        final_norm=model.get("final_norm", 0), vision=vision, projector=projector,
+        final_norm=model.get("final_norm", 0), other=model.get("other", 0), vision=vision, projector=projector,
         mtp=sum(g.total for g in groups if g.mtp) + mtp_extra, flops_per_token=flops, groups=groups,
         tower_groups=tower_groups)
 
@@ -355,7 +357,7 @@ def breakdown(counts: ParameterCounts) -> str:
               for group in counts.groups if not group.mtp]
     pieces += [(value, f"{name} {_billions(value)}") for name, value in
                (("embedding", counts.embedding), ("head", counts.head), ("position", counts.position),
-                ("vision", counts.vision)) if value]
+                ("vision", counts.vision), ("other", counts.other)) if value]
     return ", ".join(text for _, text in sorted(pieces, key=lambda piece: -piece[0]))
 
 

@@ -45,7 +45,7 @@ PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b
 SEGMENTS = (("embedding", "embedding", "#9c755f"), ("position", "position", "#bab0ac"),
             ("attention", "attention", "#4e79a7"), ("mlp", "MLP / experts", "#f28e2b"),
             ("router", "router", "#e15759"), ("norms", "norms", "#76b7b2"), ("vision", "vision tower", "#b07aa1"),
-            ("projector", "projector", "#ff9da7"), ("head", "head", "#59a14f"))
+            ("projector", "projector", "#ff9da7"), ("head", "head", "#59a14f"), ("other", "other", "#79706e"))
 
 #: A stack band's height in pixels: the stack fits about 600 px, each band between these bounds.
 BAND_MIN, BAND_MAX, STACK_HEIGHT = 4, 14, 600
@@ -125,7 +125,8 @@ def parameter_segments(parameters: Mapping[str, Any]) -> Optional[List[Dict[str,
               "mlp": sum(group["mlp"] - group["router"] for group in body),
               "router": sum(group["router"] for group in body),
               "norms": sum(group["norms"] for group in body) + parameters["final_norm"],
-              "vision": parameters["vision"] - parameters["projector"], "projector": parameters["projector"], "head": parameters["head"]}
+              "vision": parameters["vision"] - parameters["projector"], "projector": parameters["projector"], "head": parameters["head"],
+              "other": parameters.get("other", 0)}
     if sum(counts.values()) != parameters["total"]:
         raise ValueError(f"the parameter parts sum to {sum(counts.values())}, not the total {parameters['total']}")
     segments, offset = [], 0.0

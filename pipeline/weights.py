@@ -49,10 +49,11 @@ from pipeline.problems import FieldPath
 #: The buckets a tensor is counted in. A layer's ``attention`` is its token mixer with the mixer's own norms
 #: (``q_norm``, MLA's ``kv_a_layernorm``, DeltaNet's gated norm); ``norms`` the layer's own norms; the rest split
 #: the feed-forward (``mlp`` is a dense MLP's, the others a MoE block's). Model-level parts: ``embedding``,
-#: ``position`` (learned position tables), ``final_norm``, ``head``; a tower's: ``tower`` and ``projector``;
+#: ``position`` (learned position and token-type tables), ``final_norm``, ``head``, ``other`` (what fits none of
+#: them: RoBERTa's masked-LM head transform); a tower's: ``tower`` and ``projector``;
 #: an MTP layer's own extras: ``mtp``.
 LAYER_PARTS = ("attention", "norms", "mlp", "router", "routed_experts", "shared_experts", "shared_expert_gate")
-MODEL_PARTS = ("embedding", "position", "final_norm", "head")
+MODEL_PARTS = ("embedding", "position", "final_norm", "head", "other")
 TOWER_PARTS = ("tower", "projector")
 PARTS = LAYER_PARTS + MODEL_PARTS + TOWER_PARTS + ("mtp",)
 

@@ -226,7 +226,7 @@ def test_list_is_a_table_of_the_catalogue():
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == """\
 name                            arch         layers  experts               mtp  tower                  total          active
-all-roberta-large-v1-resaved    roberta          24  -                       -  -                          -               -
+all-roberta-large-v1-resaved    roberta          24  -                       -  -                355,412,057     355,412,057
 command-r-v01                   cohere           40  -                       -  -             34,980,831,232  34,980,831,232
 deepseek-r1                     deepseek_v3      61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624
 deepseek-v3                     deepseek_v3      61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624

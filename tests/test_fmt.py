@@ -319,3 +319,10 @@ def test_yamllint_flags_what_fmt_fixes():
     assert rules == ["document-start", "indentation", "line-length", "trailing-spaces"]
     new = format_text(old, "f.yaml").text
     assert [p.rule for p in linter.run(new, YamlLintConfig("extends: default"))] == []
+
+
+def test_a_3999_digit_integer_and_a_long_float_keep_their_spelling():
+    digits = "9" * 3999
+    text = f"---\nname: tiny\nhidden_size: {digits}\nffn_dim_multiplier: 1.0e-05\n"
+    result = format_text(text, "f.yaml")
+    assert (result.problems, result.text) == ((), text)

@@ -56,8 +56,8 @@ TOWER_KINDS = {
 }
 #: The families with an MTP layer inventory.
 MTP_FAMILIES = ("deepseek_v3", "qwen3_5", "qwen3_5_moe", "qwen3_next")
-#: The families that state no weight inventory yet (tests/test_parameters.py's UNPRICED says why).
-UNPRICED = ("roberta",)
+#: The families that state no weight inventory (none: every bundled family is counted).
+UNPRICED = ()
 
 from bundled import ARCHS
 

@@ -26,18 +26,12 @@ from pipeline.op_profiles import load_op_profiles
 from pipeline.parameters import Unpriced, count_parameters, layer_breakdown, layer_tensors, model_symbols
 from pipeline.runner import check_file
 from pipeline.stack import LayerStack
-from pipeline.yaml_source import load_path
 from pipeline.weights import FFN_PARTS, WeightFormatError, compile_expression, parse_condition
 
 ROOT = Path(__file__).resolve().parent.parent
 ORACLE = Path(__file__).parent / "data" / "oracle"
 PROFILES = load_op_profiles(ROOT / "op_profiles")
-#: Families whose specs cannot be counted yet, so they state no count: RoBERTa (its profile states no inventory:
-#: its token-type table and the masked-LM head's dense layer have no part or spec field yet). Each is to leave
-#: this set.
-UNPRICED = {"roberta"}
-SPECS = [path for path in sorted((ROOT / "specs").glob("*/*.yaml"))
-         if load_path(path).data["arch"] not in UNPRICED]
+SPECS = sorted((ROOT / "specs").glob("*/*.yaml"))
 
 
 def run_cli(*args: str) -> Result:
@@ -78,7 +72,7 @@ def oracle_layers(reference: Dict[str, Any]) -> List[Dict[str, Any]]:
     for groups in reference.get("encoder_layer_groups", {}).values():
         by_index = {index: group for group in groups for index in expand(group["layers"])}
         layers.extend(by_index[index] for index in sorted(by_index))
-    return layers + sorted(reference["layers_detail"], key=lambda layer: layer["index"])
+    return layers + sorted(reference.get("layers_detail", ()), key=lambda layer: layer["index"])
 
 
 def oracle_groups(reference: Dict[str, Any]) -> Iterator[Tuple[int, Dict[str, Any]]]:
@@ -97,12 +91,13 @@ def test_the_totals_are_the_reference_implementations(path: Path) -> None:
     counts, reference = counts_of(path), oracle(path)
     assert {"total": counts.total, "active": counts.active, "embedding": counts.embedding, "head": counts.head,
             "final_norm": counts.final_norm, "position": counts.position, "vision": counts.vision,
-            "layers": counts.layers} == {
+            "other": counts.other, "layers": counts.layers} == {
         "total": reference["total"], "active": reference["active"], "embedding": reference["embedding"],
         "head": reference["head"], "final_norm": reference["final_norm"],
-        # GPT-2's wpe is the reference's only embedding_other; a tower's projector is part of vision here.
+        # GPT-2's wpe and RoBERTa's position and token-type tables are the reference's embedding_other; a tower's
+        # projector is part of vision here.
         "position": reference["embedding_other"], "vision": reference["vision"] + reference["projector"],
-        "layers": reference["layers"] + reference["encoder_layers"]}
+        "other": reference["other"], "layers": reference["layers"] + reference["encoder_layers"]}
     assert counts.projector == reference["projector"] or reference["projector"] == 0
 
 
@@ -111,14 +106,22 @@ def test_every_layer_is_the_reference_implementations(path: Path) -> None:
     spec, stack, _ = resolved(path)
     body = [parts for parts, group in zip(layer_breakdown(spec, stack),
                                           [g for g in stack.groups for _ in range(g.count)]) if not group.mtp]
-    mine = [{"attention": parts["attention"], "mlp": sum(parts[part] for part in FFN_PARTS), "norms": parts["norms"],
+    mine = [{"total": sum(parts.values()), "attention": parts["attention"],
+             "mlp": sum(parts[part] for part in FFN_PARTS), "norms": parts["norms"],
              **({"router": parts["router"], "routed_experts": parts["routed_experts"],
                  "shared_experts": parts["shared_experts"], "shared_expert_gate": parts["shared_expert_gate"]}
                 if parts["routed_experts"] else {})} for parts in body]
-    theirs = [{key: layer[key] for key in ("attention", "mlp", "norms", "router", "routed_experts", "shared_experts",
-                                           "shared_expert_gate") if key in layer}
+    theirs = [{key: layer[key] for key in ("total", "attention", "mlp", "norms", "router", "routed_experts",
+                                           "shared_experts", "shared_expert_gate") if key in layer}
               for layer in oracle_layers(oracle(path))]
+    # Where the reference could not tell a layer's tensors apart (RoBERTa's post-norm block: its classifier leaves
+    # intermediate, output and their LayerNorm as "other", and takes attention.output.LayerNorm into attention),
+    # the layer is held to its total alone.
+    unsorted = [index for index, layer in enumerate(oracle_layers(oracle(path))) if layer["other"]]
+    for index in unsorted:
+        mine[index], theirs[index] = {"total": mine[index]["total"]}, {"total": theirs[index]["total"]}
     assert mine == theirs
+    assert (path.stem == "all-roberta-large-v1-resaved") == bool(unsorted)
 
 
 @pytest.mark.parametrize("path", SPECS, ids=lambda path: path.stem)
@@ -172,10 +175,10 @@ def test_the_counts_agree_with_the_published_figures() -> None:
     assert (round(kimi.total / 1e12, 1), round((kimi.active - kimi.embedding) / 1e9)) == (1.0, 32)
 
 
-def test_every_bundled_family_but_the_unpriced_states_its_inventories() -> None:
-    assert {arch for arch, profile in PROFILES.profiles.items()
+def test_every_bundled_family_states_its_inventories() -> None:
+    assert [arch for arch, profile in PROFILES.profiles.items()
             if arch != "vision" and not (profile.model_weights and all(kind.weights for kind in
-                                                                       profile.layer_kinds.values()))} == {"roberta"}
+                                                                       profile.layer_kinds.values()))] == []
     assert [arch for arch, profile in PROFILES.profiles.items()
             if profile.family and profile.family.tower and not profile.vision_kinds] == []
 
