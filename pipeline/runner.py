@@ -385,9 +385,14 @@ def _folder_specs(folder: str, real_folder: str, entered: Set[str]) -> Iterator[
 
 
 def _check_chunk(items: Sequence[Tuple[str, str, Optional[Tuple[str, str]]]], profiles_root: str,
-                 keys: Optional["CacheKeys"], with_rows: bool) -> List[Tuple[Verdict, Optional[str]]]:
-    """Worker: :func:`cached_verdict` for a chunk of ``(path, display, cache line)`` (picklable arguments only)."""
-    profiles = load_op_profiles(Path(profiles_root))
+                 keys: Optional["CacheKeys"], with_rows: bool,
+                 cache_folder: Optional[str] = None) -> List[Tuple[Verdict, Optional[str]]]:
+    """Worker: :func:`cached_verdict` for a chunk of ``(path, display, cache line)`` (picklable arguments only).
+
+    The profiles are loaded as the command loaded them (with its cache folder, *cache_folder*), so a forked
+    worker finds them in the memo it inherited, and any other takes the kept ones instead of checking them.
+    """
+    profiles = load_op_profiles(Path(profiles_root), Path(cache_folder) if cache_folder else None)
     return [cached_verdict(Path(path), display, profiles, keys, line, with_rows) for path, display, line in items]
 
 
@@ -551,7 +556,9 @@ def verdicts(files: Sequence[Tuple[Path, str]], profiles: OpProfiles, jobs: Opti
                     progress(1)
                 continue
         todo.append((path, display, cache.line(display) if cache is not None else None))
-    for verdict, line in _run_checks(todo, profiles, keys, worker_count(jobs, len(todo)), progress, with_rows):
+    folder = str(cache.folder) if cache is not None else None
+    for verdict, line in _run_checks(todo, profiles, keys, worker_count(jobs, len(todo)), progress, with_rows,
+                                     folder):
         found.append(verdict)
         if line is not None and cache is not None:
             cache.add(verdict.result.file, line)
@@ -560,7 +567,7 @@ def verdicts(files: Sequence[Tuple[Path, str]], profiles: OpProfiles, jobs: Opti
 
 def _run_checks(todo: Sequence[Tuple[Path, str, Optional[Tuple[str, str]]]], profiles: OpProfiles,
                 keys: Optional["CacheKeys"], workers: int, progress: Optional[Callable[[int], None]],
-                with_rows: bool) -> Iterator[Tuple[Verdict, Optional[str]]]:
+                with_rows: bool, cache_folder: Optional[str] = None) -> Iterator[Tuple[Verdict, Optional[str]]]:
     """:func:`cached_verdict` of each item, here or over *workers* processes, as each finishes its chunk."""
     if workers == 1:
         for path, display, line in todo:
@@ -572,7 +579,8 @@ def _run_checks(todo: Sequence[Tuple[Path, str, Optional[Tuple[str, str]]]], pro
 
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(_check_chunk, [(str(p), d, line) for p, d, line in todo[start:start + _CHUNK]],
-                               str(profiles.root), keys, with_rows) for start in range(0, len(todo), _CHUNK)]
+                               str(profiles.root), keys, with_rows, cache_folder)
+                   for start in range(0, len(todo), _CHUNK)]
         for future in futures:
             part = future.result()
             yield from part

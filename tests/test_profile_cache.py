@@ -186,3 +186,22 @@ def test_check_reports_the_same_from_kept_profiles(tmp_path: Path) -> None:
     uncached = run("--no-cache")
     assert cold.returncode == warm.returncode == uncached.returncode
     assert cold.stdout == warm.stdout == uncached.stdout and cold.stdout
+
+
+def test_a_worker_loads_the_profiles_as_the_command_did(folder: Path, tmp_path: Path, reads: List[Path]) -> None:
+    """A worker is handed the command's cache folder: it takes the kept profiles rather than checking them
+    (and, forked, finds them in the memo it inherited, keyed by the same folder)."""
+    from pipeline import runner
+
+    cache = tmp_path / "cache"
+    load(folder, cache)
+    spec = TESTS.parent / "specs" / "llama" / "llama-3.1-8b.yaml"
+    _load_folder.cache_clear()
+    reads.clear()
+    [(verdict, _)] = runner._check_chunk([(str(spec), "specs/llama/llama-3.1-8b.yaml", None)], str(folder), None,
+                                         False, str(cache))
+    assert reads == [] and verdict.result.problems == ()
+    _load_folder.cache_clear()
+    [(uncached, _)] = runner._check_chunk([(str(spec), "specs/llama/llama-3.1-8b.yaml", None)], str(folder), None,
+                                          False)
+    assert reads == [folder.resolve()] and uncached == verdict
