@@ -276,15 +276,45 @@ def bundled_profiles_dir() -> Path:
 
 
 @functools.lru_cache(maxsize=None)
-def _load_folder(root: Path) -> OpProfiles:
-    """Read and check every ``*.yaml`` profile of *root* once per process."""
+def _load_folder(root: Path, cache: Optional[Path] = None) -> OpProfiles:
+    """Read and check every ``*.yaml`` profile of *root* once per process.
+
+    With a *cache* folder, the checked documents are kept there
+    (:func:`pipeline.result_cache.load_profile_data`), keyed by the folder's
+    files' names and bytes and by modelspec's environment (version, code,
+    schemas); on a hit the profiles are built from the kept documents without
+    reading YAML, the schema or the rules again. Only a folder with no problem
+    is kept, so a hit has none; the profiles built are the same either way.
+    """
+    paths = sorted(root.glob("*.yaml"))
+    key = None
+    if cache is not None and paths:
+        from pipeline import result_cache  # pylint: disable=import-outside-toplevel
+
+        key = result_cache.profiles_key(paths)
+        kept = result_cache.load_profile_data(cache, key) if key is not None else None
+        if kept is not None and sorted(kept) == [path.name for path in paths]:
+            return OpProfiles(root, dict(sorted((data["arch"], _profile(data, root / name))
+                                                for name, data in kept.items())))
+    profiles, documents = _checked_folder(root, paths)
+    if key is not None and result_cache.profiles_key(paths) == key:  # not kept if a file changed meanwhile
+        result_cache.store_profile_data(cache, key, documents)
+    return profiles
+
+
+def _checked_folder(root: Path, paths: Sequence[Path]) -> Tuple[OpProfiles, Dict[str, dict]]:
+    """The profiles of the files *paths* of *root*, read and checked, and each file's checked document by name.
+
+    Raises:
+        OpProfileError: Every problem found in the profiles.
+    """
     from pipeline import yaml_source  # pylint: disable=import-outside-toplevel
     from pipeline.schema_pass import schema_problems  # pylint: disable=import-outside-toplevel
 
     problems = []
     profiles: Dict[str, OpProfile] = {}
     docs: Dict[str, "SourceDoc"] = {}
-    for path in sorted(root.glob("*.yaml")):
+    for path in paths:
         doc = yaml_source.load_path(path)
         found = [p for p in doc.problems if p.severity is Severity.ERROR]
         if not found and not doc.fatal:
@@ -308,7 +338,8 @@ def _load_folder(root: Path) -> OpProfiles:
                                 "the folder to use the ones bundled with modelspec"))
     if problems:
         raise OpProfileError(problems)
-    return OpProfiles(root, dict(sorted(profiles.items())))
+    return (OpProfiles(root, dict(sorted(profiles.items()))),
+            {profile.path.name: docs[arch].data for arch, profile in profiles.items()})
 
 
 def _as_profile_problem(problem: Problem) -> Problem:
@@ -439,13 +470,18 @@ def _model_type_clashes(profiles: Mapping[str, OpProfile], docs: Mapping[str, "S
     return found
 
 
-def load_op_profiles(root: Optional[Path] = None) -> OpProfiles:
+def load_op_profiles(root: Optional[Path] = None, cache: Optional[Path] = None) -> OpProfiles:
     """Return every profile of the folder *root* (default: the bundled ones), cached per folder.
+
+    Args:
+        root: The profiles folder.
+        cache: A result cache folder (:func:`pipeline.result_cache.cache_folder`) in which the checked
+            profiles are kept between runs; ``None`` reads and checks them afresh.
 
     Raises:
         OpProfileError: If any profile of the folder is broken.
     """
-    return _load_folder((root or bundled_profiles_dir()).resolve())
+    return _load_folder((root or bundled_profiles_dir()).resolve(), cache)
 
 
 def load_op_profile(arch: str, root: Optional[Path] = None) -> OpProfile:

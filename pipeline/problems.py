@@ -22,7 +22,7 @@ import enum
 import functools
 import importlib
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Optional, Tuple, Union
+from typing import Iterable, Iterator, Mapping, Optional, Tuple, Union
 
 from pipeline.escape import printable
 
@@ -169,6 +169,35 @@ def all_codes() -> Mapping[str, str]:
                 raise ValueError(f"code {code} is declared twice (again in {name})")
             codes[code] = help_text
     return codes
+
+
+class LazyCodes(Mapping[str, str]):
+    """:func:`all_codes`, gathered on first use: a command passes it where the codes may be needed.
+
+    Gathering the codes imports every module that declares some (the importer, ``fmt``, ``regen``...), about a
+    tenth of a second; a run that names no code (no ``--select``/``--ignore``, no configured codes, no inline
+    ignore, no report that quotes a code's help) never pays it.
+
+    Raises:
+        ValueError: On first use, if two modules declare the same code.
+    """
+
+    def __init__(self) -> None:
+        self._codes: Optional[Mapping[str, str]] = None
+
+    def _gathered(self) -> Mapping[str, str]:
+        if self._codes is None:
+            self._codes = all_codes()
+        return self._codes
+
+    def __getitem__(self, code: str) -> str:
+        return self._gathered()[code]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._gathered())
+
+    def __len__(self) -> int:
+        return len(self._gathered())
 
 
 class Outcome(str, enum.Enum):

@@ -31,6 +31,11 @@ temporary file renamed over ``results``. A reader never takes the lock: the
 rename is atomic, so it sees the old file or the new one. A cache that
 cannot be written is reported once on stderr and the run goes on.
 
+A second file, ``profiles``, keeps the last checked op profiles folder (:func:`load_profile_data`): a
+header line, then ``<key> TAB <checksum> TAB <JSON documents>``, the key a SHA-256 over the folder's files'
+names and bytes and :func:`environment_digest`. On a hit, the profiles are built from the documents without
+reading their YAML or checking them against the schema and the rules again.
+
 What a record keeps (:class:`~pipeline.runner.Verdict`) is the file's
 result before anything the whole run decides (duplicate names, and any
 selection of problems a configuration makes later), the name the file states
@@ -108,7 +113,6 @@ def _folder_digest(folder: Path, pattern: str) -> str:
 def environment_digest() -> str:
     """What decides every result besides the file and the profiles: modelspec's version and code, the schemas,
     and the versions of the libraries that read YAML and JSON Schema (a parser's message is part of a result)."""
-    import jsonschema_rs  # pylint: disable=import-outside-toplevel
     import yaml  # pylint: disable=import-outside-toplevel
 
     from pipeline import __version__  # pylint: disable=import-outside-toplevel
@@ -118,19 +122,26 @@ def environment_digest() -> str:
     parts = [f"format {FORMAT}", f"modelspec {__version__}", f"code {_folder_digest(package, '*.py')}",
              f"schemas {_folder_digest(data_dir('schemas'), '*.json')}",
              f"PyYAML {yaml.__version__} libyaml {yaml.__with_libyaml__}",
-             *(_installed(module) for module in (yaml, jsonschema_rs))]
+             *(_installed(name) for name in ("yaml", "jsonschema_rs"))]
     return content_digest("\n".join(parts).encode())[:32]
 
 
-def _installed(module: Any) -> str:
-    """Which build of *module* is installed: its file's path, size and mtime (a reinstall changes them; cheaper
-    than asking ``importlib.metadata``)."""
-    path = getattr(module, "__file__", None) or module.__name__
+def _installed(name: str) -> str:
+    """Which build of the module *name* is installed: its file's path, size and mtime (a reinstall changes them;
+    cheaper than asking ``importlib.metadata``). Found without importing it: a run the cache answers never
+    validates a schema, and importing jsonschema_rs costs 10 ms."""
+    import importlib.util  # pylint: disable=import-outside-toplevel
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    path = (spec.origin if spec is not None else None) or name
     try:
         status = os.stat(path)
     except OSError:
-        return f"{module.__name__} {path}"
-    return f"{module.__name__} {path} {status.st_size} {status.st_mtime_ns}"
+        return f"{name} {path}"
+    return f"{name} {path} {status.st_size} {status.st_mtime_ns}"
 
 
 @dataclass(frozen=True)
@@ -324,6 +335,79 @@ def parse_record(file: str, checksum: str, rest: str) -> Optional[Record]:
     stat, read_ns, digest, environment, stated, *optional = fields
     return Record(stat, int(read_ns), digest, environment, stated, *(None if part == "-" else part
                                                                       for part in optional))
+
+
+# ---- the checked op profiles ----------------------------------------------------------------
+
+#: The file of a cache folder that keeps the last checked op profiles folder's documents.
+PROFILES_FILE = "profiles"
+PROFILES_HEADER = f"modelspec op profile cache, format {FORMAT}\n"
+
+
+def profiles_key(paths: Sequence[Path]) -> Optional[str]:
+    """What decides a profiles folder's checked documents: the names and bytes of its files *paths* (the
+    folder's ``*.yaml``, in name order) and :func:`environment_digest` (modelspec's version and code, the
+    schemas, the YAML and JSON Schema libraries); ``None`` when a file cannot be read (the loader says why)."""
+    hasher = hashlib.sha256(f"{environment_digest()}\n".encode())
+    for path in paths:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        hasher.update(f"{path.name} {len(data)}\n".encode("utf-8", "surrogateescape"))
+        hasher.update(data)
+    return hasher.hexdigest()
+
+
+def load_profile_data(folder: Path, key: str) -> Optional[Dict[str, dict]]:
+    """The checked documents (``{file name: document}``) kept in *folder* under *key*, or ``None``: no
+    file, another format or key, or a line whose checksum fails (a torn or edited entry is never trusted)."""
+    try:
+        text = (folder / PROFILES_FILE).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    header, _, line = text.partition("\n")
+    stored_key, _, rest = line.rstrip("\n").partition("\t")
+    checksum, _, record = rest.partition("\t")
+    if header + "\n" != PROFILES_HEADER or stored_key != key or checksum != _checksum(key, record):
+        return None
+    try:
+        documents = json.loads(record)
+    except ValueError:
+        return None
+    return documents if isinstance(documents, dict) else None
+
+
+def store_profile_data(folder: Path, key: str, documents: Mapping[str, Any]) -> None:
+    """Keep *documents* in *folder* under *key* (replacing what was kept), when JSON gives each back
+    exactly (:func:`json_exact`) and *folder* exists; a folder that cannot be written is let be (the next run
+    checks again).
+
+    The folder is never created here: profiles are read before a command has checked its arguments, and a
+    command refused for a usage error leaves nothing behind. The result cache's save creates it, so the run
+    after a repository's first keeps the profiles.
+    """
+    if not folder.is_dir() or not json_exact(documents):
+        return
+    record = json.dumps(documents, separators=(",", ":"), allow_nan=False)
+    try:
+        _replace(folder / PROFILES_FILE, f"{PROFILES_HEADER}{key}\t{_checksum(key, record)}\t{record}\n")
+    except OSError:
+        pass
+
+
+def json_exact(value: Any) -> bool:
+    """Whether ``json.loads(json.dumps(value))`` is *value* with the same types throughout: mappings with
+    text keys, lists, text, whole numbers, booleans, null and finite floats."""
+    if value is None or type(value) in (str, bool, int):
+        return True
+    if type(value) is float:
+        return value == value and value not in (float("inf"), float("-inf"))
+    if type(value) is list:
+        return all(json_exact(item) for item in value)
+    if type(value) is dict:
+        return all(type(key) is str and json_exact(item) for key, item in value.items())
+    return False
 
 
 # ---- the folder ------------------------------------------------------------------------------

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
@@ -569,6 +568,8 @@ def _run_checks(todo: Sequence[Tuple[Path, str, Optional[Tuple[str, str]]]], pro
             if progress:
                 progress(1)
         return
+    from concurrent.futures import ProcessPoolExecutor  # pylint: disable=import-outside-toplevel  # 10 ms a run
+
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(_check_chunk, [(str(p), d, line) for p, d, line in todo[start:start + _CHUNK]],
                                str(profiles.root), keys, with_rows) for start in range(0, len(todo), _CHUNK)]

@@ -38,10 +38,11 @@ condition needs and the spec leaves out: absent is not zero.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 from dataclasses import dataclass
 from types import CodeType, MappingProxyType
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from pipeline.problems import FieldPath
 
@@ -224,22 +225,41 @@ def compile_expression(text: Any, path: FieldPath, symbols: Sequence[str]) -> Ex
     if isinstance(text, bool) or not isinstance(text, (int, str)):
         raise WeightFormatError(path, f"a dimension is a whole number or an expression, not {text!r}")
     source = str(text)
+    names = _expression_names(source, tuple(symbols))
+    if isinstance(names, str):
+        raise WeightFormatError(path, names)
+    return Expression(source, names)
+
+
+@functools.lru_cache(maxsize=None)
+def _expression_names(source: str, symbols: Tuple[str, ...]) -> Union[Tuple[str, ...], str]:
+    """The symbols *source* reads, in order, or why it is no integer arithmetic over *symbols* (the message).
+
+    Memoized: the profiles of a folder spell the same few expressions hundreds of times, and parsing each
+    is most of building a profile.
+    """
     try:
         tree = ast.parse(source, mode="eval")
     except SyntaxError:
-        raise WeightFormatError(path, f"{source!r} is not an expression: write e.g. num_attention_heads * head_dim")
+        return f"{source!r} is not an expression: write e.g. num_attention_heads * head_dim"
     names = []
     for node in ast.walk(tree):
         if not isinstance(node, _ALLOWED_NODES):
-            raise WeightFormatError(path, f"{source!r} uses {type(node).__name__}; a dimension takes + - * // "
-                                          "and parentheses only")
+            return f"{source!r} uses {type(node).__name__}; a dimension takes + - * // and parentheses only"
         if isinstance(node, ast.Constant) and (isinstance(node.value, bool) or not isinstance(node.value, int)):
-            raise WeightFormatError(path, f"{source!r} holds {node.value!r}; constants are whole numbers")
+            return f"{source!r} holds {node.value!r}; constants are whole numbers"
         if isinstance(node, ast.Name):
             if node.id not in symbols:
-                raise WeightFormatError(path, f"{source!r} names {node.id!r}, which is not one of {list(symbols)}")
+                return f"{source!r} names {node.id!r}, which is not one of {list(symbols)}"
             names.append(node.id)
-    return Expression(source, tuple(dict.fromkeys(names)))
+    return tuple(dict.fromkeys(names))
+
+
+@functools.lru_cache(maxsize=None)
+def _eval_code(source: str, filename: str = "<inventory>") -> CodeType:
+    """*source* compiled for ``eval`` (memoized: the same tuples of sizes recur across a folder's profiles;
+    a code object is immutable, so sharing one changes nothing)."""
+    return compile(source, filename, "eval")
 
 
 def parse_condition(text: Any, path: FieldPath, symbols: Sequence[str]) -> Condition:
@@ -310,9 +330,9 @@ def _compiled(weights: Sequence[Weight]) -> Inventory:
             names += [weight.bias.symbol] if weight.bias.symbol else []
             terms.append(f"(({weight.shape[0].text}) if {when} and {_condition_text(weight.bias)} else 0)")
             slots.append((weight.part, weight.per, False))
-    code = compile("(" + "".join(term + "," for term in terms) + ")", "<inventory>", "eval")
+    code = _eval_code("(" + "".join(term + "," for term in terms) + ")")
     by_per = {per: " + ".join(term for term, slot in zip(terms, slots) if slot[1] == per) or "0" for per in PER}
-    sums = compile(f"({by_per['layer']}, {by_per['expert']}, {by_per['first_layer']})", "<inventory>", "eval")
+    sums = _eval_code(f"({by_per['layer']}, {by_per['expert']}, {by_per['first_layer']})")
     return Inventory(tuple(weights), tuple(dict.fromkeys(names)), code, tuple(slots), sums)
 
 
@@ -344,7 +364,7 @@ def parse_weights(entries: Sequence[Mapping[str, Any]], path: FieldPath,
         shape = tuple(compile_expression(size, where + ("shape", axis), symbols)
                       for axis, size in enumerate(entry["shape"]))
         default_op = "matmul" if len(shape) == 2 else "elementwise"
-        shape_code = compile("(" + "".join(f"({size.text})," for size in shape) + ")", "<shape>", "eval")
+        shape_code = _eval_code("(" + "".join(f"({size.text})," for size in shape) + ")", "<shape>")
         weights.append(Weight(
             role=entry["role"], name=entry["name"], shape=shape, part=entry["part"],
             per=entry.get("per", "layer"),

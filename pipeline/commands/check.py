@@ -20,7 +20,7 @@ from pipeline.output import echo, echo_rendered
 
 from pipeline.commands.git_options import changed_since_option
 from pipeline.commands.options import (STDIN_NAME, exclude_option, ignore_option, no_cache_option, open_cache,
-                                       read_stdin, repository_errors, root_option, run_config, save_cache,
+                                       read_stdin, root_option, run_config, run_profiles, save_cache,
                                        select_option, spec_files, stdin_filename_option)
 
 _FORMATS = ("text", "json", "junit", "sarif", "github", "markdown")
@@ -113,8 +113,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     a broken op profile, a report that could not be written, or an internal
     error.
     """
-    from pipeline.op_profiles import load_op_profiles
-    from pipeline.problems import all_codes
+    from pipeline.problems import LazyCodes
     from pipeline.repo import find_repo
     import dataclasses
 
@@ -124,8 +123,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
 
     repo = find_repo(root)
     config = run_config(repo)
-    with repository_errors():
-        profiles = load_op_profiles(repo.profiles)
+    profiles = run_profiles(repo, not no_cache)
     named = list(paths) or list(config.specs) or [repo.specs]
     stdin = "-" in map(str, paths)
     if stdin:
@@ -146,7 +144,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     cache = open_cache(repo, profiles, not no_cache)
     # Every spec under specs/ is checked: no name is elsewhere.
     everything = not paths and changed_since is None and not config.specs and not config.exclude and not excludes
-    codes = all_codes()
+    codes = LazyCodes()  # gathered only if an inline ignore or a report needs them
 
     def run_checks():
         checked = _run(pairs, profiles, jobs, cache)
@@ -154,7 +152,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
                             {} if everything else _names_elsewhere(
                                 repo, [Path(stdin_filename)] if stdin and stdin_filename else files, cache))
         result = dataclasses.replace(result, scope=scope)
-        return suppress(result, config, tuple(codes), select, ignore, repo.report_base)
+        return suppress(result, config, codes, select, ignore, repo.report_base)
 
     result = run_checks()
     fixed, fixed_files = 0, set()

@@ -19,7 +19,7 @@ import click
 from pipeline.escape import json_text
 from pipeline.output import echo, echo_rendered
 
-from pipeline.commands.options import (no_cache_option, open_cache, progress_bar, repository_errors, root_option,
+from pipeline.commands.options import (no_cache_option, open_cache, progress_bar, root_option, run_profiles,
                                        save_cache)
 
 
@@ -47,14 +47,12 @@ def command(fmt: str, root: Optional[Path], no_cache: bool) -> None:
     repository) or a broken op profile.
     """
     from pipeline.catalogue import render_list
-    from pipeline.op_profiles import load_op_profiles
     from pipeline.problems import Severity
     from pipeline.repo import find_repo
     from pipeline.runner import find_spec_files, verdicts
 
     repo = find_repo(root)
-    with repository_errors():
-        profiles = load_op_profiles(repo.profiles)
+    profiles = run_profiles(repo, not no_cache)
     try:
         files = find_spec_files([repo.specs])
     except FileNotFoundError as error:

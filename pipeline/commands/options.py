@@ -19,10 +19,11 @@ import click
 
 from pipeline.output import echo
 
-from pipeline.op_profiles import OpProfileError
+from pipeline.op_profiles import OpProfileError, load_op_profiles
 
 if TYPE_CHECKING:
     from pipeline.config import Config
+    from pipeline.op_profiles import OpProfiles
     from pipeline.repo import SpecRepo
 
 root_option = click.option(
@@ -44,14 +45,23 @@ def repository_errors() -> Iterator[None]:
         raise SystemExit(2) from None
 
 
+def run_profiles(repo: "SpecRepo", use_cache: bool = True) -> "OpProfiles":
+    """The op profiles of *repo*, kept checked in its result cache folder unless *use_cache* is false
+    (``--no-cache``); broken ones end the command as :func:`repository_errors` says."""
+    from pipeline.result_cache import cache_folder  # pylint: disable=import-outside-toplevel
+
+    with repository_errors():
+        return load_op_profiles(repo.profiles, cache_folder(repo.root) if use_cache else None)
+
+
 def run_config(repo: "SpecRepo") -> "Config":
     """The configuration of *repo* (:func:`pipeline.config.load_config`); a broken one ends the command with
     its located problems on stderr and exit code 2."""
     from pipeline.config import ConfigError, load_config  # pylint: disable=import-outside-toplevel
-    from pipeline.problems import all_codes  # pylint: disable=import-outside-toplevel
+    from pipeline.problems import LazyCodes  # pylint: disable=import-outside-toplevel
 
     try:
-        return load_config(repo.root, repo.report_base, tuple(all_codes()), lambda path: repo.report_name(path))
+        return load_config(repo.root, repo.report_base, LazyCodes(), lambda path: repo.report_name(path))
     except ConfigError as error:
         for problem in error.problems:
             echo(f"{problem.file}:{problem.line}:{problem.column}: error [{problem.code}] {problem.message}",
@@ -94,10 +104,12 @@ def spec_files(paths: Sequence[Path], repo: "SpecRepo", config: "Config", exclud
 
 def _parse_codes(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> Tuple[str, ...]:
     """Comma-separated codes or prefixes, each one a code modelspec reports (else a usage error)."""
+    selectors = tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+    if not selectors:  # no code named: the codes need not be gathered (every module imported)
+        return selectors
     from pipeline.config import unknown_selector  # pylint: disable=import-outside-toplevel
     from pipeline.problems import all_codes  # pylint: disable=import-outside-toplevel
 
-    selectors = tuple(part.strip() for value in values for part in value.split(",") if part.strip())
     codes = tuple(all_codes())
     for selector in selectors:
         reason = unknown_selector(selector, codes)

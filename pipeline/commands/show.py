@@ -16,7 +16,7 @@ import click
 from pipeline.escape import json_text
 from pipeline.output import echo, echo_rendered
 
-from pipeline.commands.options import no_cache_option, open_cache, repository_errors, root_option, save_cache
+from pipeline.commands.options import no_cache_option, open_cache, root_option, run_profiles, save_cache
 
 
 @click.command(name="show", context_settings={"help_option_names": ["-h", "--help"]})
@@ -46,14 +46,12 @@ def command(name: str, fmt: str, root: Optional[Path], no_cache: bool) -> None:
     folder (outside a spec repository), or usage error.
     """
     from pipeline.catalogue import CatalogueError, entries, find, render_show, show_view
-    from pipeline.op_profiles import load_op_profiles
     from pipeline.problems import Severity
     from pipeline.repo import find_repo
     from pipeline.runner import check_file, find_spec_files
 
     repo = find_repo(root)
-    with repository_errors():
-        profiles = load_op_profiles(repo.profiles)
+    profiles = run_profiles(repo, not no_cache)
     cache = open_cache(repo, profiles, not no_cache)
     try:
         catalogue = entries(find_spec_files([repo.specs]), repo.display, cache)

@@ -1,0 +1,188 @@
+"""The checked op profiles kept in the result cache folder (``profiles``): a hit builds exactly the profiles a
+fresh read does; a miss, a damaged entry, a profile edit or another environment reads and checks them again."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import List
+
+import pytest
+
+import pipeline
+from pipeline import op_profiles, result_cache
+from pipeline.op_profiles import OpProfileError, _load_folder, bundled_profiles_dir, load_op_profiles
+from pipeline.result_cache import PROFILES_FILE, PROFILES_HEADER, json_exact
+
+TESTS = Path(__file__).resolve().parent
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> List[Path]:
+    """The profiles folders read and checked from their YAML (the profile cache's misses)."""
+    folders: List[Path] = []
+    real = op_profiles._checked_folder
+
+    def counting(root, paths):
+        folders.append(root)
+        return real(root, paths)
+
+    monkeypatch.setattr(op_profiles, "_checked_folder", counting)
+    _load_folder.cache_clear()
+    yield folders
+    _load_folder.cache_clear()
+
+
+def load(root: Path, cache: Path):
+    """A fresh process's :func:`load_op_profiles` (the per-process memo cleared), the cache folder made (the
+    result cache's save makes it)."""
+    _load_folder.cache_clear()
+    if cache is not None and not cache.exists():
+        cache.mkdir()
+    return load_op_profiles(root, cache)
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """A copy of the bundled op profiles."""
+    return Path(shutil.copytree(bundled_profiles_dir(), tmp_path / "op_profiles"))
+
+
+def test_a_hit_builds_exactly_what_a_fresh_read_does(folder: Path, tmp_path: Path, reads: List[Path]) -> None:
+    cache = tmp_path / "cache"
+    fresh = load(folder, None)
+    assert reads == [folder.resolve()]
+    reads.clear()
+    first = load(folder, cache)
+    assert reads == [folder.resolve()]  # a miss: read, checked, kept
+    text = (cache / PROFILES_FILE).read_text(encoding="utf-8")
+    assert text.startswith(PROFILES_HEADER) and text.endswith("\n") and text.count("\n") == 2
+    reads.clear()
+    second = load(folder, cache)
+    assert reads == []  # a hit
+    assert second == first == fresh
+    assert list(second.profiles) == list(fresh.profiles)
+    assert (cache / PROFILES_FILE).read_text(encoding="utf-8") == text  # a hit writes nothing
+
+
+@pytest.mark.parametrize("damage", ["truncated", "flipped", "other key", "other format", "garbage", "empty"])
+def test_a_damaged_entry_is_ignored_and_rewritten(folder: Path, tmp_path: Path, reads: List[Path],
+                                                 damage: str) -> None:
+    cache = tmp_path / "cache"
+    fresh = load(folder, cache)
+    entry = cache / PROFILES_FILE
+    good = entry.read_bytes()
+    header, key, rest = good.split(b"\n", 1)[0] + b"\n", *good.split(b"\n", 1)[1].split(b"\t", 1)
+    damaged = {
+        "truncated": good[:len(good) // 2],
+        "flipped": good.replace(b'"arch":"llama"', b'"arch":"llamb"'),
+        "other key": header + b"0" * len(key) + b"\t" + rest,
+        "other format": good.replace(PROFILES_HEADER.encode(), b"modelspec op profile cache, format 0\n"),
+        "garbage": b"\xff\xfe not a cache\n",
+        "empty": b"",
+    }[damage]
+    assert damaged != good
+    entry.write_bytes(damaged)
+    reads.clear()
+    assert load(folder, cache) == fresh
+    assert reads == [folder.resolve()]
+    assert entry.read_bytes() == good  # rewritten valid
+    reads.clear()
+    assert load(folder, cache) == fresh and reads == []
+
+
+def test_a_profile_edit_invalidates(folder: Path, tmp_path: Path, reads: List[Path]) -> None:
+    cache = tmp_path / "cache"
+    load(folder, cache)
+    llama = folder / "llama.yaml"
+    text = llama.read_text(encoding="utf-8")
+    assert "      attMM: 4  " in text
+    llama.write_text(text.replace("      attMM: 4  ", "      attMM: 5  ", 1), encoding="utf-8")
+    reads.clear()
+    edited = load(folder, cache)
+    assert reads == [folder.resolve()]
+    assert edited == load(folder, None)
+    assert edited.profiles["llama"].layer_kinds["full_attention"].ops.attMM == 5
+    reads.clear()
+    assert load(folder, cache) == edited and reads == []
+    # a file added or removed changes the key too
+    shutil.copyfile(llama, folder / "llama_copy.yaml")
+    reads.clear()
+    with pytest.raises(OpProfileError):  # its arch is not its stem: refused, never kept
+        load(folder, cache)
+    assert reads == [folder.resolve()]
+    (folder / "llama_copy.yaml").unlink()
+    reads.clear()
+    assert load(folder, cache) == edited and reads == []
+
+
+def test_a_broken_folder_is_never_kept(folder: Path, tmp_path: Path, reads: List[Path]) -> None:
+    cache = tmp_path / "cache"
+    (folder / "llama.yaml").write_text("arch: llama\n", encoding="utf-8")
+    for _ in range(2):
+        with pytest.raises(OpProfileError):
+            load(folder, cache)
+    assert len(reads) == 2 and not (cache / PROFILES_FILE).exists()
+
+
+def test_another_version_is_a_miss(folder: Path, tmp_path: Path, reads: List[Path],
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache"
+    fresh = load(folder, cache)
+    monkeypatch.setattr(pipeline, "__version__", pipeline.__version__ + ".post1")
+    reads.clear()
+    assert load(folder, cache) == fresh and reads == [folder.resolve()]
+
+
+def test_an_unwritable_cache_folder_costs_only_the_reading(folder: Path, tmp_path: Path, reads: List[Path]) -> None:
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the folder would be\n", encoding="utf-8")
+    assert load(folder, blocker) == load(folder, None)
+    assert blocker.read_text(encoding="utf-8") == "a file where the folder would be\n"
+
+
+def test_no_cache_folder_is_made_for_the_profiles(folder: Path, tmp_path: Path, reads: List[Path]) -> None:
+    _load_folder.cache_clear()
+    load_op_profiles(folder, tmp_path / "cache")
+    assert not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize("value, exact", [
+    ({"a": [1, 2.5, True, None, "x"]}, True),
+    ({"a": float("nan")}, False),
+    ({"a": float("inf")}, False),
+    ({1: "int key"}, False),
+    ({"a": (1, 2)}, False),
+    ({"a": {"b": [{"c": -0.0}]}}, True),
+    ({"a": 2 ** 70}, True),
+])
+def test_json_exact(value, exact: bool) -> None:
+    assert json_exact(value) is exact
+
+
+def test_check_reports_the_same_from_kept_profiles(tmp_path: Path) -> None:
+    """Across processes (the memo cannot hide the cache): a cold run, then a run that builds the profiles from
+    the kept documents, then ``--no-cache``; the same report byte for byte."""
+    repo = Path(shutil.copytree(TESTS / "data" / "repo", tmp_path / "repo"))
+    (repo / ".git").mkdir()
+    env_cache = tmp_path / "cache"
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-c", "from pipeline.cli import main; main()", "check", "--root", str(repo),
+                   "--jobs", "1", "--format", "json", *args]
+        return subprocess.run(command, capture_output=True, text=True, check=False,
+                              env={**os.environ, result_cache.CACHE_DIR_ENV: str(env_cache)})
+
+    cold = run()
+    assert not (env_cache / PROFILES_FILE).exists()  # the folder is made by the results' save, at the end
+    (env_cache / "results").unlink()
+    assert run().stdout == cold.stdout
+    assert (env_cache / PROFILES_FILE).exists()
+    (env_cache / "results").unlink()  # only the profiles are kept: every spec is checked against them
+    warm = run()
+    uncached = run("--no-cache")
+    assert cold.returncode == warm.returncode == uncached.returncode
+    assert cold.stdout == warm.stdout == uncached.stdout and cold.stdout
