@@ -263,8 +263,19 @@ def count_totals(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack",
             active += (layer + top_k * expert) * group.count + first
     outside = sum(params for _, _, params, _ in sizes(profile.model_weights, symbols))
     if tower is not None and spec.vision is not None:
-        outside += _tower(spec, profile, tower)[0]
+        outside += _tower_total(spec, profile, tower)
     return total + outside, active + outside
+
+
+def _tower_total(spec: "ModelSpec", profile: "OpProfile", tower: "LayerStack") -> int:
+    """The tower with its projector, as :func:`_tower` counts it, from one evaluation per tower kind."""
+    symbols = tower_symbols(spec.vision, spec.hidden_size)
+    sums = {kind.name: layer_sums(profile.vision_kinds.get(kind.name, NONE), symbols) for kind in tower.distinct_kinds()}
+    rest = layer_sums(profile.vision_weights, symbols)
+    if rest is None or None in sums.values():  # the full path names what is missing
+        return _tower(spec, profile, tower)[0]
+    return sum(sums[group.kind.name][0] * group.count + sums[group.kind.name][2] for group in tower.groups) + \
+        rest[0] + rest[2]
 
 
 def count_parameters(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack",

@@ -339,7 +339,7 @@ def _compiled(weights: Sequence[Weight]) -> Inventory:
 def layer_sums(weights: Inventory, env: Mapping[str, Any]) -> Optional[Tuple[int, int, int]]:
     """``(layer tensors, one routed expert's, first-layer tensors)``: the parameters of one layer in three sums,
     from one evaluation; ``None`` when a field the inventory reads is unstated (:func:`sizes` then says which)."""
-    if weights.sums is None or any(env.get(name) is None for name in weights.names):
+    if weights.sums is None or None in map(env.get, weights.names):
         return None
     return eval(weights.sums, env)  # noqa: S307  # ok: an AST of integer arithmetic, no builtins
 
@@ -389,7 +389,7 @@ def sizes(weights: Inventory, env: Mapping[str, Any]) -> List[Tuple[str, str, in
     Raises:
         Unpriced: If a shape or condition reads a field the spec leaves out.
     """
-    if weights.code is not None and all(env.get(name) is not None for name in weights.names):
+    if weights.code is not None and None not in map(env.get, weights.names):
         values = eval(weights.code, env)  # noqa: S307  # ok: an AST of integer arithmetic, no builtins
         return [(part, per, value, matmul) for (part, per, matmul), value in zip(weights.slots, values) if value]
     out = []
