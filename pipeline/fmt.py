@@ -415,7 +415,7 @@ def format_text(text: str, file: str, schema: Optional[str] = None, edits: Seque
     header, header_lines = split_header(text)
     comments = _read_comments(text, doc, header_lines)
     yaml = _ruamel()
-    tree = yaml.load(text)
+    tree = yaml.load(text)  # ok: ruamel round-trip (a SafeConstructor), on text the strict loader accepted
     _strip_comments(tree)
     expected = copy.deepcopy(doc.data)
     for path, value in edits:
