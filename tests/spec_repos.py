@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 from click.testing import CliRunner, Result
 
@@ -76,6 +76,17 @@ def edit(path: Path, old: str, new: str) -> None:
 def run(root: Path, command: str, *args: str) -> Result:
     """Run ``modelspec command --root root args`` in-process (git under :data:`GIT_ENV`) and return the result."""
     return CliRunner().invoke(main, [command, "--root", str(root), *args], env=GIT_ENV, catch_exceptions=False)
+
+
+def run_in(cwd: Path, args: List[str]) -> Tuple[int, str, str]:
+    """``modelspec args`` in-process from the folder *cwd* (as a user runs it there): exit code, stdout, stderr."""
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(main, args, catch_exceptions=False)
+    finally:
+        os.chdir(here)
+    return result.exit_code, result.stdout, result.stderr
 
 
 def modelspec_argv(*args: str) -> List[str]:

@@ -8,19 +8,16 @@ shell would), with its exact output and exit code.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 from pathlib import Path
-from typing import List, Tuple
 
 import pytest
-from click.testing import CliRunner
 
-from pipeline.cli import main
 from pipeline.config import Config, load_config, matches
 from pipeline.problems import all_codes
 from pipeline.suppress import inline_ignores
+from spec_repos import run_in as run
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -34,14 +31,6 @@ def readme_block(marker: str) -> str:
     return match.group(1)
 
 
-def run(cwd: Path, args: List[str]) -> Tuple[int, str, str]:
-    here = os.getcwd()
-    os.chdir(cwd)
-    try:
-        result = CliRunner().invoke(main, args, catch_exceptions=False)
-    finally:
-        os.chdir(here)
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture

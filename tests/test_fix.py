@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import List, Tuple
 
-from click.testing import CliRunner
-
-from pipeline.cli import main
 from pipeline.fix import fix_for
 from pipeline.problems import Problem, Severity
+from spec_repos import run_in as run
 
 BROKEN = """\
 # source: here
@@ -43,14 +39,6 @@ arch: llama
 """
 
 
-def run(cwd: Path, args: List[str]) -> Tuple[int, str, str]:
-    here = os.getcwd()
-    os.chdir(cwd)
-    try:
-        result = CliRunner().invoke(main, args, catch_exceptions=False)
-    finally:
-        os.chdir(here)
-    return result.exit_code, result.stdout, result.stderr
 
 
 def test_fix_makes_the_stated_fixes_keeps_comments_and_reports_what_is_left(tmp_path: Path) -> None:
