@@ -45,7 +45,6 @@ selection of problems a configuration makes later), the name the file states
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import json
@@ -56,11 +55,10 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from pipeline.problems import PASSES, FileResult, InlineIgnore, Location, Outcome, Problem, Severity
 from pipeline.runner import Verdict, read_spec_bytes, shared_outcomes, stated_name_of
-from pipeline.yaml_source import load_bytes, load_path
 
 #: The environment variable that moves the cache folder.
 CACHE_DIR_ENV = "MODELSPEC_CACHE_DIR"
@@ -69,7 +67,7 @@ CACHE_DIR_ENV = "MODELSPEC_CACHE_DIR"
 CACHE_FOLDER = ".modelspec_cache"
 
 #: The format of the ``results`` file; another format's file is ignored whole.
-FORMAT = 1
+FORMAT = 2
 HEADER = f"modelspec result cache, format {FORMAT}\n"
 
 RESULTS_FILE = "results"
@@ -171,8 +169,10 @@ class CacheKeys:
 
 def cache_keys(profiles: Any) -> CacheKeys:
     """The :class:`CacheKeys` of a run against *profiles* (an :class:`~pipeline.op_profiles.OpProfiles`)."""
+    from pipeline.op_profiles import profile_files  # pylint: disable=import-outside-toplevel
+
     return CacheKeys(environment_digest(),
-                     {arch: content_digest(profile.path.read_bytes()) for arch, profile in profiles.profiles.items()})
+                     {arch: content_digest(path.read_bytes()) for arch, path in profile_files(profiles).items()})
 
 
 class RecordingProfiles(Mapping):
@@ -209,26 +209,52 @@ class RecordingProfiles(Mapping):
 
 # ---- records --------------------------------------------------------------------------------
 
-def encode_verdict(verdict: Verdict, row: Optional[Dict[str, Any]]) -> Optional[Tuple[str, str]]:
-    """*verdict* as the JSON texts of its result and of its ``list`` *row*; ``None`` when it cannot be kept
-    exactly (a problem about another file)."""
+def encode_verdict(verdict: Verdict, row: Optional[Dict[str, Any]]) -> Optional[Tuple[str, str, str]]:
+    """*verdict* as three JSON texts: its result's outcomes, problems and inline ignores (the same text for
+    every clean file, so decoding it is done once a run: :func:`_decoded_core`), its name and where the file
+    states it, and its ``list`` *row*; ``None`` when it cannot be kept exactly (a problem about another file)."""
     result = verdict.result
     if any(problem.file != result.file for problem in result.problems):
         return None
-    payload = {
+    core = {
         "o": "".join(_OUTCOME_LETTERS[outcome] for _, outcome in result.outcomes),
         "p": [[p.line, p.column, p.pass_name, p.code, _SEVERITY_LETTERS[p.severity], p.message, list(p.path)]
               for p in result.problems],
-        "n": verdict.name,
-        "a": [verdict.name_at.line, verdict.name_at.column],
         "i": [[ignore.line, ignore.column, list(ignore.codes)] for ignore in result.ignores],
     }
-    return json_text(payload), json_text(row)
+    named = f"{verdict.name_at.line}:{verdict.name_at.column}:{json_text(verdict.name)}"
+    return json_text(core), named, json_text(row)
 
 
 def json_text(value: Any) -> str:
     """*value* as compact JSON, the way records store it."""
     return json.dumps(value, separators=(",", ":"))
+
+
+#: A problem as a record keeps it, the file apart: ``(line, column, pass, code, severity, message, path)``.
+_KeptProblem = Tuple[int, int, str, str, Severity, str, Tuple[Any, ...]]
+
+
+@functools.lru_cache(maxsize=4096)
+def _decoded_core(core: str) -> Tuple[Tuple[Tuple[str, Outcome], ...], Tuple[_KeptProblem, ...],
+                                      Tuple[InlineIgnore, ...]]:
+    """The outcomes, problems (without their file) and inline ignores a record's result text keeps; memoised:
+    the clean files of a catalogue share one text.
+
+    Raises:
+        KeyError, TypeError, ValueError, IndexError: When *core* is not what :func:`encode_verdict` writes.
+    """
+    payload = json.loads(core)
+    letters = payload["o"]
+    if len(letters) != len(PASSES):
+        raise ValueError("not one outcome per pass")
+    outcomes = shared_outcomes(tuple(zip(PASSES, (_LETTER_OUTCOMES[letter] for letter in letters))))
+    problems = tuple((int(line), int(column), str(pass_name), str(code), _LETTER_SEVERITIES[severity], str(message),
+                      tuple(part if isinstance(part, (str, int)) else str(part) for part in path))
+                     for line, column, pass_name, code, severity, message, path in payload["p"])
+    ignores = tuple(InlineIgnore(int(line), int(column), tuple(str(code) for code in codes))
+                    for line, column, codes in payload["i"])
+    return outcomes, problems, ignores
 
 
 def decode_verdict(file: str, record: "Record", with_row: bool = False) -> Verdict:
@@ -238,21 +264,27 @@ def decode_verdict(file: str, record: "Record", with_row: bool = False) -> Verdi
         KeyError, TypeError, ValueError, IndexError: When the record's texts are not what
             :func:`encode_verdict` writes.
     """
-    payload = json.loads(record.verdict or "null")
-    letters = payload["o"]
-    if len(letters) != len(PASSES):
-        raise ValueError("not one outcome per pass")
-    outcomes = shared_outcomes(tuple(zip(PASSES, (_LETTER_OUTCOMES[letter] for letter in letters))))
-    problems = tuple(Problem(file, int(line), int(column), str(pass_name), str(code), _LETTER_SEVERITIES[severity],
-                             str(message), tuple(part if isinstance(part, (str, int)) else str(part) for part in path))
-                     for line, column, pass_name, code, severity, message, path in payload["p"])
-    ignores = tuple(InlineIgnore(int(line), int(column), tuple(str(code) for code in codes))
-                    for line, column, codes in payload["i"])
-    line, column = payload["a"]
-    name = payload["n"]
+    outcomes, kept, ignores = _decoded_core(record.verdict or "null")
+    line, column, name_text = (record.named or "").split(":", 2)
+    name = json_name(name_text)
+    stated = name if name is not None and record.stated == name_text else record.stated_name
     row = json.loads(record.row or "null") if with_row else None
-    return Verdict(FileResult(file, outcomes, problems, ignores), name if isinstance(name, str) else None,
-                   Location(int(line), int(column)), record.stated_name, row if isinstance(row, dict) else None)
+    return Verdict(FileResult(file, outcomes, tuple(Problem(file, *problem) for problem in kept), ignores),
+                   name, Location(int(line), int(column)), stated, row if isinstance(row, dict) else None)
+
+
+def json_name(text: str) -> Optional[str]:
+    """The name a record's JSON *text* holds, when it is text, else ``None``. A string literal with no escape
+    in it (what nearly every name is) is its own content, read without the JSON parser: :func:`json_text`
+    writes a ``"`` or a control character inside one only escaped.
+
+    Raises:
+        ValueError: When *text* is not JSON.
+    """
+    if len(text) >= 2 and text[0] == '"' == text[-1] and "\\" not in text:
+        return text[1:-1]
+    value = json.loads(text)
+    return value if isinstance(value, str) else None
 
 
 def stat_text(status: os.stat_result) -> str:
@@ -260,9 +292,11 @@ def stat_text(status: os.stat_result) -> str:
     return f"{status.st_size}:{status.st_mtime_ns}:{status.st_ino}:{status.st_ctime_ns}"
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(NamedTuple):
     """One file's line of the cache; the JSON parts stay text until asked for.
+
+    A named tuple rather than a frozen dataclass: a run builds one per file of
+    the catalogue, and a tuple is built in a third of the time.
 
     Attributes:
         stat: :func:`stat_text` of the file when it was read.
@@ -274,6 +308,8 @@ class Record:
             for a record of the stated name only (the file was read for its name, not checked).
         profiles: :meth:`CacheKeys.depends` of those when it was checked.
         verdict: The result's JSON (:func:`encode_verdict`), or ``None`` for a name-only record.
+        named: Where the file states ``name`` and the spec's name, ``line:column:<JSON name or null>``, or
+            ``None``.
         row: The ``list`` row's JSON, or ``None``.
     """
 
@@ -285,24 +321,24 @@ class Record:
     dependencies: Optional[str] = None
     profiles: Optional[str] = None
     verdict: Optional[str] = None
+    named: Optional[str] = None
     row: Optional[str] = None
 
     @property
     def stated_name(self) -> Optional[str]:
         """The name the file states, when it is text."""
-        name = json.loads(self.stated)
-        return name if isinstance(name, str) else None
+        return json_name(self.stated)
 
     def to_line(self, file: str) -> str:
         """The cache line of this record for *file*."""
         rest = "\t".join([self.stat, str(self.read_ns), self.digest, self.environment, self.stated,
                           *("-" if part is None else part
-                            for part in (self.dependencies, self.profiles, self.verdict, self.row))])
+                            for part in (self.dependencies, self.profiles, self.verdict, self.named, self.row))])
         return f"{file}\t{_checksum(file, rest)}\t{rest}\n"
 
     def restated(self, status: os.stat_result, read_ns: int) -> "Record":
         """This record for the same bytes read again, under a new ``stat``."""
-        return dataclasses.replace(self, stat=stat_text(status), read_ns=read_ns)
+        return self._replace(stat=stat_text(status), read_ns=read_ns)
 
     def unchanged(self, status: os.stat_result) -> bool:
         """Whether *status* says the file is as this record read it (see :data:`RACY_NS`)."""
@@ -315,14 +351,14 @@ class Record:
 
 
 def new_record(status: os.stat_result, read_ns: int, digest: str, environment: str, stated_name: Optional[str],
-               checked: Optional[Tuple[List[str], str, Tuple[str, str]]] = None) -> Record:
+               checked: Optional[Tuple[List[str], str, Tuple[str, str, str]]] = None) -> Record:
     """A record of a file just read: its stated name, and, for a file *checked*, ``(dependencies, their
     digest, encode_verdict(...))``."""
     if checked is None:
         return Record(stat_text(status), read_ns, digest, environment, json_text(stated_name))
-    dependencies, profiles, (verdict, row) = checked
+    dependencies, profiles, (verdict, named, row) = checked
     return Record(stat_text(status), read_ns, digest, environment, json_text(stated_name), json_text(dependencies),
-                  profiles, verdict, row)
+                  profiles, verdict, named, row)
 
 
 def parse_record(file: str, checksum: str, rest: str) -> Optional[Record]:
@@ -330,18 +366,22 @@ def parse_record(file: str, checksum: str, rest: str) -> Optional[Record]:
     if _checksum(file, rest) != checksum:
         return None
     fields = rest.split("\t")
-    if len(fields) != 9 or not fields[1].isdigit():
+    if len(fields) != len(Record._fields) or not fields[1].isdigit():
         return None
-    stat, read_ns, digest, environment, stated, *optional = fields
-    return Record(stat, int(read_ns), digest, environment, stated, *(None if part == "-" else part
-                                                                      for part in optional))
+    fields[1] = int(fields[1])
+    for index in range(5, len(fields)):  # the optional parts
+        if fields[index] == "-":
+            fields[index] = None
+    return Record._make(fields)
 
 
 # ---- the checked op profiles ----------------------------------------------------------------
 
 #: The file of a cache folder that keeps the last checked op profiles folder's documents.
 PROFILES_FILE = "profiles"
-PROFILES_HEADER = f"modelspec op profile cache, format {FORMAT}\n"
+#: The format of the ``profiles`` file, apart from the results': one changes without the other.
+PROFILES_FORMAT = 1
+PROFILES_HEADER = f"modelspec op profile cache, format {PROFILES_FORMAT}\n"
 
 
 def profiles_key(paths: Sequence[Path]) -> Optional[str]:
@@ -456,13 +496,14 @@ class ResultCache:
                 or not fields[1].isdigit() or status.st_mtime_ns + RACY_NS > int(fields[1]) \
                 or _checksum(file, rest) != checksum:
             return False, None
-        name = json.loads(fields[4])
-        return True, name if isinstance(name, str) else None
+        return True, json_name(fields[4])
 
     def stated_name(self, path: Path, display: str) -> Optional[str]:
         """The ``name`` the file at *path* (shown as *display*) states, when it is text: from its record when
         that is current (its stat, else its bytes' digest), else by loading it strictly (no other pass), and a
         name-only record of that is added."""
+        from pipeline.yaml_source import load_bytes, load_path  # pylint: disable=import-outside-toplevel
+
         status = regular_file_stat(path)
         if status is None:
             return stated_name_of(load_path(path, display))
