@@ -25,7 +25,7 @@ From the changed files, :func:`select_specs` picks:
   in the repository (modelspec's own checkout, an editable install), or
   modelspec's pinned version in the repository (a line naming modelspec in
   ``.pre-commit-config.yaml``, a requirements or constraints file,
-  ``pyproject.toml`` or a workflow, :func:`pin_change`). A spec repository's
+  ``pyproject.toml`` or a workflow, :func:`_pin_change`). A spec repository's
   own ``pipeline/`` or ``schemas/`` folder is just files: modelspec does not
   read them, so a change there touches no spec.
 
@@ -85,11 +85,13 @@ class Changes:
         ref: The revision as the user named it.
         base: The merge base's commit id (40 hex digits).
         files: The changed files inside the spec repository, sorted by path.
+        pin: Why the modelspec the repository pins changed (:func:`_pin_change`), or ``None``.
     """
 
     ref: str
     base: str
     files: Tuple[FileChange, ...]
+    pin: Optional[str] = None
 
 
 def check_revision(rev: str) -> None:
@@ -255,6 +257,7 @@ def changes_since(root: Path, ref: str) -> Changes:
         found = _parse_name_status(repo.git.diff("--name-status", "-z", "--find-renames", "--no-ext-diff", base,
                                                  "--", strip_newline_in_stdout=False))
         untracked = repo.git.ls_files("--others", "--exclude-standard", "-z", strip_newline_in_stdout=False)
+        pin = _pin_change(repo, base, [path for _, path, _ in found])
     found.extend(("added", path, None) for path in untracked.split("\0") if path)
 
     def inside(path: Optional[str]) -> Optional[str]:
@@ -269,7 +272,7 @@ def changes_since(root: Path, ref: str) -> Changes:
             status = "added"
         if new is not None:
             files.append(FileChange(status, new, old))
-    return Changes(ref, base, tuple(sorted(files, key=lambda change: change.path)))
+    return Changes(ref, base, tuple(sorted(files, key=lambda change: change.path)), pin)
 
 
 @dataclass(frozen=True)
@@ -366,7 +369,7 @@ def select_specs(changes: Changes, candidates: Sequence[str], facts: Callable[[s
         scope: The prefixes under which a deleted file is a removed spec.
         rules: Root-relative prefixes of the folders modelspec reads its rules from (``pipeline/``,
             ``schemas/`` in its own checkout); a change under one touches every spec.
-        rules_changed: Why every spec is touched whatever changed (:func:`pin_change`), or ``None``.
+        rules_changed: Why every spec is touched whatever changed (:attr:`Changes.pin`), or ``None``.
 
     Returns:
         The :class:`Selection`.
@@ -406,38 +409,31 @@ def select_specs(changes: Changes, candidates: Sequence[str], facts: Callable[[s
                      tuple(sorted(removed)), len(candidates))
 
 
-def pin_change(root: Path, ref: str) -> Optional[str]:
-    """Why the modelspec the repository pins changed since the merge base of *ref*, or ``None``.
+def _pin_change(repo: Any, base: str, changed: Sequence[str]) -> Optional[str]:
+    """Why the modelspec the repository pins changed since *base*, or ``None``; *changed* are the paths (from
+    the work tree's top) of the tracked files that differ from *base*, renamed ones under their new path.
 
-    Every file of :data:`PIN_FILES` in the git work tree that differs from the
-    merge base is read at both ends; when the lines naming ``modelspec``
-    differ (a ``rev:`` after the hook repository's URL counts: the line below
-    it), the rules changed: ``.pre-commit-config.yaml pins modelspec anew``.
-
-    Raises:
-        GitError: See :func:`changes_since`.
+    Every file of :data:`PIN_FILES` among them is read at both ends; when the
+    lines naming ``modelspec`` differ (a ``rev:`` after the hook repository's
+    URL counts: the line below it), the rules changed:
+    ``.pre-commit-config.yaml pins modelspec anew``.
     """
     import fnmatch  # pylint: disable=import-outside-toplevel
 
-    check_revision(ref)
-    with _open(root) as repo:
-        base = merge_base(repo, ref)
-        changed = repo.git.diff("--name-only", "-z", "--no-ext-diff", base, "--",
-                                strip_newline_in_stdout=False).split("\0")
-        top = Path(repo.working_tree_dir)
-        for path in sorted(filter(None, changed)):
-            if not any(fnmatch.fnmatchcase(path, pattern) for pattern in PIN_FILES):
-                continue
-            try:
-                old = repo.git.show(f"{base}:{path}")
-            except Exception:  # pylint: disable=broad-except  # a file the base lacks pins nothing there
-                old = ""
-            try:
-                new = (top / path).read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                new = ""
-            if _pin_lines(old) != _pin_lines(new):
-                return f"{path} pins modelspec anew"
+    top = Path(repo.working_tree_dir)
+    for path in sorted(set(changed)):
+        if not any(fnmatch.fnmatchcase(path, pattern) for pattern in PIN_FILES):
+            continue
+        try:
+            old = repo.git.show(f"{base}:{path}")
+        except Exception:  # pylint: disable=broad-except  # a file the base lacks pins nothing there
+            old = ""
+        try:
+            new = (top / path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            new = ""
+        if _pin_lines(old) != _pin_lines(new):
+            return f"{path} pins modelspec anew"
     return None
 
 
