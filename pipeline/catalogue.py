@@ -60,13 +60,13 @@ def entries(paths: Sequence["Path | str"], display: Any, cache: Any = None) -> L
 
     Args:
         paths: The spec files.
-        display: ``display(path)``, the path as reports show it.
+        display: ``display(paths)``, the paths as reports show them (:meth:`~pipeline.repo.SpecRepo.displays`).
         cache: The result cache (:class:`~pipeline.result_cache.ResultCache`): the name of a file its catalogue
             index or a record stands for is taken from there, without parsing the file; ``None`` parses every file.
     """
     from pipeline.runner import stated_name
 
-    shown = [(path, display(path)) for path in paths]
+    shown = list(zip(paths, display(paths)))
     names = cache.stated_names(shown) if cache is not None else (stated_name(Path(path), file) for path, file in shown)
     return [Entry(path, file, name) for (path, file), name in zip(shown, names)]
 

@@ -142,7 +142,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
         files, selection = changed_files(repo, changed_since, files, profiles, named, quiet)
         scope = Scope(selection.ref, selection.base, selection.candidates, selection.removed)
     _refuse_outputs(outputs, [*files, *repo_folders(repo)])
-    pairs = [(path, (stdin_filename or STDIN_NAME) if stdin else repo.report_name(path)) for path in files]
+    pairs = [(files[0], stdin_filename or STDIN_NAME)] if stdin else list(zip(files, repo.report_names(files)))
     cache = open_cache(repo, profiles, not no_cache)
     # Every spec under specs/ is checked: no name is elsewhere.
     everything = not paths and changed_since is None and not config.specs and not config.exclude and not excludes
@@ -270,7 +270,8 @@ def _names_elsewhere(repo, files: List[str], cache, walked: Optional[List[str]] 
     checked = {os.path.abspath(path) for path in files}
     specs = os.path.abspath(repo.specs)  # the folder's paths below are then absolute and normal already
     every = walked if walked is not None and specs == str(repo.specs) else spec_file_names([Path(specs)])
-    return spec_names([(path, repo.report_name(path)) for path in every if path not in checked], cache)
+    others = [path for path in every if path not in checked]
+    return spec_names(list(zip(others, repo.report_names(others))), cache)
 
 
 def _print(report: str) -> bool:

@@ -54,7 +54,7 @@ def command(name: str, fmt: str, root: Optional[Path], no_cache: bool) -> None:
     profiles = run_profiles(repo, not no_cache)
     cache = open_cache(repo, profiles, not no_cache)
     try:
-        catalogue = entries(spec_file_names([repo.specs]), repo.display, cache)
+        catalogue = entries(spec_file_names([repo.specs]), repo.displays, cache)
     except FileNotFoundError as error:
         raise click.UsageError(str(error)) from None
     save_cache(cache)
