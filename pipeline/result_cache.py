@@ -95,7 +95,9 @@ def content_digest(data: bytes) -> str:
 
 
 
-def _checksum(path: str, record: str) -> str:
+def line_checksum(path: str, record: str) -> str:
+    """The checksum that binds a cache line's *record* to its *path* (BLAKE2b, 128 bits, hex): a line moved to
+    another path, truncated or edited fails it."""
     return hashlib.blake2b(f"{path}\t{record}".encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
@@ -298,7 +300,7 @@ class Record:
         rest = "\t".join([self.stat, str(self.read_ns), self.digest, self.environment, self.stated,
                           *("-" if part is None else part
                             for part in (self.dependencies, self.profiles, self.verdict, self.row))])
-        return f"{file}\t{_checksum(file, rest)}\t{rest}\n"
+        return f"{file}\t{line_checksum(file, rest)}\t{rest}\n"
 
     def restated(self, status: os.stat_result, read_ns: int) -> "Record":
         """This record for the same bytes read again, under a new ``stat``."""
@@ -327,7 +329,7 @@ def new_record(status: os.stat_result, read_ns: int, digest: str, environment: s
 
 def parse_record(file: str, checksum: str, rest: str) -> Optional[Record]:
     """The record of a cache line, or ``None`` when the line is not one this format wrote for *file*."""
-    if _checksum(file, rest) != checksum:
+    if line_checksum(file, rest) != checksum:
         return None
     fields = rest.split("\t")
     if len(fields) != 9 or not fields[1].isdigit():
@@ -369,7 +371,7 @@ def load_profile_data(folder: Path, key: str) -> Optional[Dict[str, dict]]:
     header, _, line = text.partition("\n")
     stored_key, _, rest = line.rstrip("\n").partition("\t")
     checksum, _, record = rest.partition("\t")
-    if header + "\n" != PROFILES_HEADER or stored_key != key or checksum != _checksum(key, record):
+    if header + "\n" != PROFILES_HEADER or stored_key != key or checksum != line_checksum(key, record):
         return None
     try:
         documents = json.loads(record)
@@ -391,7 +393,7 @@ def store_profile_data(folder: Path, key: str, documents: Mapping[str, Any]) -> 
         return
     record = json.dumps(documents, separators=(",", ":"), allow_nan=False)
     try:
-        _replace(folder / PROFILES_FILE, f"{PROFILES_HEADER}{key}\t{_checksum(key, record)}\t{record}\n")
+        _replace(folder / PROFILES_FILE, f"{PROFILES_HEADER}{key}\t{line_checksum(key, record)}\t{record}\n")
     except OSError:
         pass
 
@@ -424,13 +426,18 @@ class ResultCache:
     Args:
         folder: The cache folder (created when the run first writes).
         keys: The run's :class:`CacheKeys`.
+        file: The folder's file the lines live in. Another store of lines keyed by path (such as
+            :mod:`pipeline.artifact_cache`'s) keeps its own file, with its own *header*, under the same lock.
+        header: The file's first line, naming its format; a file with another header is ignored whole.
     """
 
-    def __init__(self, folder: Path, keys: CacheKeys) -> None:
+    def __init__(self, folder: Path, keys: CacheKeys, file: str = RESULTS_FILE, header: str = HEADER) -> None:
         self.folder = folder
         self.keys = keys
-        self._read_as = _file_stat(folder / RESULTS_FILE)
-        self._lines, self._total = _read_lines(folder / RESULTS_FILE)
+        self.file = file
+        self.header = header
+        self._read_as = _file_stat(folder / file)
+        self._lines, self._total = _read_lines(folder / file, header)
         self._new: set = set()  # the files this run has new lines for; the lines wait in a spool file
         self._spool: Optional[Any] = None
 
@@ -454,7 +461,7 @@ class ResultCache:
         fields = rest.split("\t", 5)
         if len(fields) != 6 or fields[0] != stat_text(status) or fields[3] != self.keys.environment \
                 or not fields[1].isdigit() or status.st_mtime_ns + RACY_NS > int(fields[1]) \
-                or _checksum(file, rest) != checksum:
+                or line_checksum(file, rest) != checksum:
             return False, None
         name = json.loads(fields[4])
         return True, name if isinstance(name, str) else None
@@ -514,12 +521,12 @@ class ResultCache:
             return None
         import filelock  # pylint: disable=import-outside-toplevel
 
-        path = self.folder / RESULTS_FILE
+        path = self.folder / self.file
         try:
             _prepare(self.folder)
             with filelock.FileLock(str(self.folder / LOCK_FILE), timeout=30):
                 same = self._read_as is not None and _file_stat(path) == self._read_as
-                current, total = (self._lines, self._total) if same else _read_lines(path)
+                current, total = (self._lines, self._total) if same else _read_lines(path, self.header)
                 if current and total + len(self._new) <= 2 * len(current) + _SLACK:
                     _append(path, self._spooled())
                 else:
@@ -535,11 +542,11 @@ class ResultCache:
     def _merged(self, current: Mapping[str, str]) -> Iterator[str]:
         """The text of the merged file, in pieces: the header, the valid lines of *current* this run does not
         replace (a damaged line is dropped, not carried on), then this run's."""
-        yield HEADER
+        yield self.header
         for file, tail in current.items():
             if file not in self._new:
                 checksum, _, rest = tail.partition("\t")
-                if _checksum(file, rest) == checksum:
+                if line_checksum(file, rest) == checksum:
                     yield f"{file}\t{tail}\n"
         yield from self._spooled()
 
@@ -560,7 +567,7 @@ def _file_stat(path: Path) -> Optional[str]:
 _SLACK = 1000
 
 
-def _read_lines(path: Path) -> Tuple[Dict[str, str], int]:
+def _read_lines(path: Path, header: str = HEADER) -> Tuple[Dict[str, str], int]:
     """``{file: "checksum TAB record"}`` of a results file (a later line of a file wins), and how many lines it
     holds; empty when it is missing or of another format.
 
@@ -571,7 +578,7 @@ def _read_lines(path: Path) -> Tuple[Dict[str, str], int]:
     total = 0
     try:
         with open(path, "r", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
-            if handle.readline() != HEADER:
+            if handle.readline() != header:
                 return {}, 0
             for line in handle:
                 total += 1
