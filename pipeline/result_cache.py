@@ -489,6 +489,10 @@ class ResultCache:
         self.add(display, new_record(status, read_ns, digest, self.keys.environment, name).to_line(display))
         return name
 
+    def paths(self) -> Iterator[str]:
+        """The paths the file read has a line for (valid or not)."""
+        return iter(self._lines)
+
     def line(self, file: str) -> Optional[Tuple[str, str]]:
         """*file*'s raw ``(checksum, record)``, to hand to a worker process."""
         tail = self._lines.get(file)

@@ -420,7 +420,7 @@ def cached_verdict(path: Path, display: str, profiles: OpProfiles, keys: Optiona
     record = cache.parse_record(display, *line) if line is not None else None
     usable = record is not None and record.current(keys)
     if usable and record.unchanged(status):
-        reused = _decoded(display, record, with_row)
+        reused = decoded_verdict(display, record, with_row)
         if reused is not None:
             return reused, None
     read_ns = cache.now_ns()
@@ -429,7 +429,7 @@ def cached_verdict(path: Path, display: str, profiles: OpProfiles, keys: Optiona
         return verdict_of(check_file(path, display, profiles), None, with_row), None
     digest = cache.content_digest(raw)
     if usable and record.digest == digest:
-        reused = _decoded(display, record, with_row)
+        reused = decoded_verdict(display, record, with_row)
         if reused is not None:
             return reused, record.restated(status, read_ns).to_line(display)
     _, verdict, fresh = check_recorded(raw, display, profiles, keys, (status, read_ns, digest), with_row)
@@ -488,7 +488,7 @@ def read_spec_bytes(path: Path) -> Optional[bytes]:
         return None
 
 
-def _decoded(display: str, record: "Record", with_row: bool = False) -> Optional[Verdict]:
+def decoded_verdict(display: str, record: "Record", with_row: bool = False) -> Optional[Verdict]:
     """The verdict a record keeps, or ``None`` when it does not decode (a line not of this format)."""
     from pipeline.result_cache import decode_verdict  # pylint: disable=import-outside-toplevel
 
@@ -570,7 +570,7 @@ def verdicts(files: Sequence[Tuple[Path, str]], profiles: OpProfiles, jobs: Opti
         record = cache.record(display) if cache is not None else None
         if record is not None and record.current(keys):
             status = regular_file_stat(path)
-            reused = _decoded(display, record, with_rows) if status is not None and record.unchanged(status) \
+            reused = decoded_verdict(display, record, with_rows) if status is not None and record.unchanged(status) \
                 else None
             if reused is not None:
                 found.append(reused)
