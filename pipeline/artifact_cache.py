@@ -33,9 +33,14 @@ Two facts are used, separately:
   :func:`pipeline.runner.verdicts` uses, or the bytes' digest matches), and the entry's spec digest, environment
   and profiles digest are the record's. Then regen knows the artifact's file name and bytes without building it.
 
+``index.json`` is always read and compared with the index the plan makes; a line keyed ``index.json`` records
+the SHA-256 of the last one regen wrote or found equal to the one it would write, so an index with those bytes is
+regen's rendering of its document: it is parsed without checking its shape against the schema again, and
+compared with the planned index as documents, without rendering that (:meth:`ArtifactCache.index_digest`).
+
 Everything else takes the path regen always took, so the findings are the same by construction: a spec without a
-current record or entry is checked and built; a file not vouched is read, parsed and judged; ``index.json`` is
-always read and compared; an orphan, a foreign file, a duplicate name or a failing spec is found by the same plan.
+current record or entry is checked and built; a file not vouched is read, parsed and judged; an orphan, a foreign
+file, a duplicate name or a failing spec is found by the same plan.
 """
 
 from __future__ import annotations
@@ -55,6 +60,10 @@ ARTIFACTS_FILE = "artifacts"
 ARTIFACTS_HEADER = f"modelspec artifact cache, format {FORMAT}\n"
 
 _FIELDS = 8
+
+#: The key of the line that records the last ``index.json`` found to be regen's (no spec path is this: a spec's
+#: path ends in ``.yaml`` or ``.yml``).
+INDEX_KEY = "index.json"
 
 
 @dataclass(frozen=True)
@@ -154,7 +163,7 @@ class ArtifactCache:
         self.keys = keys
         self.results = ResultCache(folder, keys)
         self._entries = ResultCache(folder, keys, ARTIFACTS_FILE, ARTIFACTS_HEADER)
-        self._added: Dict[str, Entry] = {}
+        self._parsed: Dict[str, Optional[Entry]] = {}  # this run's entries, and those of the file parsed so far
 
     @property
     def folder(self) -> Path:
@@ -163,10 +172,10 @@ class ArtifactCache:
 
     def entry(self, path: str) -> Optional[Entry]:
         """The valid entry of the spec *path* (this run's, else the file's), or ``None``."""
-        if path in self._added:
-            return self._added[path]
-        line = self._entries.line(path)
-        return parse_entry(path, *line) if line is not None else None
+        if path not in self._parsed:
+            line = self._entries.line(path)
+            self._parsed[path] = parse_entry(path, *line) if line is not None else None
+        return self._parsed[path]
 
     def by_file(self) -> Dict[str, List[Tuple[str, Entry]]]:
         """Every valid entry of this environment, by artifact file: ``{file: [(spec path, entry), ...]}``."""
@@ -178,14 +187,29 @@ class ArtifactCache:
 
     def _valid(self) -> Iterator[Tuple[str, Entry]]:
         for path in self._entries.paths():
-            entry = self.entry(path)
+            entry = self.entry(path) if path != INDEX_KEY else None
             if entry is not None:
                 yield path, entry
+
+    def index_digest(self) -> Optional[str]:
+        """The SHA-256 of the last ``index.json`` regen wrote or found equal to the one it would write, under this
+        environment, or ``None``."""
+        line = self._entries.line(INDEX_KEY)
+        if line is None or line_checksum(INDEX_KEY, line[1]) != line[0]:
+            return None
+        environment, _, digest = line[1].partition("\t")
+        return digest if environment == self.keys.environment and len(digest) == 64 else None
+
+    def add_index(self, text: str) -> None:
+        """Record *text* as an ``index.json`` regen wrote, or found equal to the one it would write."""
+        rest = f"{self.keys.environment}\t{content_digest(text.encode('utf-8'))}"
+        if self._entries.line(INDEX_KEY) != (line_checksum(INDEX_KEY, rest), rest):
+            self._entries.add(INDEX_KEY, f"{INDEX_KEY}\t{line_checksum(INDEX_KEY, rest)}\t{rest}\n")
 
     def add(self, path: str, entry: Entry) -> None:
         """Keep *entry* as the spec *path*'s when the run saves."""
         if self.entry(path) != entry:
-            self._added[path] = entry
+            self._parsed[path] = entry
             self._entries.add(path, entry.to_line(path))
 
     def save(self) -> Optional[str]:

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
-from pipeline.artifacts import (INDEX_FILE, ArtifactInputs, IndexEntry, artifact_file, build_artifact, build_index,
+from pipeline.artifacts import (ARTIFACT_SUFFIX, INDEX_FILE, ArtifactInputs, IndexEntry, build_artifact, build_index,
                                 carries_mark, generated_problem, name_problem, render)
 from pipeline.op_profiles import VISION_ARCH, OpProfiles
 from pipeline.problems import Problem, Severity
@@ -104,7 +104,9 @@ class Resolution:
 
     Attributes:
         path: The spec's path as reports and artifacts show it.
-        checked: The five passes' result.
+        checked: The five passes' result; ``None`` when the artifact cache knows the spec's artifact (an entry is
+            made only for a spec that passed, and is used only for the same bytes under the same profiles and
+            environment, so it passes now).
         document: The artifact document, when the spec passed and its stack resolved; for an artifact the
             cache knows (*vouched*), only the members a plan reads (``name``, ``path``, ``digest``).
         source: The spec file, read again only to locate its ``name`` for a problem about it.
@@ -114,7 +116,7 @@ class Resolution:
     """
 
     path: str
-    checked: CheckedSpec
+    checked: Optional[CheckedSpec]
     document: Optional[Dict] = None
     source: Optional[Path] = None
     record: Optional["Record"] = None
@@ -128,7 +130,8 @@ class Resolution:
     @property
     def errors(self) -> Tuple[Problem, ...]:
         """The check's problems of severity error."""
-        return tuple(p for p in self.checked.result.problems if p.severity is Severity.ERROR)
+        problems = self.checked.result.problems if self.checked is not None else ()
+        return tuple(p for p in problems if p.severity is Severity.ERROR)
 
     def name_at(self) -> Tuple[int, int]:
         """``(line, column)`` where the spec states its ``name``; ``(1, 1)`` when it does not or cannot be read."""
@@ -145,7 +148,8 @@ class Resolution:
 
 def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles,
                   progress: Optional[Callable[[int], None]] = None,
-                  cache: Optional["ArtifactCache"] = None) -> List[Resolution]:
+                  cache: Optional["ArtifactCache"] = None,
+                  shown: Optional[Mapping[Path, str]] = None) -> List[Resolution]:
     """Check each spec file and build the artifact of each that passes with a resolved stack.
 
     With *cache*, a spec whose result-cache record is current and stands for its bytes
@@ -160,6 +164,7 @@ def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles,
         profiles: The op profiles to resolve against.
         progress: Called with the number of files checked since the last call.
         cache: The artifact cache (with the result cache), or ``None`` to check and build every spec.
+        shown: Each file's display path, when the caller has them (else ``repo.display``).
 
     Returns:
         One :class:`Resolution` per file, sorted by path.
@@ -169,7 +174,8 @@ def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles,
     """
     builder = _Builder(profiles, cache)
     resolutions = []
-    for display, path in sorted((repo.display(path), path) for path in files):
+    display_of = shown.__getitem__ if shown is not None else repo.display
+    for display, path in sorted((display_of(path), path) for path in files):
         known = _known(display, path, cache) if cache is not None else None
         resolutions.append(known if known is not None else builder.resolve(path, display))
         if progress:
@@ -189,7 +195,7 @@ def rebuild(resolutions: Sequence[Resolution], paths: Set[str], profiles: OpProf
 def _known(display: str, path: Path, cache: "ArtifactCache") -> Optional[Resolution]:
     """The resolution of a spec the cache answers, or ``None``: its record is current (``Record.current``)
     and its stat stands for its bytes (``Record.unchanged``) or their digest is the record's (the record is
-    then restated), and it fails check, or the cache knows its artifact."""
+    then restated), and the cache knows its artifact, or its recorded verdict fails check."""
     # pylint: disable=import-outside-toplevel
     from pipeline.artifact_cache import Vouched
     from pipeline.result_cache import content_digest, now_ns, regular_file_stat
@@ -206,16 +212,13 @@ def _known(display: str, path: Path, cache: "ArtifactCache") -> Optional[Resolut
             return None
         record = record.restated(status, read_ns)
         cache.results.add(display, record.to_line(display))
-    verdict = decoded_verdict(display, record)
-    if verdict is None:
-        return None
-    checked = CheckedSpec(verdict.result, name_at=verdict.name_at)
-    if any(problem.severity is Severity.ERROR for problem in verdict.result.problems):
-        return Resolution(display, checked, record=record)
     entry = cache.entry(display)
-    if entry is None or not entry.decides(record, cache.keys):
+    if entry is not None and entry.decides(record, cache.keys):
+        return Resolution(display, None, entry.document(display), path, record, Vouched(entry.sha256))
+    verdict = decoded_verdict(display, record)
+    if verdict is None or not any(problem.severity is Severity.ERROR for problem in verdict.result.problems):
         return None
-    return Resolution(display, checked, entry.document(display), path, record, Vouched(entry.sha256))
+    return Resolution(display, CheckedSpec(verdict.result, name_at=verdict.name_at), record=record)
 
 
 class _Builder:
@@ -275,6 +278,9 @@ class Existing:
             file (``a symbolic link``), else ``None``; such a path is the user's.
         status: Its ``stat`` taken before it was read (a regular file only).
         read_ns: When it was read (``time.time_ns()``), for the artifact cache's racy rule.
+        rendered: Whether its bytes are an index regen wrote or found equal to the one it would write (the
+            artifact cache's index digest): then its text is regen's rendering of its document, so it is the
+            text of another index exactly when their documents are equal.
 
     A file the artifact cache vouches for (:meth:`~pipeline.artifact_cache.Entry.vouches`) is not parsed:
     its *text* is the :class:`~pipeline.artifact_cache.Vouched` bytes and its *document* holds only what a
@@ -288,6 +294,7 @@ class Existing:
     not_a_file: Optional[str] = None
     status: Optional[os.stat_result] = None
     read_ns: int = 0
+    rendered: bool = False
 
     @property
     def spec_path(self) -> Optional[str]:
@@ -317,8 +324,11 @@ def read_resolved(folder: Path, cache: Optional["ArtifactCache"] = None) -> Dict
         return {}
     entries = cache.by_file() if cache is not None else {}
     found = {}
-    for path in sorted(folder.glob("*.json")):
-        if path.name.startswith("."):
+    with os.scandir(folder) as listing:
+        names = sorted(entry.name for entry in listing if entry.name.endswith(".json") and entry.name != ".json")
+    for name in names:
+        path = os.path.join(folder, name)
+        if name.startswith("."):
             continue
         try:
             status = os.lstat(path)
@@ -326,20 +336,21 @@ def read_resolved(folder: Path, cache: Optional["ArtifactCache"] = None) -> Dict
             continue
         if not stat_module.S_ISREG(status.st_mode):
             what = "a symbolic link" if stat_module.S_ISLNK(status.st_mode) else "not a regular file"
-            found[path.name] = Existing(path.name, None, not_a_file=what)
+            found[name] = Existing(name, None, not_a_file=what)
             continue
-        claims = entries.get(path.name, ()) if path.name != INDEX_FILE else ()
+        claims = entries.get(name, ()) if name != INDEX_FILE else ()
         vouched = next(((spec, entry) for spec, entry in claims if entry.vouches(status)), None)
         if vouched is not None:
-            found[path.name] = _vouched(path.name, *vouched, status, 0)
+            found[name] = _vouched(name, *vouched, status, 0)
             continue
         read_ns = now_ns()
-        data = path.read_bytes()
+        with open(path, "rb") as handle:
+            data = handle.read()
         same = _same_bytes(data, claims)
         if same is not None:
             spec, entry = same
             cache.add(spec, entry.restated(status, read_ns))
-            found[path.name] = _vouched(path.name, spec, entry, status, read_ns)
+            found[name] = _vouched(name, spec, entry, status, read_ns)
             continue
         try:
             text: Optional[str] = data.decode("utf-8")
@@ -349,10 +360,12 @@ def read_resolved(folder: Path, cache: Optional["ArtifactCache"] = None) -> Dict
             document = json.loads(text) if text is not None else None
         except ValueError:
             document = None
-        problem = generated_problem(path.name, document)
-        found[path.name] = Existing(path.name, text, document if problem is None else None,
-                                    problem if problem is not None and carries_mark(document) else None,
-                                    status=status, read_ns=read_ns)
+        rendered = name == INDEX_FILE and cache is not None and document is not None \
+            and cache.index_digest() == _digest(data)
+        problem = None if rendered else generated_problem(name, document)
+        found[name] = Existing(name, text, document if problem is None else None,
+                               problem if problem is not None and carries_mark(document) else None,
+                               status=status, read_ns=read_ns, rendered=rendered)
     return found
 
 
@@ -360,10 +373,14 @@ def _same_bytes(data: bytes, claims) -> Optional[Tuple[str, object]]:
     """The ``(spec path, entry)`` of *claims* whose recorded bytes are *data*, or ``None``."""
     if not claims:
         return None
+    digest = _digest(data)
+    return next(((spec, entry) for spec, entry in claims if entry.sha256 == digest), None)
+
+
+def _digest(data: bytes) -> str:
     from pipeline.result_cache import content_digest  # pylint: disable=import-outside-toplevel
 
-    digest = content_digest(data)
-    return next(((spec, entry) for spec, entry in claims if entry.sha256 == digest), None)
+    return content_digest(data)
 
 
 def _vouched(file: str, spec: str, entry, status: os.stat_result, read_ns: int) -> Existing:
@@ -442,8 +459,8 @@ class _Planner:
                 self.candidates[item.path] = item
 
     def file_of(self, path: str) -> str:
-        """The artifact file of the candidate *path*."""
-        return artifact_file(self.candidates[path].document["name"])
+        """The artifact file of the candidate *path* (its name is checked: :func:`name_problem`)."""
+        return self.candidates[path].document["name"] + ARTIFACT_SUFFIX
 
     def refuse_duplicates(self) -> None:
         """Refuse every candidate whose file another candidate also claims (compared case-folded)."""
@@ -469,6 +486,8 @@ class _Planner:
         artifact because it could not read its spec."""
         if spec_path is None:
             return False
+        if spec_path in self.spec_paths:
+            return True
         parts = spec_path.split("/")
         return any("/".join(parts[:end]) in self.spec_paths for end in range(1, len(parts) + 1))
 
@@ -608,7 +627,9 @@ def plan(resolutions: Sequence[Resolution], spec_paths: Sequence[str], existing:
     ordered = dict(sorted(files.items()))
     index_problem = planner.index_problem()
     if index_problem is None:
-        ordered[INDEX_FILE] = render(build_index(entries))
+        index, held = build_index(entries), existing.get(INDEX_FILE)
+        ordered[INDEX_FILE] = held.text if held is not None and held.rendered and held.document == index \
+            else render(index)
     else:
         problems.append(index_problem)
     problems.extend(planner.imitations())
@@ -628,13 +649,17 @@ def unbuilt(target: Plan, existing: Mapping[str, Existing]) -> Set[str]:
 def remember(cache: "ArtifactCache", resolutions: Sequence[Resolution], target: Plan,
              existing: Mapping[str, Existing], folder: Path, written: Sequence[str] = ()) -> None:
     """Add to *cache* an entry for each artifact of *target* built this run that *folder* now holds: one
-    *written* (its stat taken now), or one whose text read from the folder was the planned text."""
+    *written* (its stat taken now), or one whose text read from the folder was the planned text; and the digest of
+    the index, written or found equal to the one planned."""
     # pylint: disable=import-outside-toplevel
     from pipeline.artifact_cache import new_entry
     from pipeline.result_cache import now_ns
 
     by_path = {item.path: item for item in resolutions if item.record is not None and item.document is not None}
     wrote = set(written)
+    index, planned = existing.get(INDEX_FILE), target.files.get(INDEX_FILE)
+    if isinstance(planned, str) and (INDEX_FILE in wrote or (index is not None and index.text == planned)):
+        cache.add_index(planned)
     for file, text in target.files.items():
         item = by_path.get(target.sources.get(file, ""))
         # The plan's document of that name is this very one only when the spec is a candidate: a spec refused

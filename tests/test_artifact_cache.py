@@ -289,3 +289,48 @@ def test_an_unwritable_cache_costs_only_the_reuse(repo: Path, counted, tmp_path:
     result = run(repo, "regen", "--check")
     assert (result.exit_code, result.stdout) == (0, "resolved/ is up to date (3 artifacts and the index)\n")
     assert "cannot write the result cache" in result.stderr
+
+
+def test_an_index_in_another_layout_is_stale_alike(repo: Path, counted) -> None:
+    index = repo / "resolved" / "index.json"
+    index.write_text(json.dumps(json.loads(index.read_text(encoding="utf-8"))), encoding="utf-8")
+    code, out, checked, built = check_both(repo, counted=counted)
+    assert (code, out) == (1, "resolved/index.json:1:1: error [regen.stale] resolved/index.json is out of date; run "
+                              "modelspec regen\nresolved/ is out of date (1 stale); run modelspec regen\n")
+
+
+def _damage(root: Path, how: str) -> None:
+    resolved = root / "resolved"
+    if how == "artifact deleted":
+        (resolved / "llama-3.1-8b.json").unlink()
+    elif how == "artifact edited":
+        _same_size_edit(resolved / "llama-3.1-8b.json")
+    elif how == "index edited":
+        index = resolved / "index.json"
+        index.write_text(index.read_text(encoding="utf-8").replace('"current": true', '"current": false', 1),
+                         encoding="utf-8")
+    elif how == "spec deleted":
+        (root / DEEPSEEK).unlink()
+    else:
+        edit(root / QWEN, "num_hidden_layers: 40", "num_hidden_layers: 38")
+
+
+@pytest.mark.parametrize("how", ["artifact deleted", "artifact edited", "index edited", "spec deleted",
+                                 "spec edited"])
+def test_regen_repairs_alike_with_and_without_the_cache(tmp_path: Path, counted, how: str) -> None:
+    cached, cold = (settled(make_repo(tmp_path / name)) for name in ("cached", "cold"))
+    for root in (cached, cold):
+        _damage(root, how)
+    counted["built"].clear()
+    with_cache = run(cached, "regen")
+    rebuilt = {"artifact deleted": [LLAMA], "artifact edited": [LLAMA], "spec edited": [QWEN]}
+    assert counted["built"] == rebuilt.get(how, [])
+    without = run(cold, "regen", "--no-cache")
+    assert (with_cache.exit_code, with_cache.stdout) == (without.exit_code, without.stdout)
+    assert _tree(cached / "resolved") == _tree(cold / "resolved")
+    counted["built"].clear()
+    assert run(cached, "regen", "--check").exit_code == 0 and counted["built"] == []
+
+
+def _tree(folder: Path) -> Dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if not path.name.startswith(".")}

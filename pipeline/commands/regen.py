@@ -101,10 +101,11 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
 
     # --commit's message compares every document with HEAD's, so it builds them all.
     cache = _open_cache(repo, profiles) if not (no_cache or commit) else None
+    shown = {path: repo.display(path) for path in every}
     try:  # what was learnt is kept even when resolved/ cannot be read or written
         with progress_bar(len(files), "checking and resolving") as update:
-            resolutions = resolve_specs(repo, files, profiles, update, cache)
-        spec_paths = [repo.display(path) for path in every]
+            resolutions = resolve_specs(repo, files, profiles, update, cache, shown)
+        spec_paths = list(shown.values())
         if check_only:
             raise SystemExit(_check(repo, resolutions, spec_paths, wait, fmt, cache))
         target, applied = _write(repo, resolutions, spec_paths, wait, profiles, cache)
