@@ -50,6 +50,10 @@ _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u20
                           "\ud800-\udfff\ufffe\uffff]")
 
 #: The characters :func:`json_text` writes as ``\\uXXXX``: what JSON leaves raw but a terminal or UTF-8 cannot take.
+#: Text :func:`printable` returns as it is, told at once: ASCII letters, digits and ``_ . / + = @ , -`` only (no
+#: character to escape, no ``:`` or ``#`` a workflow command needs). Most file names and identifiers are this.
+_PLAIN = re.compile(r"[\w./+=@,-]*", re.ASCII)
+
 _JSON_RAW = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
                        "\ufffe\uffff]")
 
@@ -92,6 +96,9 @@ def printable(text: str, keep: str = "") -> str:
     lines: ``keep="\\n"``). Workflow commands are defused
     (:func:`defuse_commands`), at the start of every line kept.
     """
+    if _PLAIN.fullmatch(text):
+        return text
+
     def escape(match: "re.Match[str]") -> str:
         char = match.group()
         if char in keep:

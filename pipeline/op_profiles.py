@@ -294,12 +294,58 @@ def _load_folder(root: Path, cache: Optional[Path] = None) -> OpProfiles:
         key = result_cache.profiles_key(paths)
         kept = result_cache.load_profile_data(cache, key) if key is not None else None
         if kept is not None and sorted(kept) == [path.name for path in paths]:
-            return OpProfiles(root, dict(sorted((data["arch"], _profile(data, root / name))
-                                                for name, data in kept.items())))
+            return OpProfiles(root, BuiltOnUse({data["arch"]: (data, root / name) for name, data in kept.items()}))
     profiles, documents = _checked_folder(root, paths)
     if key is not None and result_cache.profiles_key(paths) == key:  # not kept if a file changed meanwhile
         result_cache.store_profile_data(cache, key, documents)
     return profiles
+
+
+class BuiltOnUse(Mapping):
+    """Checked profile documents by arch, each built into its :class:`OpProfile` when first looked up.
+
+    What a profile cache hit gives: a run the result cache answers looks no
+    profile up, and ``show`` looks up one, so neither pays to build the
+    folder's every profile (weights, families, expressions). The archs are
+    known without building anything, and so is each profile's file
+    (:meth:`path_of`, what the result cache's keys are made of).
+    """
+
+    def __init__(self, documents: Mapping[str, Tuple[Mapping, Path]]) -> None:
+        self._documents = dict(sorted(documents.items()))
+        self._built: Dict[str, OpProfile] = {}
+
+    def __getitem__(self, arch: str) -> OpProfile:
+        built = self._built.get(arch)
+        if built is None:
+            data, path = self._documents[arch]
+            built = self._built[arch] = _profile(data, path)
+        return built
+
+    def __iter__(self):
+        return iter(self._documents)
+
+    def __len__(self) -> int:
+        return len(self._documents)
+
+    def __contains__(self, arch: object) -> bool:
+        return arch in self._documents
+
+    def path_of(self, arch: str) -> Path:
+        """The file the profile *arch* was read from, without building it.
+
+        Raises:
+            KeyError: If there is no profile *arch*.
+        """
+        return self._documents[arch][1]
+
+
+def profile_files(profiles: OpProfiles) -> Dict[str, Path]:
+    """Each profile's file by arch (sorted), built or not."""
+    found = profiles.profiles
+    if isinstance(found, BuiltOnUse):
+        return {arch: found.path_of(arch) for arch in found}
+    return {arch: profile.path for arch, profile in found.items()}
 
 
 def _checked_folder(root: Path, paths: Sequence[Path]) -> Tuple[OpProfiles, Dict[str, dict]]:

@@ -59,7 +59,7 @@ class SpecRepo:
         """The root with its symlinks resolved (once: :meth:`display` runs per file)."""
         return self.root.resolve()
 
-    def display(self, path: Path) -> str:
+    def display(self, path: "Path | str") -> str:
         """*path* relative to the root when inside it (a symlink under the root by its own name), forward
         slashes, printable (an undecodable byte of a file name shown as ``\\xff``)."""
         return _relative(path, self._resolved_root)
@@ -76,7 +76,7 @@ class SpecRepo:
         here = Path.cwd().resolve()
         return here if root.is_relative_to(here) else root
 
-    def report_name(self, path: Path) -> str:
+    def report_name(self, path: "Path | str") -> str:
         """*path* as reports show it: as :meth:`display` does, relative to :attr:`report_base`
         (``catalogue/specs/acme/bad.yaml`` for a spec repository in ``catalogue/`` of a git work tree)."""
         return _relative(path, self.report_base)
@@ -89,7 +89,7 @@ def _prefix(base: Path) -> str:
     return text if text.endswith(os.sep) else text + os.sep
 
 
-def _relative(path: Path, base: Path) -> str:
+def _relative(path: "Path | str", base: Path) -> str:
     """*path* relative to *base* when inside it, by its own name first, then with its links resolved; else as
     given. Forward slashes, printable. A path spelled under *base* costs string operations only."""
     text = os.fspath(path)
@@ -98,12 +98,13 @@ def _relative(path: Path, base: Path) -> str:
     prefix = _prefix(base)
     if absolute.startswith(prefix):
         return printable(absolute[len(prefix):].replace(os.sep, "/"))
-    for candidate in (Path(absolute), _resolved(path)):
+    given = Path(text)
+    for candidate in (Path(absolute), _resolved(given)):
         try:
             return printable(candidate.relative_to(base).as_posix())
         except ValueError:
             continue
-    return printable(path.as_posix())
+    return printable(given.as_posix())
 
 
 def _resolved(path: Path) -> Path:

@@ -45,7 +45,6 @@ selection of problems a configuration makes later), the name the file states
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import json
@@ -56,11 +55,10 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from pipeline.problems import PASSES, FileResult, InlineIgnore, Location, Outcome, Problem, Severity
 from pipeline.runner import Verdict, read_spec_bytes, shared_outcomes, stated_name_of
-from pipeline.yaml_source import load_bytes, load_path
 
 #: The environment variable that moves the cache folder.
 CACHE_DIR_ENV = "MODELSPEC_CACHE_DIR"
@@ -69,7 +67,7 @@ CACHE_DIR_ENV = "MODELSPEC_CACHE_DIR"
 CACHE_FOLDER = ".modelspec_cache"
 
 #: The format of the ``results`` file; another format's file is ignored whole.
-FORMAT = 1
+FORMAT = 2
 HEADER = f"modelspec result cache, format {FORMAT}\n"
 
 RESULTS_FILE = "results"
@@ -114,24 +112,22 @@ def _folder_digest(folder: Path, pattern: str) -> str:
 
 def environment_digest() -> str:
     """What decides every result besides the file and the profiles: modelspec's version and code, the schemas,
-    and the versions of the libraries that read YAML and JSON Schema (a parser's message is part of a result)."""
-    import yaml  # pylint: disable=import-outside-toplevel
-
+    and the builds of the libraries that read YAML and JSON Schema (a parser's message is part of a result)."""
     from pipeline import __version__  # pylint: disable=import-outside-toplevel
     from pipeline.resources import data_dir  # pylint: disable=import-outside-toplevel
 
     package = Path(__file__).resolve().parent
     parts = [f"format {FORMAT}", f"modelspec {__version__}", f"code {_folder_digest(package, '*.py')}",
              f"schemas {_folder_digest(data_dir('schemas'), '*.json')}",
-             f"PyYAML {yaml.__version__} libyaml {yaml.__with_libyaml__}",
              *(_installed(name) for name in ("yaml", "jsonschema_rs"))]
     return content_digest("\n".join(parts).encode())[:32]
 
 
 def _installed(name: str) -> str:
-    """Which build of the module *name* is installed: its file's path, size and mtime (a reinstall changes them;
-    cheaper than asking ``importlib.metadata``). Found without importing it: a run the cache answers never
-    validates a schema, and importing jsonschema_rs costs 10 ms."""
+    """Which build of the module *name* is installed: the path, size and mtime of its file, and for a package
+    of every file in its folder (PyYAML's libyaml binding, ``_yaml*.so``, among them), which a reinstall or an
+    upgrade changes; cheaper than asking ``importlib.metadata``. Found without importing it: a run the cache
+    answers neither parses YAML nor validates a schema, and importing PyYAML and jsonschema_rs costs 20 ms."""
     import importlib.util  # pylint: disable=import-outside-toplevel
 
     try:
@@ -139,11 +135,28 @@ def _installed(name: str) -> str:
     except (ImportError, ValueError):
         spec = None
     path = (spec.origin if spec is not None else None) or name
+    files = [path]
+    if spec is not None and spec.submodule_search_locations:
+        for folder in spec.submodule_search_locations:  # its modules, not __pycache__ (bytecode comes and goes)
+            try:
+                files += sorted(os.path.join(folder, entry) for entry in os.listdir(folder)
+                                if entry.endswith(_MODULE_SUFFIXES) and os.path.join(folder, entry) != path)
+            except OSError:
+                continue
+    return "\n".join(f"{name} {_file_identity(file)}" for file in files)
+
+
+#: What a package's module files are named: source and extension modules.
+_MODULE_SUFFIXES = (".py", ".so", ".pyd")
+
+
+def _file_identity(path: str) -> str:
+    """*path* with its size and mtime (ns), or alone when it cannot be read."""
     try:
         status = os.stat(path)
     except OSError:
-        return f"{name} {path}"
-    return f"{name} {path} {status.st_size} {status.st_mtime_ns}"
+        return path
+    return f"{path} {status.st_size} {status.st_mtime_ns}"
 
 
 @dataclass(frozen=True)
@@ -173,8 +186,10 @@ class CacheKeys:
 
 def cache_keys(profiles: Any) -> CacheKeys:
     """The :class:`CacheKeys` of a run against *profiles* (an :class:`~pipeline.op_profiles.OpProfiles`)."""
+    from pipeline.op_profiles import profile_files  # pylint: disable=import-outside-toplevel
+
     return CacheKeys(environment_digest(),
-                     {arch: content_digest(profile.path.read_bytes()) for arch, profile in profiles.profiles.items()})
+                     {arch: content_digest(path.read_bytes()) for arch, path in profile_files(profiles).items()})
 
 
 class RecordingProfiles(Mapping):
@@ -211,26 +226,52 @@ class RecordingProfiles(Mapping):
 
 # ---- records --------------------------------------------------------------------------------
 
-def encode_verdict(verdict: Verdict, row: Optional[Dict[str, Any]]) -> Optional[Tuple[str, str]]:
-    """*verdict* as the JSON texts of its result and of its ``list`` *row*; ``None`` when it cannot be kept
-    exactly (a problem about another file)."""
+def encode_verdict(verdict: Verdict, row: Optional[Dict[str, Any]]) -> Optional[Tuple[str, str, str]]:
+    """*verdict* as three JSON texts: its result's outcomes, problems and inline ignores (the same text for
+    every clean file, so decoding it is done once a run: :func:`_decoded_core`), its name and where the file
+    states it, and its ``list`` *row*; ``None`` when it cannot be kept exactly (a problem about another file)."""
     result = verdict.result
     if any(problem.file != result.file for problem in result.problems):
         return None
-    payload = {
+    core = {
         "o": "".join(_OUTCOME_LETTERS[outcome] for _, outcome in result.outcomes),
         "p": [[p.line, p.column, p.pass_name, p.code, _SEVERITY_LETTERS[p.severity], p.message, list(p.path)]
               for p in result.problems],
-        "n": verdict.name,
-        "a": [verdict.name_at.line, verdict.name_at.column],
         "i": [[ignore.line, ignore.column, list(ignore.codes)] for ignore in result.ignores],
     }
-    return json_text(payload), json_text(row)
+    named = f"{verdict.name_at.line}:{verdict.name_at.column}:{json_text(verdict.name)}"
+    return json_text(core), named, json_text(row)
 
 
 def json_text(value: Any) -> str:
     """*value* as compact JSON, the way records store it."""
     return json.dumps(value, separators=(",", ":"))
+
+
+#: A problem as a record keeps it, the file apart: ``(line, column, pass, code, severity, message, path)``.
+_KeptProblem = Tuple[int, int, str, str, Severity, str, Tuple[Any, ...]]
+
+
+@functools.lru_cache(maxsize=4096)
+def _decoded_core(core: str) -> Tuple[Tuple[Tuple[str, Outcome], ...], Tuple[_KeptProblem, ...],
+                                      Tuple[InlineIgnore, ...]]:
+    """The outcomes, problems (without their file) and inline ignores a record's result text keeps; memoised:
+    the clean files of a catalogue share one text.
+
+    Raises:
+        KeyError, TypeError, ValueError, IndexError: When *core* is not what :func:`encode_verdict` writes.
+    """
+    payload = json.loads(core)
+    letters = payload["o"]
+    if len(letters) != len(PASSES):
+        raise ValueError("not one outcome per pass")
+    outcomes = shared_outcomes(tuple(zip(PASSES, (_LETTER_OUTCOMES[letter] for letter in letters))))
+    problems = tuple((int(line), int(column), str(pass_name), str(code), _LETTER_SEVERITIES[severity], str(message),
+                      tuple(part if isinstance(part, (str, int)) else str(part) for part in path))
+                     for line, column, pass_name, code, severity, message, path in payload["p"])
+    ignores = tuple(InlineIgnore(int(line), int(column), tuple(str(code) for code in codes))
+                    for line, column, codes in payload["i"])
+    return outcomes, problems, ignores
 
 
 def decode_verdict(file: str, record: "Record", with_row: bool = False) -> Verdict:
@@ -240,21 +281,39 @@ def decode_verdict(file: str, record: "Record", with_row: bool = False) -> Verdi
         KeyError, TypeError, ValueError, IndexError: When the record's texts are not what
             :func:`encode_verdict` writes.
     """
-    payload = json.loads(record.verdict or "null")
-    letters = payload["o"]
-    if len(letters) != len(PASSES):
-        raise ValueError("not one outcome per pass")
-    outcomes = shared_outcomes(tuple(zip(PASSES, (_LETTER_OUTCOMES[letter] for letter in letters))))
-    problems = tuple(Problem(file, int(line), int(column), str(pass_name), str(code), _LETTER_SEVERITIES[severity],
-                             str(message), tuple(part if isinstance(part, (str, int)) else str(part) for part in path))
-                     for line, column, pass_name, code, severity, message, path in payload["p"])
-    ignores = tuple(InlineIgnore(int(line), int(column), tuple(str(code) for code in codes))
-                    for line, column, codes in payload["i"])
-    line, column = payload["a"]
-    name = payload["n"]
+    outcomes, kept, ignores = _decoded_core(record.verdict or "null")
+    line, column, name_text = (record.named or "").split(":", 2)
+    name = json_name(name_text)
+    stated = name if name is not None and record.stated == name_text else record.stated_name
     row = json.loads(record.row or "null") if with_row else None
-    return Verdict(FileResult(file, outcomes, problems, ignores), name if isinstance(name, str) else None,
-                   Location(int(line), int(column)), record.stated_name, row if isinstance(row, dict) else None)
+    return Verdict(FileResult(file, outcomes, tuple(Problem(file, *problem) for problem in kept) if kept else (),
+                              ignores),
+                   name, _location(line, column), stated, row if isinstance(row, dict) else None)
+
+
+@functools.lru_cache(maxsize=1024)
+def _location(line: str, column: str) -> Location:
+    """The :class:`Location` a record writes as *line* and *column*; one object per place (a catalogue's specs
+    state their name at a handful of places).
+
+    Raises:
+        ValueError: When either is not a whole number.
+    """
+    return Location(int(line), int(column))
+
+
+def json_name(text: str) -> Optional[str]:
+    """The name a record's JSON *text* holds, when it is text, else ``None``. A string literal with no escape
+    in it (what nearly every name is) is its own content, read without the JSON parser: :func:`json_text`
+    writes a ``"`` or a control character inside one only escaped.
+
+    Raises:
+        ValueError: When *text* is not JSON.
+    """
+    if len(text) >= 2 and text[0] == '"' == text[-1] and "\\" not in text:
+        return text[1:-1]
+    value = json.loads(text)
+    return value if isinstance(value, str) else None
 
 
 def stat_text(status: os.stat_result) -> str:
@@ -262,9 +321,11 @@ def stat_text(status: os.stat_result) -> str:
     return f"{status.st_size}:{status.st_mtime_ns}:{status.st_ino}:{status.st_ctime_ns}"
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(NamedTuple):
     """One file's line of the cache; the JSON parts stay text until asked for.
+
+    A named tuple rather than a frozen dataclass: a run builds one per file of
+    the catalogue, and a tuple is built in a third of the time.
 
     Attributes:
         stat: :func:`stat_text` of the file when it was read.
@@ -276,6 +337,8 @@ class Record:
             for a record of the stated name only (the file was read for its name, not checked).
         profiles: :meth:`CacheKeys.depends` of those when it was checked.
         verdict: The result's JSON (:func:`encode_verdict`), or ``None`` for a name-only record.
+        named: Where the file states ``name`` and the spec's name, ``line:column:<JSON name or null>``, or
+            ``None``.
         row: The ``list`` row's JSON, or ``None``.
     """
 
@@ -287,24 +350,24 @@ class Record:
     dependencies: Optional[str] = None
     profiles: Optional[str] = None
     verdict: Optional[str] = None
+    named: Optional[str] = None
     row: Optional[str] = None
 
     @property
     def stated_name(self) -> Optional[str]:
         """The name the file states, when it is text."""
-        name = json.loads(self.stated)
-        return name if isinstance(name, str) else None
+        return json_name(self.stated)
 
     def to_line(self, file: str) -> str:
         """The cache line of this record for *file*."""
         rest = "\t".join([self.stat, str(self.read_ns), self.digest, self.environment, self.stated,
                           *("-" if part is None else part
-                            for part in (self.dependencies, self.profiles, self.verdict, self.row))])
+                            for part in (self.dependencies, self.profiles, self.verdict, self.named, self.row))])
         return f"{file}\t{line_checksum(file, rest)}\t{rest}\n"
 
     def restated(self, status: os.stat_result, read_ns: int) -> "Record":
         """This record for the same bytes read again, under a new ``stat``."""
-        return dataclasses.replace(self, stat=stat_text(status), read_ns=read_ns)
+        return self._replace(stat=stat_text(status), read_ns=read_ns)
 
     def unchanged(self, status: os.stat_result) -> bool:
         """Whether *status* says the file is as this record read it (see :data:`RACY_NS`)."""
@@ -317,14 +380,14 @@ class Record:
 
 
 def new_record(status: os.stat_result, read_ns: int, digest: str, environment: str, stated_name: Optional[str],
-               checked: Optional[Tuple[List[str], str, Tuple[str, str]]] = None) -> Record:
+               checked: Optional[Tuple[List[str], str, Tuple[str, str, str]]] = None) -> Record:
     """A record of a file just read: its stated name, and, for a file *checked*, ``(dependencies, their
     digest, encode_verdict(...))``."""
     if checked is None:
         return Record(stat_text(status), read_ns, digest, environment, json_text(stated_name))
-    dependencies, profiles, (verdict, row) = checked
+    dependencies, profiles, (verdict, named, row) = checked
     return Record(stat_text(status), read_ns, digest, environment, json_text(stated_name), json_text(dependencies),
-                  profiles, verdict, row)
+                  profiles, verdict, named, row)
 
 
 def parse_record(file: str, checksum: str, rest: str) -> Optional[Record]:
@@ -332,18 +395,22 @@ def parse_record(file: str, checksum: str, rest: str) -> Optional[Record]:
     if line_checksum(file, rest) != checksum:
         return None
     fields = rest.split("\t")
-    if len(fields) != 9 or not fields[1].isdigit():
+    if len(fields) != len(Record._fields) or not fields[1].isdigit():
         return None
-    stat, read_ns, digest, environment, stated, *optional = fields
-    return Record(stat, int(read_ns), digest, environment, stated, *(None if part == "-" else part
-                                                                      for part in optional))
+    fields[1] = int(fields[1])
+    for index in range(5, len(fields)):  # the optional parts
+        if fields[index] == "-":
+            fields[index] = None
+    return Record._make(fields)
 
 
 # ---- the checked op profiles ----------------------------------------------------------------
 
 #: The file of a cache folder that keeps the last checked op profiles folder's documents.
 PROFILES_FILE = "profiles"
-PROFILES_HEADER = f"modelspec op profile cache, format {FORMAT}\n"
+#: The format of the ``profiles`` file, apart from the results': one changes without the other.
+PROFILES_FORMAT = 1
+PROFILES_HEADER = f"modelspec op profile cache, format {PROFILES_FORMAT}\n"
 
 
 def profiles_key(paths: Sequence[Path]) -> Optional[str]:
@@ -412,6 +479,167 @@ def json_exact(value: Any) -> bool:
     return False
 
 
+# ---- the catalogue index --------------------------------------------------------------------
+
+#: The file of a cache folder that indexes the catalogue: each spec file's stated name and ``list`` row.
+INDEX_FILE = "catalogue"
+INDEX_FORMAT = 1
+INDEX_HEADER = f"modelspec catalogue index, format {INDEX_FORMAT}"
+
+
+class IndexEntry(NamedTuple):
+    """What the catalogue index knows of one spec file (past the ``stat`` and reading time it stands for), as
+    the record it was taken from knew it.
+
+    Attributes:
+        stated: The name its mapping states, as JSON (``null`` when it states no text name).
+        listed: ``1`` when its spec passed without an error (its row is what ``list`` shows), ``0`` when it
+            failed, ``-`` when only its name was read.
+        row: Its ``list`` row as JSON, or ``-``.
+    """
+
+    stated: str
+    listed: str
+    row: str
+
+    @property
+    def stated_name(self) -> Optional[str]:
+        """The name the file states, when it is text."""
+        return json_name(self.stated)
+
+
+class CatalogueIndex:
+    """Every spec file a run has seen, with its stated name and ``list`` row, in one small file.
+
+    What ``list``, ``show`` and the duplicate-name rule of a run over a few
+    files need of every other spec, without reading the results file: a
+    line per file (``path TAB stat TAB read_ns TAB stated TAB listed TAB
+    row``), under a header that names the environment and the digest of every
+    op profile (a row counts parameters, so any profile change invalidates
+    the whole index) and a BLAKE2b checksum of the lines, so a torn or edited
+    file is ignored whole. An entry stands for its file while the file's
+    ``stat`` is the one it records, by the results' racy-stat rule. The file
+    is rewritten whole (a temporary file renamed over it) when a run learnt
+    something it lacks.
+    """
+
+    def __init__(self, folder: Path, keys: CacheKeys) -> None:
+        self.folder = folder
+        self._stamp = f"{keys.environment}\t{keys.depends(json_text([EVERY_PROFILE]))}"
+        self._read_as = _file_stat(folder / INDEX_FILE)
+        self._entries = self._read()
+        self._updates: Dict[str, str] = {}  # file: the rest of its new line
+
+    def _read(self) -> Dict[str, str]:
+        """``{file: the rest of its line}``, or empty: no file, another header, a checksum that fails."""
+        try:
+            with open(self.folder / INDEX_FILE, "r", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
+                text = handle.read()
+        except OSError:
+            return {}
+        header, _, body = text.partition("\n")
+        if header != f"{INDEX_HEADER}\t{self._stamp}\t{line_checksum(self._stamp, body)}":
+            return {}
+        entries = {}
+        for line in body.split("\n"):
+            file, tab, rest = line.partition("\t")
+            if tab:
+                entries[file] = rest
+        return entries
+
+    def entry(self, file: str, status: os.stat_result) -> Optional[IndexEntry]:
+        """*file*'s entry when its ``stat`` *status* stands for the bytes the entry was read from, else ``None``."""
+        rest = self._standing(file, status)
+        if rest is None:
+            return None
+        fields = rest.split("\t")
+        return IndexEntry._make(fields) if len(fields) == len(IndexEntry._fields) else None
+
+    def known_name(self, file: str, status: os.stat_result) -> Tuple[bool, Optional[str]]:
+        """``(True, the name file states)`` when its entry stands for it (see :meth:`entry`), else
+        ``(False, None)``: the duplicate-name rule's question about every other spec, answered without
+        building an entry."""
+        rest = self._standing(file, status)
+        if rest is None:
+            return False, None
+        stated, tab, _ = rest.partition("\t")
+        return (True, json_name(stated)) if tab else (False, None)
+
+    def _standing(self, file: str, status: os.stat_result) -> Optional[str]:
+        """The rest of *file*'s line past its stat and reading time, when *status* is the stat it records and
+        the file's mtime is over :data:`RACY_NS` older than that reading; else ``None``."""
+        rest = self._entries.get(file)
+        if rest is None:
+            return None
+        stat = stat_text(status) + "\t"
+        if not rest.startswith(stat):
+            return None
+        read_ns, tab, tail = rest[len(stat):].partition("\t")
+        if not tab or not read_ns.isdigit() or status.st_mtime_ns + RACY_NS > int(read_ns):
+            return None
+        return tail
+
+    def learn(self, file: str, record: Record, listed: str) -> None:
+        """Note *record* (current, its stat the file's) as *file*'s entry, unless the index has it already.
+
+        Args:
+            file: The file's path as the run shows it.
+            record: Its current record.
+            listed: ``1``, ``0`` or ``-`` (see :class:`IndexEntry`).
+        """
+        mtime = record.stat.split(":")[1]
+        if not mtime.isdigit() or int(mtime) + RACY_NS > record.read_ns:
+            return  # read in the tick it was written: such an entry would never stand for the file
+        rest = f"{record.stat}\t{record.read_ns}\t{record.stated}\t{listed}\t{record.row or '-'}"
+        if self._entries.get(file) != rest:
+            self._updates[file] = rest
+
+    @property
+    def learnt(self) -> bool:
+        """Whether this run has entries to save."""
+        return bool(self._updates)
+
+    def save(self) -> None:
+        """Rewrite the file with what this run learnt (another run's entries kept, this run's winning);
+        call under the results' lock.
+
+        Raises:
+            OSError: If it cannot be written.
+        """
+        if not self._updates:
+            return
+        same = self._read_as is not None and _file_stat(self.folder / INDEX_FILE) == self._read_as
+        entries = self._entries if same else self._read()  # another run may have saved since this one read
+        entries.update(self._updates)
+        body = "".join(f"{file}\t{rest}\n" for file, rest in sorted(entries.items()))
+        _replace(self.folder / INDEX_FILE, f"{INDEX_HEADER}\t{self._stamp}\t{line_checksum(self._stamp, body)}\n{body}")
+        self._entries, self._updates = entries, {}
+        self._read_as = _file_stat(self.folder / INDEX_FILE)
+
+
+def _listed_or_unknown(record: Record) -> str:
+    """:func:`listed` of *record*, ``-`` when its result does not decode (the entry then names it only)."""
+    try:
+        return listed(record)
+    except (KeyError, TypeError, ValueError, IndexError):
+        return "-"
+
+
+def listed(record: Record) -> str:
+    """:attr:`IndexEntry.listed` of *record*: ``-`` for a name-only record, ``1`` when its spec has a row and
+    no error, else ``0``.
+
+    Raises:
+        KeyError, TypeError, ValueError, IndexError: When the record's result is not what :func:`encode_verdict`
+            writes.
+    """
+    if record.verdict is None:
+        return "-"
+    _, problems, _ = _decoded_core(record.verdict)
+    clean = record.row not in (None, "null") and not any(problem[4] is Severity.ERROR for problem in problems)
+    return "1" if clean else "0"
+
+
 # ---- the folder ------------------------------------------------------------------------------
 
 def cache_folder(root: Path) -> Path:
@@ -436,51 +664,81 @@ class ResultCache:
         self.keys = keys
         self.file = file
         self.header = header
-        self._read_as = _file_stat(folder / file)
-        self._lines, self._total = _read_lines(folder / file, header)
+        self._index: Optional[CatalogueIndex] = None
+        self._read: Optional[Tuple[Optional[str], Dict[str, str], int]] = None  # read when first asked
         self._new: set = set()  # the files this run has new lines for; the lines wait in a spool file
         self._spool: Optional[Any] = None
+
+    @property
+    def index(self) -> "CatalogueIndex":
+        """The folder's :class:`CatalogueIndex`, read on first use: a check over the whole catalogue needs
+        no other spec's name, and never reads it."""
+        if self._index is None:
+            self._index = CatalogueIndex(self.folder, self.keys)
+        return self._index
+
+    @property
+    def _lines(self) -> Dict[str, str]:
+        """The results file's lines by file (:func:`_read_lines`), read on first use: a run the catalogue
+        index answers never reads them."""
+        if self._read is None:
+            path = self.folder / self.file
+            read_as = _file_stat(path)
+            self._read = (read_as, *_read_lines(path, self.header))
+        return self._read[1]
+
+    def reuse(self, file: str, path: "str | os.PathLike[str]", with_row: bool = False) -> Optional[Verdict]:
+        """*file*'s verdict (its ``list`` row only *with_row*) from its record, when the record is current
+        (:meth:`Record.current`) and the ``stat`` of the file at *path* stands for its bytes
+        (:meth:`Record.unchanged`); else ``None``, and the caller reads the file."""
+        record = self.record(file)
+        if record is None or not record.current(self.keys):
+            return None
+        status = regular_file_stat(path)
+        if status is None or not record.unchanged(status):
+            return None
+        try:
+            verdict = decode_verdict(file, record, with_row)
+            if with_row:  # list: what the index lacks, it learns
+                self.index.learn(file, record, listed(record))
+        except (KeyError, TypeError, ValueError, IndexError):
+            return None
+        return verdict
 
     def record(self, file: str) -> Optional[Record]:
         """The valid record of *file* (see :func:`parse_record`), or ``None``."""
         line = self.line(file)
         return parse_record(file, *line) if line is not None else None
 
-    def known_name(self, file: str, status: os.stat_result) -> Tuple[bool, Optional[str]]:
-        """``(True, the name it states)`` when *file*'s record is valid, of this environment, and its stat
-        stands for the file's bytes (:meth:`Record.unchanged`); else ``(False, None)``.
+    def stated_names(self, files: Iterable[Tuple["str | os.PathLike[str]", str]]) -> Iterator[Optional[str]]:
+        """:meth:`stated_name` of each ``(path, display)`` of *files*, in order: the duplicate-name rule's pass
+        over every other spec of a catalogue, where the index answers nearly every file."""
+        index = self.index
+        for path, display in files:
+            status = regular_file_stat(path)
+            known, name = index.known_name(display, status) if status is not None else (False, None)
+            yield name if known else self.stated_name(path, display)
 
-        The same answer as :meth:`record` then :attr:`Record.stated_name`, for
-        the duplicate-name rule's pass over every other spec of a catalogue,
-        without building a record.
-        """
-        tail = self._lines.get(file)
-        if tail is None:
-            return False, None
-        checksum, _, rest = tail.partition("\t")
-        fields = rest.split("\t", 5)
-        if len(fields) != 6 or fields[0] != stat_text(status) or fields[3] != self.keys.environment \
-                or not fields[1].isdigit() or status.st_mtime_ns + RACY_NS > int(fields[1]) \
-                or line_checksum(file, rest) != checksum:
-            return False, None
-        name = json.loads(fields[4])
-        return True, name if isinstance(name, str) else None
+    def stated_name(self, path: "str | os.PathLike[str]", display: str) -> Optional[str]:
+        """The ``name`` the file at *path* (shown as *display*) states, when it is text: from the catalogue index
+        or its record when that stands for the file (its stat, else its bytes' digest), else by loading it
+        strictly (no other pass), and a name-only record of that is added."""
+        from pipeline.yaml_source import load_bytes, load_path  # pylint: disable=import-outside-toplevel
 
-    def stated_name(self, path: Path, display: str) -> Optional[str]:
-        """The ``name`` the file at *path* (shown as *display*) states, when it is text: from its record when
-        that is current (its stat, else its bytes' digest), else by loading it strictly (no other pass), and a
-        name-only record of that is added."""
         status = regular_file_stat(path)
         if status is None:
-            return stated_name_of(load_path(path, display))
-        known, name = self.known_name(display, status)
+            return stated_name_of(load_path(Path(path), display))
+        known, name = self.index.known_name(display, status)
         if known:
             return name
         record = self.record(display)
+        if record is not None and record.environment == self.keys.environment and record.unchanged(status):
+            self.index.learn(display, record, _listed_or_unknown(record))
+            return record.stated_name
         read_ns = now_ns()
         raw = read_spec_bytes(path)
         if raw is None:
-            return stated_name_of(load_path(path, display))
+            return stated_name_of(load_path(Path(path), display))
         digest = content_digest(raw)
         if record is not None and record.environment == self.keys.environment and record.digest == digest:
             self.add(display, record.restated(status, read_ns).to_line(display))
@@ -508,6 +766,12 @@ class ResultCache:
             self._spool = tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogateescape", newline="\n")
         self._spool.write(line)
         self._new.add(file)
+        if self._index is not None:  # a run that reads the index keeps it up to date
+            file_part, _, rest = line.rstrip("\n").partition("\t")
+            checksum, _, fields = rest.partition("\t")
+            record = parse_record(file_part, checksum, fields)
+            if record is not None and record.environment == self.keys.environment:
+                self._index.learn(file, record, _listed_or_unknown(record))
 
     def save(self) -> Optional[str]:
         """Add this run's lines to the folder's file; the reason it could not, or ``None``.
@@ -521,7 +785,7 @@ class ResultCache:
         a temporary file renamed over it. A reader never sees half a file; it
         may see half of an appended last line, which fails its checksum.
         """
-        if not self._new:
+        if not self._new and (self._index is None or not self._index.learnt):
             return None
         import filelock  # pylint: disable=import-outside-toplevel
 
@@ -529,17 +793,22 @@ class ResultCache:
         try:
             _prepare(self.folder)
             with filelock.FileLock(str(self.folder / LOCK_FILE), timeout=30):
-                same = self._read_as is not None and _file_stat(path) == self._read_as
-                current, total = (self._lines, self._total) if same else _read_lines(path, self.header)
-                if current and total + len(self._new) <= 2 * len(current) + _SLACK:
-                    _append(path, self._spooled())
-                else:
-                    _replace(path, self._merged(current))
+                if self._new:
+                    read_as, lines, total = self._read if self._read is not None else (None, {}, 0)
+                    same = read_as is not None and _file_stat(path) == read_as
+                    current, total = (lines, total) if same else _read_lines(path, self.header)
+                    if current and total + len(self._new) <= 2 * len(current) + _SLACK:
+                        _append(path, self._spooled())
+                    else:
+                        _replace(path, self._merged(current))
+                if self._index is not None:
+                    self._index.save()
         except (OSError, filelock.Timeout) as error:
             return f"{getattr(error, 'strerror', None) or error}"
         finally:
             self._new = set()
-            self._spool.close()
+            if self._spool is not None:
+                self._spool.close()
             self._spool = None
         return None
 

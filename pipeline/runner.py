@@ -561,22 +561,16 @@ def verdicts(files: Sequence[Tuple[Path, str]], profiles: OpProfiles, jobs: Opti
             for the caller to save. ``None`` checks every file.
         with_rows: Give each verdict its ``list`` row (decoded from a reused record only when asked).
     """
-    from pipeline.result_cache import regular_file_stat  # pylint: disable=import-outside-toplevel
-
     keys = cache.keys if cache is not None else None
     found: List[Verdict] = []
     todo: List[Tuple[Path, str, Optional[Tuple[str, str]]]] = []
     for path, display in files:
-        record = cache.record(display) if cache is not None else None
-        if record is not None and record.current(keys):
-            status = regular_file_stat(path)
-            reused = decoded_verdict(display, record, with_rows) if status is not None and record.unchanged(status) \
-                else None
-            if reused is not None:
-                found.append(reused)
-                if progress:
-                    progress(1)
-                continue
+        reused = cache.reuse(display, path, with_rows) if cache is not None else None
+        if reused is not None:
+            found.append(reused)
+            if progress:
+                progress(1)
+            continue
         todo.append((path, display, cache.line(display) if cache is not None else None))
     folder = str(cache.folder) if cache is not None else None
     for verdict, line in _run_checks(todo, profiles, keys, worker_count(jobs, len(todo)), progress, with_rows,
@@ -625,8 +619,8 @@ def spec_names(files: Sequence[Tuple[Path, str]],
         cache: The result cache, or ``None`` to load every file.
     """
     names: Dict[str, List[Tuple[str, str]]] = {}
-    for path, display in files:
-        name = stated_name(path, display, cache)
+    found = cache.stated_names(files) if cache is not None else (stated_name(path, display) for path, display in files)
+    for (_, display), name in zip(files, found):
         if name is not None:
             names.setdefault(name.casefold(), []).append((name, display))
     return names

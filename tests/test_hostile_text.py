@@ -20,6 +20,8 @@ from typing import Iterable, Sequence
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pipeline.cli import main
 from pipeline.escape import (defuse_commands, json_text, markdown_code, markdown_text, printable, xml_text)
@@ -77,6 +79,13 @@ def test_printable_shows_an_undecodable_byte_of_a_file_name_as_the_byte() -> Non
 def test_defuse_commands(text: str, defused: str) -> None:
     assert defuse_commands(text) == defused
     assert_inert(defused)
+
+
+@given(st.text(alphabet="aZ09_./+=@,-:#[ \t\x01\u2028\udcff", max_size=12))
+def test_printable_takes_its_shortcut_only_where_escaping_changes_nothing(text: str) -> None:
+    # A leading control character and line break send the text down the escaping path whatever it holds; what
+    # follows the break is then escaped as the text alone would be, shortcut or not.
+    assert printable("\x00\n" + text, keep="\n") == "\\x00\n" + printable(text)
 
 
 def test_printable_defuses_commands_on_every_line_it_keeps() -> None:

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from click.testing import CliRunner
 
 import pipeline
@@ -162,7 +164,7 @@ def test_a_damaged_record_is_ignored_and_rewritten(tmp_path: Path, checked: List
         text = HEADER + "\x00\xff not a record\n\n\t\t\n"
         hit = [line.split("\t")[0] for line in lines[1:] if line]
     else:
-        text = HEADER.replace("format 1", "format 0") + "\n".join(lines[1:])
+        text = HEADER.replace(f"format {result_cache.FORMAT}", "format 0") + "\n".join(lines[1:])
         hit = sorted(line.split("\t")[0] for line in lines[1:] if line)
     (folder / RESULTS_FILE).write_text(text, encoding="utf-8", errors="surrogateescape")
     checked.clear()
@@ -254,7 +256,6 @@ def test_checking_one_file_takes_the_others_names_from_the_cache(tmp_path: Path,
     real = yaml_source.load_bytes
     counting = lambda raw, file: loads.append(file) or real(raw, file)  # noqa: E731
     monkeypatch.setattr(yaml_source, "load_bytes", counting)
-    monkeypatch.setattr(result_cache, "load_bytes", counting)
     checked.clear()
     one = str(repo / "specs" / "llama" / "llama-3.1-8b.yaml")
     assert check(repo, one) == check(repo, one, "--no-cache")
@@ -329,3 +330,121 @@ def test_saves_append_and_the_file_is_compacted_before_it_doubles(tmp_path: Path
         assert {file: line.split("\t")[2] for file, line in results_lines(tmp_path).items()} == {
             f"specs/{index}.yaml": f"{run}:2:3:4" for index in range(3)}  # the last line of each file wins
     assert sizes == [3, 6, 3, 6, 3, 6]  # appended once, then compacted
+
+
+@given(st.one_of(st.text(), st.none(), st.integers(), st.lists(st.text(), max_size=2)))
+def test_a_records_name_reads_back_as_json_writes_it(value) -> None:
+    # The shortcut for a literal without escapes must give what the JSON parser gives, for every value.
+    assert result_cache.json_name(result_cache.json_text(value)) == (value if isinstance(value, str) else None)
+
+
+# ---- the catalogue index ----------------------------------------------------------------------
+
+def list_(repo: Path, *args: str) -> Tuple[int, str, str]:
+    """``modelspec list --root repo ARGS``: (exit code, stdout, stderr)."""
+    result = CliRunner().invoke(main, ["list", "--root", str(repo), *args], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _clean_repo(dest: Path) -> Path:
+    """A repository of the shipped catalogue, every spec aged (its stat stands for its bytes)."""
+    shutil.copytree(ROOT / "specs", dest / "specs")
+    (dest / ".git").mkdir()
+    age(dest)
+    return dest
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_list_from_the_index_is_byte_for_byte_list_from_the_specs(tmp_path: Path, checked: List[str],
+                                                                  fmt: str) -> None:
+    repo = _clean_repo(tmp_path / "repo")
+    cold = list_(repo, "--format", fmt, "--no-cache")
+    assert cold[0] == 0 and len(checked) == 32
+    assert list_(repo, "--format", fmt) == cold  # checks every spec and learns the index
+    index = repo / ".modelspec_cache" / result_cache.INDEX_FILE
+    assert len(index.read_text(encoding="utf-8").splitlines()) == 33  # a header and a line per spec
+    checked.clear()
+    results = repo / ".modelspec_cache" / RESULTS_FILE
+    results.write_text("", encoding="utf-8")  # the results are not read: the index answers every spec
+    assert list_(repo, "--format", fmt) == cold and checked == []
+
+
+def test_list_checks_exactly_the_specs_the_index_does_not_stand_for(tmp_path: Path, checked: List[str]) -> None:
+    repo = _clean_repo(tmp_path / "repo")
+    list_(repo)
+    edited = repo / "specs" / "llama" / "llama-3.1-8b.yaml"
+    edited.write_text(edited.read_text(encoding="utf-8").replace("name: llama-3.1-8b", "name: llama-renamed"),
+                      encoding="utf-8")
+    os.utime(edited, (OLD + 10, OLD + 10))
+    checked.clear()
+    code, out, _ = list_(repo)
+    assert code == 0 and checked == ["specs/llama/llama-3.1-8b.yaml"]
+    assert out == list_(repo, "--no-cache")[1] and "llama-renamed " in out and "llama-3.1-8b " not in out
+
+
+def test_a_spec_read_in_the_tick_it_was_written_is_not_indexed(tmp_path: Path, checked: List[str]) -> None:
+    repo = _clean_repo(tmp_path / "repo")
+    fresh = repo / "specs" / "llama" / "llama-3.1-8b.yaml"
+    fresh.touch()  # mtime: now, so its stat cannot stand for its bytes yet
+    list_(repo)
+    lines = (repo / ".modelspec_cache" / result_cache.INDEX_FILE).read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 32 and not any(line.startswith("specs/llama/llama-3.1-8b.yaml\t") for line in lines)
+    checked.clear()
+    list_(repo)
+    assert checked == []  # its record's digest still matches: read, not checked
+
+
+@pytest.mark.parametrize("damage", ["truncated", "flipped byte", "another environment", "garbage"])
+def test_a_damaged_index_is_ignored_whole_and_rewritten(tmp_path: Path, checked: List[str], damage: str) -> None:
+    repo = _clean_repo(tmp_path / "repo")
+    cold = list_(repo)
+    index = repo / ".modelspec_cache" / result_cache.INDEX_FILE
+    good = index.read_text(encoding="utf-8")
+    header, _, body = good.partition("\n")
+    damaged = {"truncated": good[:len(good) // 2],
+               "flipped byte": header + "\n" + body.replace('"arch":"llama"', '"arch":"llamb"', 1),
+               "another environment": header.replace("\t", "\t0", 1) + "\n" + body,
+               "garbage": "\x00 not an index\n\t\t\n"}[damage]
+    index.write_text(damaged, encoding="utf-8")
+    checked.clear()
+    assert list_(repo) == cold and checked == []  # the results answered every spec instead
+    assert index.read_text(encoding="utf-8") == good  # and the index was rebuilt from them, the same
+
+
+def test_a_profile_change_invalidates_the_whole_index(tmp_path: Path, checked: List[str]) -> None:
+    repo = _tiny_repo(tmp_path / "repo")
+    age(repo)
+    list_(repo)
+    index = repo / ".modelspec_cache" / result_cache.INDEX_FILE
+    assert len(index.read_text(encoding="utf-8").splitlines()) == 4
+    profile = repo / "op_profiles" / "llama.yaml"
+    profile.write_text(profile.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    before = index.read_text(encoding="utf-8")
+    checked.clear()
+    assert list_(repo) == list_(repo, "--no-cache")
+    assert index.read_text(encoding="utf-8") != before  # another stamp: every entry learnt again
+    assert len(index.read_text(encoding="utf-8").splitlines()) == 4
+
+
+def test_checking_one_file_takes_the_others_names_from_the_index(tmp_path: Path, checked: List[str],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _clean_repo(tmp_path / "repo")
+    list_(repo)
+    one = str(repo / "specs" / "llama" / "llama-3.1-8b.yaml")
+    expected = check(repo, one, "--no-cache")
+    real = ResultCache.record
+
+    def only_its_own(self, file):
+        assert file == "specs/llama/llama-3.1-8b.yaml", f"read the results for {file}"
+        return real(self, file)
+
+    monkeypatch.setattr(ResultCache, "record", only_its_own)
+    checked.clear()
+    assert check(repo, one) == expected and checked == []
+    clash = repo / "specs" / "llama" / "clash.yaml"
+    clash.write_text((repo / "specs" / "deepseek" / "deepseek-v3.yaml").read_text(encoding="utf-8"),
+                     encoding="utf-8")
+    monkeypatch.undo()
+    code, out = check(repo, str(clash))
+    assert code == 1 and "[spec.duplicate-name] name 'deepseek-v3' is also the name of specs/deepseek/deepseek-v3.yaml" \
+        in out

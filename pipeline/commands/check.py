@@ -21,7 +21,7 @@ from pipeline.output import echo, echo_rendered
 from pipeline.commands.git_options import changed_since_option
 from pipeline.commands.options import (STDIN_NAME, exclude_option, ignore_option, no_cache_option, open_cache,
                                        read_stdin, root_option, run_config, run_profiles, save_cache,
-                                       select_option, spec_files, stdin_filename_option)
+                                       select_option, spec_file_names, stdin_filename_option)
 
 _FORMATS = ("text", "json", "junit", "sarif", "github", "markdown")
 
@@ -130,7 +130,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
         files = [_stdin_file(paths, fix, changed_since)]
         no_cache = True
     else:
-        files = spec_files(paths, repo, config, excludes)
+        files = spec_file_names(paths, repo, config, excludes)  # strings: no Path per file of a catalogue
     if not files:
         raise click.UsageError(f"no spec files (*.yaml, *.yml) in {', '.join(str(path) for path in named)}")
     scope = None
@@ -158,7 +158,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     fixed, fixed_files = 0, set()
     # A fix can let a pass run that an error had skipped, whose findings may have fixes of their own: a few rounds.
     for _ in range(_FIX_ROUNDS if fix else 0):
-        count, changed = _fix(result, dict((display, path) for path, display in pairs), repo, quiet)
+        count, changed = _fix(result, dict((display, Path(path)) for path, display in pairs), repo, quiet)
         if not changed:
             break
         fixed, fixed_files = fixed + count, fixed_files | changed

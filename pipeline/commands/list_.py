@@ -49,19 +49,28 @@ def command(fmt: str, root: Optional[Path], no_cache: bool) -> None:
     from pipeline.catalogue import render_list
     from pipeline.problems import Severity
     from pipeline.repo import find_repo
-    from pipeline.runner import find_spec_files, verdicts
+    from pipeline.result_cache import regular_file_stat
+    from pipeline.runner import spec_file_names, verdicts
 
     repo = find_repo(root)
     profiles = run_profiles(repo, not no_cache)
     try:
-        files = find_spec_files([repo.specs])
+        files = spec_file_names([repo.specs])
     except FileNotFoundError as error:
         raise click.UsageError(str(error)) from None
     cache = open_cache(repo, profiles, not no_cache)
-    rows, failed = [], False
-    with progress_bar(len(files), "reading the catalogue") as update:
-        checked = verdicts([(path, repo.display(path)) for path in files], profiles, progress=update,
-                           cache=cache, with_rows=True)
+    indexed, todo = [], []  # the rows the catalogue index holds (JSON), and the files it does not answer
+    for path in files:
+        display = repo.display(path)
+        status = regular_file_stat(path) if cache is not None else None
+        entry = cache.index.entry(display, status) if status is not None else None
+        if entry is not None and entry.listed == "1":
+            indexed.append(entry.row)
+        else:
+            todo.append((path, display))
+    rows, failed = json.loads(f"[{','.join(indexed)}]"), False
+    with progress_bar(len(todo), "reading the catalogue") as update:
+        checked = verdicts(todo, profiles, progress=update, cache=cache, with_rows=True)
     save_cache(cache)
     for item in checked:
         errors = [p for p in item.result.problems if p.severity is Severity.ERROR]

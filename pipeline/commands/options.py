@@ -85,21 +85,32 @@ def spec_files(paths: Sequence[Path], repo: "SpecRepo", config: "Config", exclud
     Raises:
         click.UsageError: If a path does not exist or is neither a file nor a folder.
     """
-    from pipeline.runner import find_spec_files  # pylint: disable=import-outside-toplevel
+    return [Path(path) for path in spec_file_names(paths, repo, config, excludes)]
+
+
+def spec_file_names(paths: Sequence[Path], repo: "SpecRepo", config: "Config",
+                    excludes: Sequence[str] = ()) -> List[str]:
+    """:func:`spec_files` as path strings: ``check`` over a catalogue the result cache answers builds no
+    ``Path`` per file (a tenth of a warm run's time at 10,000 files).
+
+    Raises:
+        click.UsageError: If a path does not exist or is neither a file nor a folder.
+    """
+    from pipeline.runner import spec_file_names as found_names  # pylint: disable=import-outside-toplevel
 
     named = list(paths) or list(config.specs) or [repo.specs]
     try:
-        found = find_spec_files(named)
+        found = found_names(named)
     except (FileNotFoundError, ValueError) as error:
         raise click.UsageError(str(error)) from None
-    explicit = {Path(path).absolute() for path in named if not Path(path).is_dir()}
     if excludes:
         import dataclasses  # pylint: disable=import-outside-toplevel
 
         config = dataclasses.replace(config, exclude=(*config.exclude, *excludes))
     if not config.exclude:  # nothing to leave out (a catalogue's worth of Path.absolute() saved)
         return found
-    return [path for path in found if path.absolute() in explicit or not config.excluded(path)]
+    explicit = {Path(path).absolute() for path in named if not Path(path).is_dir()}
+    return [path for path in found if Path(path).absolute() in explicit or not config.excluded(Path(path))]
 
 
 def _parse_codes(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> Tuple[str, ...]:
