@@ -52,12 +52,14 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from pipeline.artifacts import ARTIFACT_SUFFIX
-from pipeline.result_cache import (FORMAT, RACY_NS, CacheKeys, Record, ResultCache, content_digest, line_checksum,
+from pipeline.result_cache import (RACY_NS, CacheKeys, Record, ResultCache, content_digest, line_checksum,
                                    stat_text)
 
 #: The file of the cache folder holding the entries.
 ARTIFACTS_FILE = "artifacts"
-ARTIFACTS_HEADER = f"modelspec artifact cache, format {FORMAT}\n"
+#: The format of the ``artifacts`` file (raised when an entry's fields change); another format's file is ignored.
+ARTIFACTS_FORMAT = 1
+ARTIFACTS_HEADER = f"modelspec artifact cache, format {ARTIFACTS_FORMAT}\n"
 
 _FIELDS = 8
 

@@ -19,7 +19,7 @@ from typing import Dict, List, Tuple
 import pytest
 
 from pipeline import regen, runner
-from pipeline.artifact_cache import ARTIFACTS_FILE, ARTIFACTS_HEADER, ArtifactCache
+from pipeline.artifact_cache import ARTIFACTS_FILE, ARTIFACTS_FORMAT, ARTIFACTS_HEADER, ArtifactCache
 from pipeline.op_profiles import load_op_profiles
 from pipeline.result_cache import CACHE_DIR_ENV, cache_keys, line_checksum, now_ns
 from spec_repos import SPECS, commit_all, edit, git_repo, make_repo, run
@@ -272,7 +272,7 @@ def test_a_damaged_entry_is_ignored_and_verified_again(repo: Path, counted, dama
     elif damage == "garbage":
         text = "\n".join([lines[0], *others, f"{LLAMA}\tnot a checksum\t\x00 not an entry"]) + "\n"
     else:
-        text = ARTIFACTS_HEADER.replace("format 1", "format 0") + "\n".join([*others, llama]) + "\n"
+        text = ARTIFACTS_HEADER.replace(f"format {ARTIFACTS_FORMAT}", "format 0") + "\n".join([*others, llama]) + "\n"
     path.write_text(text, encoding="utf-8")
     code, out, checked, built = check_both(repo, counted=counted)
     assert (code, out) == (0, "resolved/ is up to date (3 artifacts and the index)\n")
