@@ -15,7 +15,8 @@ median wall time of:
   spec edited, against ``check`` of the same file in a repository holding only
   it, and ``git diff --name-status``;
 - ``show NAME`` against ``modelspec --help``, ``list`` against the cold check;
-- ``regen`` (cold) and ``regen --check`` of the regenerated tree, ``diff HEAD``
+- ``regen`` (cold: no ``resolved/``, no cache), ``regen --check`` of the tree it
+  wrote, ``regen`` again with nothing to do, ``diff HEAD``
   with one spec edited (sizes up to ``--regen-max``, ``--regen-rounds`` rounds: they are slow);
 - peak RSS (the child's ``ru_maxrss``) of ``check -j1`` and of check-jsonschema;
 - per file: ``check -j1`` against reading and parsing the file with libyaml alone.
@@ -25,7 +26,8 @@ their bytecode written (``PYTHONDONTWRITEBYTECODE`` is dropped), as an
 installed package has it.
 
 Usage: ``python bench/bench_check.py [--sizes 1000 10000 30000] [--rounds 3] [--regen-max 10000]
-[--regen-rounds 1] [--generated-sizes 1000 10000]``
+[--regen-rounds 1] [--generated-sizes 1000 10000] [--regen-only]`` (``--regen-only``: only the regen and
+diff rows, ``--regen-rounds`` rounds of them).
 """
 
 from __future__ import annotations
@@ -200,8 +202,9 @@ def parse_alone_us(files: Sequence[Path]) -> float:
 
 
 def bench_size(scratch: Path, size: int, rounds: int, regen_max: int, regen_rounds: int, yamllint_max: int,
-               kind: str) -> None:
-    """Measure every row for one corpus of *size* files and print them."""
+               kind: str, regen_only: bool = False) -> None:
+    """Measure every row for one corpus of *size* files and print them (only the regen and diff rows when
+    *regen_only*)."""
     modelspec, cjs, yamllint = tool("modelspec"), tool("check-jsonschema"), tool("yamllint")
     fill = real_copies if kind == "real" else generated
     repo = make_repo(scratch / f"{kind}-{size}", fill, size)
@@ -215,7 +218,11 @@ def bench_size(scratch: Path, size: int, rounds: int, regen_max: int, regen_roun
     (alone / ".git").mkdir()
     name = re.search(r"^name: (.*)$", (repo / one_file).read_text(), re.M).group(1)
     full = kind == "real"
-    for index in range(rounds):
+    for index in range(regen_rounds if regen_only else rounds):
+        if regen_only:
+            if full and size <= regen_max and index < regen_rounds:
+                bench_regen(repo, one_file, index, results)
+            continue
         results.add("check-jsonschema", run([cjs, "--schemafile", str(SCHEMA), *files], repo))
         if index == 0 and size <= yamllint_max:  # a second reference, slow: one round
             results.add("yamllint", run([yamllint, "-f", "parsable", "specs"], repo, ok=(0, 1, 2)))
@@ -237,14 +244,8 @@ def bench_size(scratch: Path, size: int, rounds: int, regen_max: int, regen_roun
         results.add("show NAME", run([modelspec, "show", name], repo))
         results.add("list", run([modelspec, "list"], repo))
         if size <= regen_max and index < regen_rounds:
-            shutil.rmtree(repo / "resolved", ignore_errors=True)
-            git(repo, "checkout", "-q", "--", one_file)
-            results.add("regen cold", run([modelspec, "regen"], repo))
-            results.add("regen --check", run([modelspec, "regen", "--check"], repo))
-            edit(repo / one_file, index + 200)
-            results.add("diff HEAD", run([modelspec, "diff", "HEAD"], repo))
+            bench_regen(repo, one_file, index, results)
         git(repo, "checkout", "-q", "--", one_file)
-    cjs_time = results.median("check-jsonschema")
     print(f"\n## {kind} catalogue, {size} files ({rounds} rounds; medians)\n")
     print("| work | modelspec | reference | ratio | target |")
     print("| --- | --- | --- | --- | --- |")
@@ -252,6 +253,13 @@ def bench_size(scratch: Path, size: int, rounds: int, regen_max: int, regen_roun
     def row(work: str, mine: str, reference: str, ratio: Optional[float], target: str) -> None:
         shown = "" if ratio is None else f"{ratio:.3f}"
         print(f"| {work} | {mine} | {reference} | {shown} | {target} |")
+
+    if regen_only:
+        if "regen cold" in results.times:
+            regen_rows(results, row)
+        sys.stdout.flush()
+        return
+    cjs_time = results.median("check-jsonschema")
 
     shown_yamllint = f", yamllint {results.median('yamllint'):.2f} s" if "yamllint" in results.times else ""
     row("cold check, default jobs", f"{results.median('cold default'):.2f} s",
@@ -280,11 +288,34 @@ def bench_size(scratch: Path, size: int, rounds: int, regen_max: int, regen_roun
         row("list", f"{results.median('list'):.3f} s", f"cold check {results.median('cold default'):.2f} s",
             results.median("list") / results.median("cold default"), "<= 0.05 at 10k")
         if size <= regen_max:
-            row("regen --check, regenerated tree", f"{results.median('regen --check'):.2f} s",
-                f"cold regen {results.median('regen cold'):.2f} s",
-                results.median("regen --check") / results.median("regen cold"), "<= 0.05 at 10k")
-            row("diff HEAD, 1 spec edited", f"{results.median('diff HEAD'):.2f} s", "", None, "")
+            regen_rows(results, row)
     sys.stdout.flush()
+
+
+def bench_regen(repo: Path, one_file: str, index: int, results: "Rounds") -> None:
+    """One round of the regen rows: ``regen`` with no ``resolved/`` and no cache, ``regen --check`` of the tree
+    it wrote (right after it, as CI runs them), ``regen`` again (nothing to do), ``diff HEAD`` with one spec
+    edited."""
+    modelspec = tool("modelspec")
+    shutil.rmtree(repo / "resolved", ignore_errors=True)
+    shutil.rmtree(repo / ".modelspec_cache", ignore_errors=True)
+    git(repo, "checkout", "-q", "--", one_file)
+    results.add("regen cold", run([modelspec, "regen"], repo))
+    results.add("regen --check", run([modelspec, "regen", "--check"], repo))
+    results.add("regen, nothing to do", run([modelspec, "regen"], repo))
+    edit(repo / one_file, index + 200)
+    results.add("diff HEAD", run([modelspec, "diff", "HEAD"], repo))
+    git(repo, "checkout", "-q", "--", one_file)
+
+
+def regen_rows(results: "Rounds", row: Callable[..., None]) -> None:
+    """Print the regen and diff rows."""
+    cold = results.median("regen cold")
+    row("regen --check, regenerated tree", f"{results.median('regen --check'):.2f} s", f"cold regen {cold:.2f} s",
+        results.median("regen --check") / cold, "<= 0.05 at 10k")
+    row("regen, nothing to do", f"{results.median('regen, nothing to do'):.2f} s", f"cold regen {cold:.2f} s",
+        results.median("regen, nothing to do") / cold, "")
+    row("diff HEAD, 1 spec edited", f"{results.median('diff HEAD'):.2f} s", "", None, "")
 
 
 def main() -> None:
@@ -298,6 +329,8 @@ def main() -> None:
     parser.add_argument("--yamllint-max", type=int, default=30000, help="largest size yamllint runs at (slow)")
     parser.add_argument("--generated-sizes", type=int, nargs="*", default=[1000, 10000],
                         help="the sizes the generated corpus runs at")
+    parser.add_argument("--regen-only", action="store_true",
+                        help="run only the regen and diff rows (--regen-rounds rounds), on the real catalogue")
     args = parser.parse_args()
     import ruamel.yaml  # noqa: F401  pylint: disable=import-outside-toplevel,unused-import
 
@@ -314,7 +347,8 @@ def main() -> None:
         for size in args.sizes:
             for kind in ["real"] + (["generated"] if size in args.generated_sizes else []):
                 rounds = args.rounds if size <= 10000 or args.large_rounds is None else args.large_rounds
-                bench_size(Path(scratch), size, rounds, args.regen_max, args.regen_rounds, args.yamllint_max, kind)
+                bench_size(Path(scratch), size, rounds, args.regen_max, args.regen_rounds, args.yamllint_max, kind,
+                           args.regen_only)
     print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")
 
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.artifacts import WIDTHS
@@ -384,9 +385,11 @@ def render_json(diff: CatalogueDiff) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def load_catalogue(repo: SpecRepo, label: str, progress: Optional[Callable[[int], None]] = None) -> Catalogue:
+def load_catalogue(repo: SpecRepo, label: str, progress: Optional[Callable[[int], None]] = None,
+                   profiles_cache: Optional[Path] = None) -> Catalogue:
     """Check and resolve every spec of *repo* into a :class:`Catalogue` named *label*; *progress* is called
-    with the number of specs done since its last call.
+    with the number of specs done since its last call; the op profiles are kept checked in the result cache
+    folder *profiles_cache* (:func:`pipeline.op_profiles.load_op_profiles`), when given.
 
     A spec that fails check, whose stack does not resolve, or whose name an
     earlier spec (by path) already has, is listed as failing with why.
@@ -402,7 +405,7 @@ def load_catalogue(repo: SpecRepo, label: str, progress: Optional[Callable[[int]
     files = find_spec_files([repo.specs]) if repo.specs.is_dir() else []
     models: Dict[str, Mapping[str, Any]] = {}
     failing: Dict[str, str] = {}
-    for item in resolve_specs(repo, files, load_op_profiles(repo.profiles), progress):
+    for item in resolve_specs(repo, files, load_op_profiles(repo.profiles, profiles_cache), progress):
         if item.document is None:
             failing[item.path] = "fails modelspec check" if item.errors else "its layer stack does not resolve"
         elif item.document["name"] in models:

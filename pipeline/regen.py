@@ -48,14 +48,21 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
-from pipeline.artifacts import (INDEX_FILE, ArtifactInputs, IndexEntry, artifact_file, build_artifact, build_index,
+from pipeline.artifacts import (ARTIFACT_SUFFIX, INDEX_FILE, ArtifactInputs, IndexEntry, build_artifact, build_index,
                                 carries_mark, generated_problem, name_problem, render)
 from pipeline.op_profiles import VISION_ARCH, OpProfiles
 from pipeline.problems import Problem, Severity
 from pipeline.repo import SpecRepo
-from pipeline.runner import CheckedSpec, check_paths
+from pipeline.runner import CheckedSpec
+
+if TYPE_CHECKING:
+    from pipeline.artifact_cache import ArtifactCache, Vouched
+    from pipeline.result_cache import Record
+
+#: A file's text as a plan holds it: the text itself, or the bytes the artifact cache knows it holds.
+Text = Union[str, "Vouched"]
 
 CODES: Dict[str, str] = {
     "regen.unsafe-name": "A spec's name cannot name its artifact file resolved/<name>.json (not a plain file name, "
@@ -97,20 +104,34 @@ class Resolution:
 
     Attributes:
         path: The spec's path as reports and artifacts show it.
-        checked: The five passes' result.
-        document: The artifact document, when the spec passed and its stack resolved.
+        checked: The five passes' result; ``None`` when the artifact cache knows the spec's artifact (an entry is
+            made only for a spec that passed, and is used only for the same bytes under the same profiles and
+            environment, so it passes now).
+        document: The artifact document, when the spec passed and its stack resolved; for an artifact the
+            cache knows (*vouched*), only the members a plan reads (``name``, ``path``, ``digest``).
         source: The spec file, read again only to locate its ``name`` for a problem about it.
+        record: The spec's result-cache record, when there is a cache (what an entry of its artifact is keyed by).
+        vouched: The artifact's bytes as the artifact cache knows them, when it was not built
+            (:mod:`pipeline.artifact_cache`).
     """
 
     path: str
-    checked: CheckedSpec
+    checked: Optional[CheckedSpec]
     document: Optional[Dict] = None
     source: Optional[Path] = None
+    record: Optional["Record"] = None
+    vouched: Optional["Vouched"] = None
+
+    @property
+    def text(self) -> Text:
+        """The artifact's text as regen writes it (or the bytes the cache knows it is); call only with a document."""
+        return self.vouched if self.vouched is not None else render(self.document)
 
     @property
     def errors(self) -> Tuple[Problem, ...]:
         """The check's problems of severity error."""
-        return tuple(p for p in self.checked.result.problems if p.severity is Severity.ERROR)
+        problems = self.checked.result.problems if self.checked is not None else ()
+        return tuple(p for p in problems if p.severity is Severity.ERROR)
 
     def name_at(self) -> Tuple[int, int]:
         """``(line, column)`` where the spec states its ``name``; ``(1, 1)`` when it does not or cannot be read."""
@@ -126,14 +147,24 @@ class Resolution:
 
 
 def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles,
-                  progress: Optional[Callable[[int], None]] = None) -> List[Resolution]:
+                  progress: Optional[Callable[[int], None]] = None,
+                  cache: Optional["ArtifactCache"] = None,
+                  shown: Optional[Mapping[Path, str]] = None) -> List[Resolution]:
     """Check each spec file and build the artifact of each that passes with a resolved stack.
+
+    With *cache*, a spec whose result-cache record is current and stands for its bytes
+    (:func:`_known`) is not checked: one that fails takes its verdict from the record, and one whose
+    artifact the cache knows (:meth:`~pipeline.artifact_cache.Entry.decides`) is not built either, its
+    resolution holding what the cache knows of the artifact (:attr:`Resolution.vouched`). Every other spec
+    is checked from the bytes its artifact is built from, and its new record added to the cache.
 
     Args:
         repo: The spec repository (paths are shown relative to its root).
         files: The spec files.
         profiles: The op profiles to resolve against.
         progress: Called with the number of files checked since the last call.
+        cache: The artifact cache (with the result cache), or ``None`` to check and build every spec.
+        shown: Each file's display path, when the caller has them (else ``repo.display``).
 
     Returns:
         One :class:`Resolution` per file, sorted by path.
@@ -141,28 +172,94 @@ def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles,
     Raises:
         OSError: If a spec or profile file cannot be read after it was checked.
     """
-    by_display = {repo.display(path): path for path in files}
-    checked = check_paths(sorted(((path, display) for display, path in by_display.items()), key=lambda p: p[1]),
-                          profiles, progress)
-    profile_bytes: Dict[Path, bytes] = {}
-
-    def read_profile(arch: str) -> bytes:
-        path = profiles.get(arch).path
-        if path not in profile_bytes:
-            profile_bytes[path] = path.read_bytes()
-        return profile_bytes[path]
-
+    builder = _Builder(profiles, cache)
     resolutions = []
-    for item in checked:
-        display = item.result.file
-        passed = not any(p.severity is Severity.ERROR for p in item.result.problems)
-        if not passed or item.spec is None or item.stack is None:
-            resolutions.append(Resolution(display, item))
-            continue
-        inputs = ArtifactInputs(display, by_display[display].read_bytes(), read_profile(item.stack.arch),
-                                read_profile(VISION_ARCH) if item.tower is not None else None)
-        resolutions.append(Resolution(display, item, build_artifact(item, inputs, profiles.get(item.stack.arch)), by_display[display]))
+    display_of = shown.__getitem__ if shown is not None else repo.display
+    for display, path in sorted((display_of(path), path) for path in files):
+        known = _known(display, path, cache) if cache is not None else None
+        resolutions.append(known if known is not None else builder.resolve(path, display))
+        if progress:
+            progress(1)
     return resolutions
+
+
+def rebuild(resolutions: Sequence[Resolution], paths: Set[str], profiles: OpProfiles,
+            cache: Optional["ArtifactCache"] = None) -> List[Resolution]:
+    """*resolutions* with those of the spec *paths* checked and built afresh (a known artifact whose file is not
+    what the cache knew, which regen must write)."""
+    builder = _Builder(profiles, cache)
+    return [builder.resolve(item.source, item.path) if item.path in paths and item.source is not None else item
+            for item in resolutions]
+
+
+def _known(display: str, path: Path, cache: "ArtifactCache") -> Optional[Resolution]:
+    """The resolution of a spec the cache answers, or ``None``: its record is current (``Record.current``)
+    and its stat stands for its bytes (``Record.unchanged``) or their digest is the record's (the record is
+    then restated), and the cache knows its artifact, or its recorded verdict fails check."""
+    # pylint: disable=import-outside-toplevel
+    from pipeline.artifact_cache import Vouched
+    from pipeline.result_cache import content_digest, now_ns, regular_file_stat
+    from pipeline.runner import decoded_verdict, read_spec_bytes
+
+    record = cache.results.record(display)
+    status = regular_file_stat(path) if record is not None and record.current(cache.keys) else None
+    if status is None:
+        return None
+    if not record.unchanged(status):
+        read_ns = now_ns()
+        raw = read_spec_bytes(path)
+        if raw is None or content_digest(raw) != record.digest:
+            return None
+        record = record.restated(status, read_ns)
+        cache.results.add(display, record.to_line(display))
+    entry = cache.entry(display)
+    if entry is not None and entry.decides(record, cache.keys):
+        return Resolution(display, None, entry.document(display), path, record, Vouched(entry.sha256))
+    verdict = decoded_verdict(display, record)
+    if verdict is None or not any(problem.severity is Severity.ERROR for problem in verdict.result.problems):
+        return None
+    return Resolution(display, CheckedSpec(verdict.result, name_at=verdict.name_at), record=record)
+
+
+class _Builder:
+    """Checks specs and builds their artifacts, reading each profile file once."""
+
+    def __init__(self, profiles: OpProfiles, cache: Optional["ArtifactCache"]) -> None:
+        self.profiles = profiles
+        self.cache = cache
+        self._profile_bytes: Dict[Path, bytes] = {}
+
+    def _profile(self, arch: str) -> bytes:
+        path = self.profiles.get(arch).path
+        if path not in self._profile_bytes:
+            self._profile_bytes[path] = path.read_bytes()
+        return self._profile_bytes[path]
+
+    def resolve(self, path: Path, display: str) -> Resolution:
+        """Check the spec at *path* (making its record, with a cache) and build its artifact if it resolves."""
+        # pylint: disable=import-outside-toplevel
+        from pipeline.result_cache import content_digest, now_ns, regular_file_stat
+        from pipeline.runner import check_file, check_recorded, read_spec_bytes
+
+        status = regular_file_stat(path) if self.cache is not None else None
+        read_ns = now_ns()
+        raw = read_spec_bytes(path) if status is not None else None
+        record = None
+        if raw is None:
+            checked = check_file(path, display, self.profiles)
+        else:
+            checked, _, record = check_recorded(raw, display, self.profiles, self.cache.keys,
+                                                (status, read_ns, content_digest(raw)))
+            if record is not None:
+                self.cache.results.add(display, record.to_line(display))
+        passed = not any(p.severity is Severity.ERROR for p in checked.result.problems)
+        if not passed or checked.spec is None or checked.stack is None:
+            return Resolution(display, checked, record=record)
+        inputs = ArtifactInputs(display, raw if raw is not None else path.read_bytes(),
+                                self._profile(checked.stack.arch),
+                                self._profile(VISION_ARCH) if checked.tower is not None else None)
+        return Resolution(display, checked, build_artifact(checked, inputs, self.profiles.get(checked.stack.arch)),
+                          path, record)
 
 
 @dataclass(frozen=True)
@@ -179,13 +276,25 @@ class Existing:
             would be gpt2.json)"``); else ``None``.
         not_a_file: What a path of ``resolved/`` is when it is not a regular
             file (``a symbolic link``), else ``None``; such a path is the user's.
+        status: Its ``stat`` taken before it was read (a regular file only).
+        read_ns: When it was read (``time.time_ns()``), for the artifact cache's racy rule.
+        rendered: Whether its bytes are an index regen wrote or found equal to the one it would write (the
+            artifact cache's index digest): then its text is regen's rendering of its document, so it is the
+            text of another index exactly when their documents are equal.
+
+    A file the artifact cache vouches for (:meth:`~pipeline.artifact_cache.Entry.vouches`) is not parsed:
+    its *text* is the :class:`~pipeline.artifact_cache.Vouched` bytes and its *document* holds only what a
+    plan reads (``name``, ``path``, ``digest``).
     """
 
     file: str
-    text: Optional[str]
+    text: Optional[Text]
     document: Optional[Dict] = None
     imitation: Optional[str] = None
     not_a_file: Optional[str] = None
+    status: Optional[os.stat_result] = None
+    read_ns: int = 0
+    rendered: bool = False
 
     @property
     def spec_path(self) -> Optional[str]:
@@ -194,7 +303,7 @@ class Existing:
         return path if isinstance(path, str) else None
 
 
-def read_resolved(folder: Path) -> Dict[str, Existing]:
+def read_resolved(folder: Path, cache: Optional["ArtifactCache"] = None) -> Dict[str, Existing]:
     """Read every regular ``*.json`` file directly in *folder* (none if it does not exist), by name.
 
     Hidden files (the lock, a killed run's temporary files) are not read. A
@@ -202,29 +311,94 @@ def read_resolved(folder: Path) -> Dict[str, Existing]:
     listed as a foreign file (``not_a_file`` says what it is): it is the
     user's, so regen never writes through it, over it or removes it, and
     ``--check`` reports it in the way rather than calling the artifact missing.
+
+    With *cache*, an artifact file whose entry vouches for its stat is not read, and one whose bytes hash to
+    its entry's is not parsed (the entry is restated): see :mod:`pipeline.artifact_cache`. ``index.json`` is
+    always read.
     """
+    import stat as stat_module  # pylint: disable=import-outside-toplevel
+
+    from pipeline.result_cache import now_ns  # pylint: disable=import-outside-toplevel
+
     if not folder.is_dir():
         return {}
+    entries = cache.by_file() if cache is not None else {}
     found = {}
-    for path in sorted(folder.glob("*.json")):
-        if path.name.startswith("."):
-            continue
-        if path.is_symlink() or not path.is_file():
-            what = "a symbolic link" if path.is_symlink() else "not a regular file"
-            found[path.name] = Existing(path.name, None, not_a_file=what)
+    with os.scandir(folder) as listing:
+        names = sorted(entry.name for entry in listing if entry.name.endswith(".json") and entry.name != ".json")
+    for name in names:
+        path = os.path.join(folder, name)
+        if name.startswith("."):
             continue
         try:
-            text: Optional[str] = path.read_bytes().decode("utf-8")
+            status = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        if not stat_module.S_ISREG(status.st_mode):
+            what = "a symbolic link" if stat_module.S_ISLNK(status.st_mode) else "not a regular file"
+            found[name] = Existing(name, None, not_a_file=what)
+            continue
+        claims = entries.get(name, ()) if name != INDEX_FILE else ()
+        vouched = next(((spec, entry) for spec, entry in claims if entry.vouches(status)), None)
+        if vouched is not None:
+            found[name] = _vouched(name, *vouched, status, 0)
+            continue
+        read_ns = now_ns()
+        with open(path, "rb") as handle:
+            data = handle.read()
+        same = _same_bytes(data, claims)
+        if same is not None:
+            spec, entry = same
+            cache.add(spec, entry.restated(status, read_ns))
+            found[name] = _vouched(name, spec, entry, status, read_ns)
+            continue
+        try:
+            text: Optional[str] = data.decode("utf-8")
         except UnicodeDecodeError:
             text = None
         try:
             document = json.loads(text) if text is not None else None
         except ValueError:
             document = None
-        problem = generated_problem(path.name, document)
-        found[path.name] = Existing(path.name, text, document if problem is None else None,
-                                    problem if problem is not None and carries_mark(document) else None)
+        rendered = name == INDEX_FILE and cache is not None and document is not None \
+            and cache.index_digest() == _digest(data)
+        problem = None if rendered else generated_problem(name, document)
+        found[name] = Existing(name, text, document if problem is None else None,
+                               problem if problem is not None and carries_mark(document) else None,
+                               status=status, read_ns=read_ns, rendered=rendered)
     return found
+
+
+def _same_bytes(data: bytes, claims) -> Optional[Tuple[str, object]]:
+    """The ``(spec path, entry)`` of *claims* whose recorded bytes are *data*, or ``None``."""
+    if not claims:
+        return None
+    digest = _digest(data)
+    return next(((spec, entry) for spec, entry in claims if entry.sha256 == digest), None)
+
+
+def _digest(data: bytes) -> str:
+    from pipeline.result_cache import content_digest  # pylint: disable=import-outside-toplevel
+
+    return content_digest(data)
+
+
+def _vouched(file: str, spec: str, entry, status: os.stat_result, read_ns: int) -> Existing:
+    """The :class:`Existing` of an artifact file the artifact cache knows, without its text."""
+    from pipeline.artifact_cache import Vouched  # pylint: disable=import-outside-toplevel
+
+    return Existing(file, Vouched(entry.sha256), entry.document(spec), status=status, read_ns=read_ns)
+
+
+def same_text(held: Optional[Text], planned: Text) -> bool:
+    """Whether a file holding *held* holds the *planned* text (either may be known only by its bytes' digest)."""
+    from pipeline.artifact_cache import Vouched  # pylint: disable=import-outside-toplevel
+
+    if isinstance(planned, Vouched):
+        return planned.matches(held)
+    if isinstance(held, Vouched):
+        return held.matches(planned)
+    return held == planned
 
 
 @dataclass(frozen=True)
@@ -242,7 +416,7 @@ class Plan:
         documents: The artifact documents of the target tree, by model name.
     """
 
-    files: Mapping[str, str]
+    files: Mapping[str, Text]
     sources: Mapping[str, str]
     orphans: Mapping[str, str]
     problems: Tuple[Problem, ...]
@@ -285,8 +459,8 @@ class _Planner:
                 self.candidates[item.path] = item
 
     def file_of(self, path: str) -> str:
-        """The artifact file of the candidate *path*."""
-        return artifact_file(self.candidates[path].document["name"])
+        """The artifact file of the candidate *path* (its name is checked: :func:`name_problem`)."""
+        return self.candidates[path].document["name"] + ARTIFACT_SUFFIX
 
     def refuse_duplicates(self) -> None:
         """Refuse every candidate whose file another candidate also claims (compared case-folded)."""
@@ -312,6 +486,8 @@ class _Planner:
         artifact because it could not read its spec."""
         if spec_path is None:
             return False
+        if spec_path in self.spec_paths:
+            return True
         parts = spec_path.split("/")
         return any("/".join(parts[:end]) in self.spec_paths for end in range(1, len(parts) + 1))
 
@@ -437,7 +613,7 @@ def plan(resolutions: Sequence[Resolution], spec_paths: Sequence[str], existing:
     entries, files, sources, documents = [], {}, {}, {}
     for path, item in planner.candidates.items():
         file, document = planner.file_of(path), item.document
-        files[file], sources[file], documents[document["name"]] = render(document), path, document
+        files[file], sources[file], documents[document["name"]] = item.text, path, document
         entries.append(IndexEntry(document["name"], file, path, document["digest"]))
     kept_by_spec: Dict[str, List[str]] = {}
     for file, item in planner.kept().items():
@@ -451,7 +627,9 @@ def plan(resolutions: Sequence[Resolution], spec_paths: Sequence[str], existing:
     ordered = dict(sorted(files.items()))
     index_problem = planner.index_problem()
     if index_problem is None:
-        ordered[INDEX_FILE] = render(build_index(entries))
+        index, held = build_index(entries), existing.get(INDEX_FILE)
+        ordered[INDEX_FILE] = held.text if held is not None and held.rendered and held.document == index \
+            else render(index)
     else:
         problems.append(index_problem)
     problems.extend(planner.imitations())
@@ -459,6 +637,46 @@ def plan(resolutions: Sequence[Resolution], spec_paths: Sequence[str], existing:
                if item.document is not None and name != INDEX_FILE and name not in ordered}
     return Plan(ordered, dict(sorted(sources.items())), dict(sorted(orphans.items())), tuple(sorted(problems)),
                 dict(sorted(documents.items())))
+
+
+def unbuilt(target: Plan, existing: Mapping[str, Existing]) -> Set[str]:
+    """The specs whose artifact the plan knows only by its digest (:attr:`Resolution.vouched`) while the file
+    does not hold it: regen must build them (:func:`rebuild`) before it can write them."""
+    return {target.sources[file] for file, text in target.files.items()
+            if not isinstance(text, str) and not (file in existing and same_text(existing[file].text, text))}
+
+
+def remember(cache: "ArtifactCache", resolutions: Sequence[Resolution], target: Plan,
+             existing: Mapping[str, Existing], folder: Path, written: Sequence[str] = ()) -> None:
+    """Add to *cache* an entry for each artifact of *target* built this run that *folder* now holds: one
+    *written* (its stat taken now), or one whose text read from the folder was the planned text; and the digest of
+    the index, written or found equal to the one planned."""
+    # pylint: disable=import-outside-toplevel
+    from pipeline.artifact_cache import new_entry
+    from pipeline.result_cache import now_ns
+
+    by_path = {item.path: item for item in resolutions if item.record is not None and item.document is not None}
+    wrote = set(written)
+    index, planned = existing.get(INDEX_FILE), target.files.get(INDEX_FILE)
+    if isinstance(planned, str) and (INDEX_FILE in wrote or (index is not None and index.text == planned)):
+        cache.add_index(planned)
+    for file, text in target.files.items():
+        item = by_path.get(target.sources.get(file, ""))
+        # The plan's document of that name is this very one only when the spec is a candidate: a spec refused
+        # (a duplicate name) keeps an artifact of an earlier run, which is not what its bytes now decide.
+        if item is None or not isinstance(text, str) \
+                or target.documents.get(item.document["name"]) is not item.document:
+            continue
+        if file in wrote:
+            try:
+                status = os.lstat(folder / file)
+            except OSError:
+                continue
+            cache.add(item.path, new_entry(item.record, file, item.document["digest"], text, status, now_ns()))
+        elif file in existing and existing[file].text == text and existing[file].status is not None:
+            held = existing[file]
+            cache.add(item.path, new_entry(item.record, file, item.document["digest"], text, held.status,
+                                           held.read_ns))
 
 
 def drift(target: Plan, existing: Mapping[str, Existing], folder_name: str = "resolved") -> Tuple[Problem, ...]:
@@ -475,7 +693,7 @@ def drift(target: Plan, existing: Mapping[str, Existing], folder_name: str = "re
         source = f" (from {target.sources[file]})" if file in target.sources else ""
         if file not in existing:
             found.append(_problem(shown, (1, 1), "regen.missing", f"{shown} is missing{source}; run modelspec regen"))
-        elif existing[file].text != text:
+        elif not same_text(existing[file].text, text):
             found.append(_problem(shown, (1, 1), "regen.stale",
                                   f"{shown} is out of date{source}; run modelspec regen"))
     for file, why in target.orphans.items():
@@ -591,9 +809,12 @@ def apply_plan(target: Plan, folder: Path, existing: Mapping[str, Existing],
     from pipeline.atomic import write_atomic  # pylint: disable=import-outside-toplevel
 
     for file, text in target.files.items():
-        if file in existing and existing[file].text == text:
+        if file in existing and same_text(existing[file].text, text):
             unchanged += 1
             continue
+        if not isinstance(text, str):
+            raise ValueError(f"{file}: the plan knows only the digest of a file it must write; rebuild its spec "
+                             "first (unbuilt)")
         path = folder / file
         if path.parent != folder:
             raise RegenError(f"{file!r} is not a file name inside {folder}")

@@ -97,7 +97,9 @@ def content_digest(data: bytes) -> str:
 
 
 
-def _checksum(path: str, record: str) -> str:
+def line_checksum(path: str, record: str) -> str:
+    """The checksum that binds a cache line's *record* to its *path* (BLAKE2b, 128 bits, hex): a line moved to
+    another path, truncated or edited fails it."""
     return hashlib.blake2b(f"{path}\t{record}".encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
@@ -365,7 +367,7 @@ class Record(NamedTuple):
         rest = "\t".join([self.stat, str(self.read_ns), self.digest, self.environment, self.stated,
                           *("-" if part is None else part
                             for part in (self.dependencies, self.profiles, self.verdict, self.named, self.row))])
-        return f"{file}\t{_checksum(file, rest)}\t{rest}\n"
+        return f"{file}\t{line_checksum(file, rest)}\t{rest}\n"
 
     def restated(self, status: os.stat_result, read_ns: int) -> "Record":
         """This record for the same bytes read again, under a new ``stat``."""
@@ -394,7 +396,7 @@ def new_record(status: os.stat_result, read_ns: int, digest: str, environment: s
 
 def parse_record(file: str, checksum: str, rest: str) -> Optional[Record]:
     """The record of a cache line, or ``None`` when the line is not one this format wrote for *file*."""
-    if _checksum(file, rest) != checksum:
+    if line_checksum(file, rest) != checksum:
         return None
     fields = rest.split("\t")
     if len(fields) != len(Record._fields) or not fields[1].isdigit():
@@ -440,7 +442,7 @@ def load_profile_data(folder: Path, key: str) -> Optional[Dict[str, dict]]:
     header, _, line = text.partition("\n")
     stored_key, _, rest = line.rstrip("\n").partition("\t")
     checksum, _, record = rest.partition("\t")
-    if header + "\n" != PROFILES_HEADER or stored_key != key or checksum != _checksum(key, record):
+    if header + "\n" != PROFILES_HEADER or stored_key != key or checksum != line_checksum(key, record):
         return None
     try:
         documents = json.loads(record)
@@ -462,7 +464,7 @@ def store_profile_data(folder: Path, key: str, documents: Mapping[str, Any]) -> 
         return
     record = json.dumps(documents, separators=(",", ":"), allow_nan=False)
     try:
-        _replace(folder / PROFILES_FILE, f"{PROFILES_HEADER}{key}\t{_checksum(key, record)}\t{record}\n")
+        _replace(folder / PROFILES_FILE, f"{PROFILES_HEADER}{key}\t{line_checksum(key, record)}\t{record}\n")
     except OSError:
         pass
 
@@ -540,7 +542,7 @@ class CatalogueIndex:
         except OSError:
             return {}
         header, _, body = text.partition("\n")
-        if header != f"{INDEX_HEADER}\t{self._stamp}\t{_checksum(self._stamp, body)}":
+        if header != f"{INDEX_HEADER}\t{self._stamp}\t{line_checksum(self._stamp, body)}":
             return {}
         entries = {}
         for line in body.split("\n"):
@@ -614,7 +616,7 @@ class CatalogueIndex:
         entries = self._entries if same else self._read()  # another run may have saved since this one read
         entries.update(self._updates)
         body = "".join(f"{file}\t{rest}\n" for file, rest in sorted(entries.items()))
-        _replace(self.folder / INDEX_FILE, f"{INDEX_HEADER}\t{self._stamp}\t{_checksum(self._stamp, body)}\n{body}")
+        _replace(self.folder / INDEX_FILE, f"{INDEX_HEADER}\t{self._stamp}\t{line_checksum(self._stamp, body)}\n{body}")
         self._entries, self._updates = entries, {}
         self._read_as = _file_stat(self.folder / INDEX_FILE)
 
@@ -656,11 +658,16 @@ class ResultCache:
     Args:
         folder: The cache folder (created when the run first writes).
         keys: The run's :class:`CacheKeys`.
+        file: The folder's file the lines live in. Another store of lines keyed by path (such as
+            :mod:`pipeline.artifact_cache`'s) keeps its own file, with its own *header*, under the same lock.
+        header: The file's first line, naming its format; a file with another header is ignored whole.
     """
 
-    def __init__(self, folder: Path, keys: CacheKeys) -> None:
+    def __init__(self, folder: Path, keys: CacheKeys, file: str = RESULTS_FILE, header: str = HEADER) -> None:
         self.folder = folder
         self.keys = keys
+        self.file = file
+        self.header = header
         self._index: Optional[CatalogueIndex] = None
         self._read: Optional[Tuple[Optional[str], Dict[str, str], int]] = None  # read when first asked
         self._new: set = set()  # the files this run has new lines for; the lines wait in a spool file
@@ -679,9 +686,9 @@ class ResultCache:
         """The results file's lines by file (:func:`_read_lines`), read on first use: a run the catalogue
         index answers never reads them."""
         if self._read is None:
-            path = self.folder / RESULTS_FILE
+            path = self.folder / self.file
             read_as = _file_stat(path)
-            self._read = (read_as, *_read_lines(path))
+            self._read = (read_as, *_read_lines(path, self.header))
         return self._read[1]
 
     def reuse(self, file: str, path: "str | os.PathLike[str]", with_row: bool = False) -> Optional[Verdict]:
@@ -748,6 +755,10 @@ class ResultCache:
         self.add(display, new_record(status, read_ns, digest, self.keys.environment, name).to_line(display))
         return name
 
+    def paths(self) -> Iterator[str]:
+        """The paths the file read has a line for (valid or not)."""
+        return iter(self._lines)
+
     def line(self, file: str) -> Optional[Tuple[str, str]]:
         """*file*'s raw ``(checksum, record)``, to hand to a worker process."""
         tail = self._lines.get(file)
@@ -786,14 +797,14 @@ class ResultCache:
             return None
         import filelock  # pylint: disable=import-outside-toplevel
 
-        path = self.folder / RESULTS_FILE
+        path = self.folder / self.file
         try:
             _prepare(self.folder)
             with filelock.FileLock(str(self.folder / LOCK_FILE), timeout=30):
                 if self._new:
                     read_as, lines, total = self._read if self._read is not None else (None, {}, 0)
                     same = read_as is not None and _file_stat(path) == read_as
-                    current, total = (lines, total) if same else _read_lines(path)
+                    current, total = (lines, total) if same else _read_lines(path, self.header)
                     if current and total + len(self._new) <= 2 * len(current) + _SLACK:
                         _append(path, self._spooled())
                     else:
@@ -812,11 +823,11 @@ class ResultCache:
     def _merged(self, current: Mapping[str, str]) -> Iterator[str]:
         """The text of the merged file, in pieces: the header, the valid lines of *current* this run does not
         replace (a damaged line is dropped, not carried on), then this run's."""
-        yield HEADER
+        yield self.header
         for file, tail in current.items():
             if file not in self._new:
                 checksum, _, rest = tail.partition("\t")
-                if _checksum(file, rest) == checksum:
+                if line_checksum(file, rest) == checksum:
                     yield f"{file}\t{tail}\n"
         yield from self._spooled()
 
@@ -837,7 +848,7 @@ def _file_stat(path: Path) -> Optional[str]:
 _SLACK = 1000
 
 
-def _read_lines(path: Path) -> Tuple[Dict[str, str], int]:
+def _read_lines(path: Path, header: str = HEADER) -> Tuple[Dict[str, str], int]:
     """``{file: "checksum TAB record"}`` of a results file (a later line of a file wins), and how many lines it
     holds; empty when it is missing or of another format.
 
@@ -848,7 +859,7 @@ def _read_lines(path: Path) -> Tuple[Dict[str, str], int]:
     total = 0
     try:
         with open(path, "r", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
-            if handle.readline() != HEADER:
+            if handle.readline() != header:
                 return {}, 0
             for line in handle:
                 total += 1

@@ -412,9 +412,7 @@ def cached_verdict(path: Path, display: str, profiles: OpProfiles, keys: Optiona
         The verdict, and the cache line to store for the file (``None`` when there is nothing new to keep:
         no cache, the record was current, or the file cannot be read as a regular file).
     """
-    # pylint: disable=import-outside-toplevel
-    from pipeline import result_cache as cache
-    from pipeline.yaml_source import load_bytes
+    from pipeline import result_cache as cache  # pylint: disable=import-outside-toplevel
 
     status = cache.regular_file_stat(path) if keys is not None else None
     if status is None:
@@ -422,7 +420,7 @@ def cached_verdict(path: Path, display: str, profiles: OpProfiles, keys: Optiona
     record = cache.parse_record(display, *line) if line is not None else None
     usable = record is not None and record.current(keys)
     if usable and record.unchanged(status):
-        reused = _decoded(display, record, with_row)
+        reused = decoded_verdict(display, record, with_row)
         if reused is not None:
             return reused, None
     read_ns = cache.now_ns()
@@ -431,9 +429,33 @@ def cached_verdict(path: Path, display: str, profiles: OpProfiles, keys: Optiona
         return verdict_of(check_file(path, display, profiles), None, with_row), None
     digest = cache.content_digest(raw)
     if usable and record.digest == digest:
-        reused = _decoded(display, record, with_row)
+        reused = decoded_verdict(display, record, with_row)
         if reused is not None:
             return reused, record.restated(status, read_ns).to_line(display)
+    _, verdict, fresh = check_recorded(raw, display, profiles, keys, (status, read_ns, digest), with_row)
+    return verdict, fresh.to_line(display) if fresh is not None else None
+
+
+def check_recorded(raw: bytes, display: str, profiles: OpProfiles, keys: "CacheKeys",
+                   read: Tuple[os.stat_result, int, str],
+                   with_row: bool = False) -> Tuple[CheckedSpec, Verdict, Optional["Record"]]:
+    """Check a file's bytes *raw* and make its cache record (for ``regen``, which needs the spec itself too).
+
+    Args:
+        raw: The bytes (:func:`read_spec_bytes`).
+        display: The path reports show.
+        profiles: The op profiles; the record notes which the check consulted.
+        keys: The run's :class:`~pipeline.result_cache.CacheKeys`.
+        read: ``(stat, when read, SHA-256 of raw)`` of the file as it was read.
+        with_row: Give the verdict its ``list`` row.
+
+    Returns:
+        The check, its :class:`Verdict`, and its record (``None`` when it cannot be kept: a crash, or a
+        problem about another file).
+    """
+    from pipeline import result_cache as cache  # pylint: disable=import-outside-toplevel
+    from pipeline.yaml_source import load_bytes  # pylint: disable=import-outside-toplevel
+
     recording = cache.RecordingProfiles(profiles.profiles)
     watched = OpProfiles(profiles.root, recording)
 
@@ -448,11 +470,11 @@ def cached_verdict(path: Path, display: str, profiles: OpProfiles, keys: Optiona
     verdict = verdict_of(checked, stated, with_row)
     texts = cache.encode_verdict(verdict, verdict.row if with_row else list_row_of(checked))
     if texts is None or any(p.code == "check.internal" for p in verdict.result.problems):
-        return verdict, None
+        return checked, verdict, None
     dependencies = recording.dependencies()
-    fresh = cache.new_record(status, read_ns, digest, keys.environment, stated,
-                             (dependencies, keys.depends(cache.json_text(dependencies)), texts))
-    return verdict, fresh.to_line(display)
+    status, read_ns, digest = read
+    return checked, verdict, cache.new_record(status, read_ns, digest, keys.environment, stated,
+                                              (dependencies, keys.depends(cache.json_text(dependencies)), texts))
 
 
 def read_spec_bytes(path: Path) -> Optional[bytes]:
@@ -466,7 +488,7 @@ def read_spec_bytes(path: Path) -> Optional[bytes]:
         return None
 
 
-def _decoded(display: str, record: "Record", with_row: bool = False) -> Optional[Verdict]:
+def decoded_verdict(display: str, record: "Record", with_row: bool = False) -> Optional[Verdict]:
     """The verdict a record keeps, or ``None`` when it does not decode (a line not of this format)."""
     from pipeline.result_cache import decode_verdict  # pylint: disable=import-outside-toplevel
 

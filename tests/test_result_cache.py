@@ -152,13 +152,13 @@ def test_a_damaged_record_is_ignored_and_rewritten(tmp_path: Path, checked: List
         lines[1] = "\t".join([first[0], second[1], second[2]])
         text, hit = "\n".join(lines), [first[0]]
     elif damage == "another file's record, checksum forged":
-        lines[1] = "\t".join([first[0], result_cache._checksum(first[0], second[2]), second[2]])
+        lines[1] = "\t".join([first[0], result_cache.line_checksum(first[0], second[2]), second[2]])
         text, hit = "\n".join(lines), [first[0]]
     elif damage == "wrong environment, checksum forged":
         fields = first[2].split("\t")
         fields[3] = "0" * 32
         rest = "\t".join(fields)
-        lines[1] = "\t".join([first[0], result_cache._checksum(first[0], rest), rest])
+        lines[1] = "\t".join([first[0], result_cache.line_checksum(first[0], rest), rest])
         text, hit = "\n".join(lines), [first[0]]
     elif damage == "garbage":
         text = HEADER + "\x00\xff not a record\n\n\t\t\n"

@@ -51,8 +51,11 @@ WORKING_TREE = "working tree"
 @click.option("--merge-base/--no-merge-base", "use_merge_base", default=True, show_default=True,
               help="Compare with the merge base of BASE and HEAD (what HEAD branched from), like git diff "
                    "BASE...HEAD; --no-merge-base compares with BASE itself.")
+@click.option("--no-cache", is_flag=True,
+              help="Read and check the op profiles afresh instead of taking them from the result cache "
+                   "(.modelspec_cache/, or $MODELSPEC_CACHE_DIR), where they are kept checked.")
 def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit_code: bool,
-            use_merge_base: bool) -> None:
+            use_merge_base: bool, no_cache: bool) -> None:
     """Show what a change does to the catalogue's resolved stacks and spec facts.
 
     Compares the catalogue at the merge base of git revision BASE and HEAD
@@ -85,22 +88,27 @@ def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit
     from pipeline.git_changes import check_revision
     from pipeline.repo import find_repo
 
+    from pipeline.result_cache import cache_folder
+
     repo = find_repo(root)
     with git_errors():
         for rev in filter(None, (base, head)):
             check_revision(rev)
         commit, label = _base_side(repo, base, head, use_merge_base)
+    kept = None if no_cache else cache_folder(repo.root)  # each side's profiles, checked, kept in this repo's cache
     with tempfile.TemporaryDirectory(prefix="modelspec-diff-") as scratch:
-        before = _catalogue(repo, commit, label, Path(scratch) / "base")
-        after = _catalogue(repo, head, head, Path(scratch) / "head") if head else _working_tree(repo)
+        before = _catalogue(repo, commit, label, Path(scratch) / "base", kept)
+        after = _catalogue(repo, head, head, Path(scratch) / "head", kept) if head \
+            else _working_tree(repo, kept)
     result = diff_catalogues(before, after)
     render = {"markdown": render_markdown, "json": render_json}.get(fmt, render_text)
     echo_rendered(render(result), nl=False)
     raise SystemExit(1 if exit_code and not result.empty else 0)
 
 
-def _loaded(repo, label: str, shown_root: str):
-    """Load *repo*'s catalogue; broken op profiles end the command with their problems and exit code 2."""
+def _loaded(repo, label: str, shown_root: str, profiles_cache: Optional[Path] = None):
+    """Load *repo*'s catalogue (its op profiles kept checked in the result cache folder *profiles_cache*, when
+    given); broken op profiles end the command with their problems and exit code 2."""
     # pylint: disable=import-outside-toplevel
     from pipeline.catalogue_diff import load_catalogue
     from pipeline.op_profiles import OpProfileError
@@ -111,7 +119,7 @@ def _loaded(repo, label: str, shown_root: str):
     total = len(spec_file_names([repo.specs])) if repo.specs.is_dir() else 0
     try:
         with progress_bar(total, f"reading {label}") as update:
-            return load_catalogue(repo, label, update)
+            return load_catalogue(repo, label, update, profiles_cache)
     except OpProfileError as error:
         for problem in error.problems:
             shown = problem.file.replace(str(repo.root.resolve()) + "/", shown_root)
@@ -138,7 +146,7 @@ def _base_side(repo, base: str, head: Optional[str], use_merge_base: bool) -> Tu
     return commit, base if is_base else f"merge base {commit[:12]} of {base} and {head or 'HEAD'}"
 
 
-def _catalogue(repo, rev: str, label: str, scratch: Path):
+def _catalogue(repo, rev: str, label: str, scratch: Path, profiles_cache: Optional[Path] = None):
     """The catalogue as revision *rev* has it, exported into *scratch*, named *label*.
 
     A broken profile is shown as ``<rev>:op_profiles/<arch>.yaml``, the path ``git show`` reads it by.
@@ -150,9 +158,9 @@ def _catalogue(repo, rev: str, label: str, scratch: Path):
     scratch.mkdir()
     with git_errors():
         export_revision(repo.root, rev, [repo.display(repo.specs), "op_profiles"], scratch)
-    return _loaded(SpecRepo(scratch), label, f"{rev}:")
+    return _loaded(SpecRepo(scratch), label, f"{rev}:", profiles_cache)
 
 
-def _working_tree(repo):
+def _working_tree(repo, profiles_cache: Optional[Path] = None):
     """The catalogue as the working tree has it."""
-    return _loaded(repo, WORKING_TREE, "")
+    return _loaded(repo, WORKING_TREE, "", profiles_cache)

@@ -22,7 +22,7 @@ import click
 from pipeline.output import echo, echo_rendered
 
 from pipeline.commands.git_options import GitFailure, changed_since_option, git_errors
-from pipeline.commands.options import repository_errors, root_option
+from pipeline.commands.options import no_cache_option, root_option
 
 
 class RegenFailure(click.ClickException):
@@ -44,8 +44,9 @@ class RegenFailure(click.ClickException):
               help="How long to wait for another regen run to finish before giving up (with --check too).")
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True,
               help="With --check: json prints one document (schemas/regen-check.schema.json) instead of lines.")
+@no_cache_option
 def command(root: Optional[Path], check_only: bool, commit: bool, changed_since: Optional[str],
-            wait: float, fmt: str) -> None:
+            wait: float, fmt: str, no_cache: bool) -> None:
     """Regenerate the resolved-stack artifacts in resolved/ (or --check them).
 
     One resolved/<name>.json per spec that passes check (the spec's facts,
@@ -55,6 +56,11 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
     mark, a file name that is their name, the artifact's shape) are
     overwritten, or removed when their spec is gone or renamed. A spec that
     fails check keeps its old artifact and is reported.
+
+    What decides each artifact is kept in the result cache (.modelspec_cache/,
+    or $MODELSPEC_CACHE_DIR): a spec unchanged since its artifact was written
+    or checked, whose artifact file is unchanged too, is neither checked nor
+    built again. --no-cache checks and builds every spec.
 
     \b
     Examples:
@@ -68,10 +74,11 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
     --check found drift, 2 a broken repository, lock or git failure.
     """
     # pylint: disable=import-outside-toplevel
-    from pipeline.op_profiles import load_op_profiles
     from pipeline.regen import resolve_specs
     from pipeline.repo import find_repo
     from pipeline.runner import find_spec_files
+
+    from pipeline.commands.options import run_profiles, save_cache
 
     if check_only and commit:
         raise click.UsageError("--check writes nothing, so it cannot --commit; use one of them")
@@ -81,8 +88,7 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
     if not repo.specs.is_dir():
         raise click.UsageError(f"{repo.specs} is not a folder; regen resolves the specs under specs/ "
                                "(give the repository with --root)")
-    with repository_errors():
-        profiles = load_op_profiles(repo.profiles)
+    profiles = run_profiles(repo, not no_cache)
     every = find_spec_files([repo.specs])
     files = every
     if changed_since is not None:
@@ -93,15 +99,30 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
         _refuse_other_changes(repo)
     from pipeline.commands.options import progress_bar
 
-    with progress_bar(len(files), "checking and resolving") as update:
-        resolutions = resolve_specs(repo, files, profiles, update)
-    spec_paths = [repo.display(path) for path in every]
-    if check_only:
-        raise SystemExit(_check(repo, resolutions, spec_paths, wait, fmt))
-    target, applied = _write(repo, resolutions, spec_paths, wait)
+    # --commit's message compares every document with HEAD's, so it builds them all.
+    cache = _open_cache(repo, profiles) if not (no_cache or commit) else None
+    shown = {path: repo.display(path) for path in every}
+    try:  # what was learnt is kept even when resolved/ cannot be read or written
+        with progress_bar(len(files), "checking and resolving") as update:
+            resolutions = resolve_specs(repo, files, profiles, update, cache, shown)
+        spec_paths = list(shown.values())
+        if check_only:
+            raise SystemExit(_check(repo, resolutions, spec_paths, wait, fmt, cache))
+        target, applied = _write(repo, resolutions, spec_paths, wait, profiles, cache)
+    finally:
+        save_cache(cache)
     if commit:
         _commit(repo, target, applied)
     raise SystemExit(1 if target.errors else 0)
+
+
+def _open_cache(repo, profiles):
+    """The repository's :class:`~pipeline.artifact_cache.ArtifactCache` (its result cache folder)."""
+    # pylint: disable=import-outside-toplevel
+    from pipeline.artifact_cache import ArtifactCache
+    from pipeline.result_cache import cache_folder, cache_keys
+
+    return ArtifactCache(cache_folder(repo.root), cache_keys(profiles))
 
 
 def _shown(repo, file: str) -> str:
@@ -129,20 +150,23 @@ def _told(problems) -> str:
     return ", ".join(f"{count} {code.split('.', 1)[1]}" for code, count in sorted(counts.items()))
 
 
-def _check(repo, resolutions, spec_paths: List[str], wait: float, fmt: str = "text") -> int:
+def _check(repo, resolutions, spec_paths: List[str], wait: float, fmt: str = "text", cache=None) -> int:
     """``--check``: read ``resolved/`` under the lock, report the drift and the problems (as lines, or one JSON
-    document for *fmt* ``json``); return the exit code."""
+    document for *fmt* ``json``); return the exit code. An artifact found as it should be is remembered in
+    *cache*."""
     # pylint: disable=import-outside-toplevel
     from pipeline.problems import Severity
-    from pipeline.regen import RegenError, drift, locked, plan, read_resolved
+    from pipeline.regen import RegenError, drift, locked, plan, read_resolved, remember
     from pipeline.reporters.summary import plural
 
     try:
         with locked(repo.resolved, wait, create=False):
-            existing = read_resolved(repo.resolved)
+            existing = read_resolved(repo.resolved, cache)
     except RegenError as error:
         raise RegenFailure(str(error)) from None
     target = plan(resolutions, spec_paths, existing)
+    if cache is not None:
+        remember(cache, resolutions, target, existing, repo.resolved)
     found = drift(target, existing, repo.display(repo.resolved))
     folder = repo.display(repo.resolved)
     errors = [problem for problem in found if problem.severity is Severity.ERROR]
@@ -183,10 +207,15 @@ def _check_json(folder: str, found, errors, artifacts: int) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False)
 
 
-def _write(repo, resolutions, spec_paths: List[str], wait: float):
-    """Plan and apply under the lock, printing each change as it happens; return the plan and what was done."""
+def _write(repo, resolutions, spec_paths: List[str], wait: float, profiles, cache=None):
+    """Plan and apply under the lock, printing each change as it happens; return the plan and what was done.
+
+    A spec whose artifact the cache knew but whose file does not hold it is built first (:func:`rebuild`);
+    each artifact written or found as it should be is remembered in *cache*.
+    """
     # pylint: disable=import-outside-toplevel
-    from pipeline.regen import RegenError, apply_plan, locked, plan, read_resolved, remove_leftovers
+    from pipeline.regen import (RegenError, apply_plan, locked, plan, read_resolved, rebuild, remember,
+                                remove_leftovers, unbuilt)
     from pipeline.reporters.summary import plural
 
     def tell(action: str, file: str) -> None:
@@ -196,9 +225,15 @@ def _write(repo, resolutions, spec_paths: List[str], wait: float):
     try:
         with locked(repo.resolved, wait):
             remove_leftovers(repo.resolved)
-            existing = read_resolved(repo.resolved)
+            existing = read_resolved(repo.resolved, cache)
             target = plan(resolutions, spec_paths, existing)
+            stale = unbuilt(target, existing)
+            if stale:
+                resolutions = rebuild(resolutions, stale, profiles, cache)
+                target = plan(resolutions, spec_paths, existing)
             applied = apply_plan(target, repo.resolved, existing, tell)
+            if cache is not None:
+                remember(cache, resolutions, target, existing, repo.resolved, applied.written)
     except RegenError as error:
         raise RegenFailure(str(error)) from None
     _echo_problems(target.problems)
