@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from pipeline.escape import printable
 from pipeline.op_profiles import VISION_ARCH, OpProfiles
 from pipeline.runner import SPEC_SUFFIXES
 
@@ -70,8 +71,9 @@ class FileChange:
 
     Attributes:
         status: ``added``, ``modified``, ``renamed`` or ``deleted``.
-        path: The file's path relative to the spec repository's root (``/``-separated);
-            for a rename, the new path.
+        path: The file's path relative to the spec repository's root (``/``-separated), as
+            :meth:`~pipeline.repo.SpecRepo.display` shows it (an undecodable byte as ``\\xff``, a control
+            character escaped); for a rename, the new path.
         old_path: For a rename, the old path; else ``None``.
     """
 
@@ -176,17 +178,27 @@ class _Plumbing:
         return run
 
 
+#: What git would read from the environment to take another repository or work tree than the one holding the
+#: folder it runs in (the root's files compared with another history, or another folder's files). The repository
+#: is the one holding the root, as GitPython finds it for ``diff`` and ``regen --commit``, so :func:`_run_git`
+#: leaves them out.
+_REPOSITORY_ENV = ("GIT_DIR", "GIT_COMMON_DIR", "GIT_WORK_TREE")
+
+
 def _run_git(cwd: str, args: Sequence[str], strip_newline: bool = True) -> str:
-    """``git ARGS`` in *cwd*: its stdout (one trailing line break dropped when *strip_newline*, as GitPython does).
+    """``git ARGS`` in *cwd*, in the repository holding *cwd* (:data:`_REPOSITORY_ENV` ignored): its stdout
+    (one trailing line break dropped when *strip_newline*, as GitPython does).
 
     Raises:
         GitError: If there is no ``git`` command.
         _CommandFailed: If git exits non-zero.
     """
+    import os  # pylint: disable=import-outside-toplevel
     import subprocess  # pylint: disable=import-outside-toplevel
 
+    env = {name: value for name, value in os.environ.items() if name not in _REPOSITORY_ENV}
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+        done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, check=False)
     except OSError as error:
         raise GitError(f"git is not usable here ({error.strerror or error}); install the git command") from None
     if done.returncode != 0:
@@ -346,8 +358,8 @@ def changes_since(root: Path, ref: str) -> Changes:
         pin = _pin_change(repo, base, [path for _, path, _ in found])
     found.extend(("added", path, None) for path in untracked.split("\0") if path)
 
-    def inside(path: Optional[str]) -> Optional[str]:
-        return path[len(prefix):] if path is not None and path.startswith(prefix) else None
+    def inside(path: Optional[str]) -> Optional[str]:  # git's name of a file, as the catalogue shows it
+        return printable(path[len(prefix):]) if path is not None and path.startswith(prefix) else None
 
     files = []
     for status, path, old_path in found:

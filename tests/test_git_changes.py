@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Dict, Sequence
 
 import pytest
+from click.testing import CliRunner
 
+from pipeline.cli import main
 from pipeline.git_changes import Changes, FileChange, SpecFacts, changes_since, merge_base_of, select_specs
-from spec_repos import commit_all, edit, git, git_repo, make_repo, run
+from spec_repos import GIT_ENV, commit_all, edit, git, git_repo, make_repo, run
 
 DEEPSEEK = "specs/deepseek/deepseek-v3.yaml"
 LLAMA = "specs/llama/llama-3.1-8b.yaml"
@@ -200,6 +203,42 @@ def test_a_spec_repository_inside_a_larger_git_repository(tmp_path: Path) -> Non
     # The report names the file from the work tree's top, where CI finds it; git's selection is the root's.
     assert checked_files(result.stdout) == ["catalogue/" + LLAMA]
     assert changes_since(root, "main").files == (FileChange("modified", LLAMA),)
+
+
+def test_specs_whose_names_reports_escape_are_selected_and_removed_under_those_names(repo: Path) -> None:
+    # git names a file by its bytes, the catalogue by the name reports show (an undecodable byte as \xfe, a
+    # control character escaped): a change must find its spec all the same, never drop it silently.
+    llama = (repo / LLAMA).read_text(encoding="utf-8")
+    tracked = repo / "specs" / os.fsdecode(b"old \xfe.yaml")
+    gone = repo / "specs" / "gone\n.yaml"
+    tracked.write_text(llama.replace("llama-3.1-8b", "old"), encoding="utf-8")
+    gone.write_text(llama.replace("llama-3.1-8b", "gone"), encoding="utf-8")
+    commit_all(repo, "odd names")
+    edit(tracked, "vocab_size: 128256", "vocab_size: 128000")
+    gone.unlink()
+    (repo / "specs" / os.fsdecode(b"new \xfd\t.yaml")).write_text(llama.replace("llama-3.1-8b", "new"),
+                                                                  encoding="utf-8")
+    result = check_changed(repo)
+    assert (result.exit_code, checked_files(result.stdout)) == (0, ["specs/new \\xfd\\t.yaml",
+                                                                    "specs/old \\xfe.yaml"])
+    assert result.stderr == (f"changed since main (merge base {base_of(repo)}): 2 of 5 specs (1 added; 1 modified)\n"
+                             "removed since main: specs/gone\\n.yaml (not checked)\n")
+
+
+@pytest.mark.parametrize("variable, value", [("GIT_DIR", "other/.git"), ("GIT_WORK_TREE", "other")])
+def test_git_s_environment_does_not_change_the_repository_compared(repo: Path, tmp_path: Path, variable: str,
+                                                                  value: str) -> None:
+    # As diff and regen --commit (GitPython) do: the repository is the one holding the root, whatever GIT_DIR or
+    # GIT_WORK_TREE names; else the root's files are compared with another history, or another folder's files
+    # (or the run ends in a traceback).
+    other = git_repo(tmp_path / "other")
+    edit(other / LLAMA, "vocab_size: 128256", "vocab_size: 128000")
+    commit_all(other, "another history")
+    edit(repo / DEEPSEEK, "mtp_depth: 1", "mtp_depth: 2")
+    result = CliRunner().invoke(main, ["check", "--root", str(repo), "--changed-since", "main", "--format", "json"],
+                                env={**GIT_ENV, variable: str(tmp_path / value)}, catch_exceptions=False)
+    assert (result.exit_code, checked_files(result.stdout)) == (0, [DEEPSEEK])
+    assert result.stderr == f"changed since main (merge base {base_of(repo)}): 1 of 3 specs (1 modified)\n"
 
 
 # ---- refusals: each a clear error with the fix, exit code 2, never a silent run ------------------------------------
