@@ -527,7 +527,7 @@ def _pin_change(repo: Any, base: str, changed: Sequence[str]) -> Optional[str]:
         except Exception:  # pylint: disable=broad-except  # a file the base lacks pins nothing there
             old = ""
         try:
-            new = (top / path).read_text(encoding="utf-8", errors="replace")
+            new = (top / path).read_text(encoding="utf-8", errors="surrogateescape")  # as git show reads the base
         except OSError:
             new = ""
         if _pin_lines(old) != _pin_lines(new):

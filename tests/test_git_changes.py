@@ -153,12 +153,14 @@ def test_a_new_modelspec_pin_fans_out_to_all(tmp_path: Path, name: str, before: 
                              "anew)\n")
 
 
-def test_another_line_of_a_pin_file_is_no_rule_change(tmp_path: Path) -> None:
+@pytest.mark.parametrize("pin", [b"modelspec-catalogue==1\n", b"modelspec-catalogue==1  # \xe9t\xe9 (Latin-1)\n"])
+def test_another_line_of_a_pin_file_is_no_rule_change(tmp_path: Path, pin: bytes) -> None:
+    # The pin line is compared as the base has it and as the file has it, byte for byte, even when not UTF-8.
     root = make_repo(tmp_path / "repo")
-    (root / "requirements.txt").write_text("click\nmodelspec-catalogue==1\n", encoding="utf-8")
+    (root / "requirements.txt").write_bytes(b"click\n" + pin)
     git(root, "init", "-q", "-b", "main")
     commit_all(root, "catalogue")
-    (root / "requirements.txt").write_text("click>=8\nmodelspec-catalogue==1\n", encoding="utf-8")
+    (root / "requirements.txt").write_bytes(b"click>=8\n" + pin)
     assert checked_files(check_changed(root).stdout) == []
 
 
