@@ -308,6 +308,12 @@ def find_spec_files(paths: Sequence[Path]) -> List[Path]:
 
 def spec_file_names(paths: Sequence[Path]) -> List[str]:
     """:func:`find_spec_files` as path strings (a catalogue-wide pass over names needs no ``Path`` objects)."""
+    return [path for path, _ in spec_files_and_reals(paths)]
+
+
+def spec_files_and_reals(paths: Sequence[Path]) -> List[Tuple[str, str]]:
+    """``(path, real path)`` of each of :func:`spec_file_names`: the file a link among them stands for, which is
+    taken once, under the first of its names in path order."""
     found: List[Tuple[str, str, str]] = []
     entered: Set[str] = set()
     for path in paths:
@@ -325,7 +331,7 @@ def spec_file_names(paths: Sequence[Path]) -> List[str]:
     unique: Dict[str, str] = {}
     for _, path, real in found:
         unique.setdefault(real, path)
-    return list(unique.values())
+    return [(path, real) for real, path in unique.items()]
 
 
 def _path_key(path: str) -> str:

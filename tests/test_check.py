@@ -542,6 +542,23 @@ def test_a_checked_spec_cannot_take_the_name_of_one_left_out(repo: Path) -> None
                                                "its own name (it names its resolved artifact)")]])
 
 
+@pytest.mark.parametrize("named", ["a.yaml", "link.yml"])
+@pytest.mark.parametrize("cache", [[], ["--no-cache"]])
+def test_a_named_spec_does_not_clash_with_a_link_to_itself(repo: Path, named: str, cache: List[str]) -> None:
+    # The catalogue takes a file reached by two names once, so checking it by either name is no duplicate
+    # name, as checking the whole catalogue finds none; a copy still clashes.
+    (repo / "specs" / "a.yaml").write_text(LLAMA, encoding="utf-8")
+    (repo / "specs" / "link.yml").symlink_to(repo / "specs" / "a.yaml")
+    for _ in range(2):  # the second run from the cache, if any
+        assert run_check(repo, *cache, str(repo / "specs" / named)) == (0, "1 file checked, no problems\n")
+    assert run_check(repo, *cache) == (0, "1 file checked, no problems\n")
+    (repo / "specs" / "copy.yaml").write_text(LLAMA, encoding="utf-8")
+    code, document = report(repo, repo / "specs" / named)
+    assert (code, [found(f) for f in document["files"]]) == (1, [[
+        (1, 7, "spec.duplicate-name", "error", "name 'llama-x' is also the name of specs/copy.yaml; each spec needs "
+                                               "its own name (it names its resolved artifact)")]])
+
+
 def test_every_output_is_written_even_when_one_cannot_be(repo: Path) -> None:
     (repo / "specs" / "ok.yaml").write_text(LLAMA, encoding="utf-8")
     result = CliRunner().invoke(main, ["check", "--root", str(repo), "--output", f"json={repo / 'no' / 'x.json'}",

@@ -263,14 +263,18 @@ def _fix(result, paths: Dict[str, Path], repo, quiet: bool) -> Tuple[int, set]:
 def _names_elsewhere(repo, files: List[str], cache, walked: Optional[List[str]] = None) -> Dict[str, list]:
     """The names of the repository's specs this run leaves out (see :func:`pipeline.runner.spec_names`);
     *walked* is what walking ``specs/`` found, when the run did that already."""
-    from pipeline.runner import spec_file_names, spec_names
+    from pipeline.runner import spec_files_and_reals, spec_names
 
     if not repo.specs.is_dir():
         return {}
     checked = {os.path.abspath(path) for path in files}
     specs = os.path.abspath(repo.specs)  # the folder's paths below are then absolute and normal already
-    every = walked if walked is not None and specs == str(repo.specs) else spec_file_names([Path(specs)])
-    others = [path for path in every if path not in checked]
+    if walked is not None and specs == str(repo.specs):  # the run's files are among the walk's, each file once
+        others = [path for path in walked if path not in checked]
+    else:  # a file named may be one the walk takes under another name (a link to it, or it a link)
+        named = {os.path.realpath(path) for path in files}
+        others = [path for path, real in spec_files_and_reals([Path(specs)])
+                  if path not in checked and real not in named]
     return spec_names(list(zip(others, repo.report_names(others))), cache)
 
 
