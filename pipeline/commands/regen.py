@@ -9,7 +9,10 @@ the lock past ``--wait``, a git failure, or ``--commit`` refused). Its last
 line says what to do next, and tells the drift ``modelspec regen`` repairs
 from the problems it cannot (a failing spec, a name, a file in the way).
 ``--commit`` commits only what regen keeps in ``resolved/``, with a message
-that lists what changed and how the stacks moved.
+that lists what changed and how the stacks moved. Unless ``--no-cache`` (or
+``--commit``, which needs every document), it keeps what decides each artifact
+in the result cache folder (:mod:`pipeline.artifact_cache`) and takes the
+checked op profiles from there.
 """
 
 from __future__ import annotations
