@@ -45,32 +45,30 @@ class Entry:
     """One spec file of the catalogue.
 
     Attributes:
-        path: The file.
+        path: The file (a path string when found by walking a catalogue: no ``Path`` per file).
         file: Its path as reports show it.
         name: The ``name`` it states, or ``None`` when it states none (or does not load).
     """
 
-    path: Path
+    path: "Path | str"
     file: str
     name: Optional[str]
 
 
-def entries(paths: Sequence[Path], display: Any, cache: Any = None) -> List[Entry]:
+def entries(paths: Sequence["Path | str"], display: Any, cache: Any = None) -> List[Entry]:
     """Read the name each spec file of *paths* states.
 
     Args:
         paths: The spec files.
-        display: ``display(path)``, the path as reports show it.
-        cache: The result cache (:class:`~pipeline.result_cache.ResultCache`): the name of a file it holds a
-            record of is taken from there, without parsing the file; ``None`` parses every file.
+        display: ``display(paths)``, the paths as reports show them (:meth:`~pipeline.repo.SpecRepo.displays`).
+        cache: The result cache (:class:`~pipeline.result_cache.ResultCache`): the name of a file its catalogue
+            index or a record stands for is taken from there, without parsing the file; ``None`` parses every file.
     """
     from pipeline.runner import stated_name
 
-    found = []
-    for path in paths:
-        shown = display(path)
-        found.append(Entry(path, shown, stated_name(path, shown, cache)))
-    return found
+    shown = list(zip(paths, display(paths)))
+    names = cache.stated_names(shown) if cache is not None else (stated_name(Path(path), file) for path, file in shown)
+    return [Entry(path, file, name) for (path, file), name in zip(shown, names)]
 
 
 #: The most names a "no spec is named" message lists when none is close to the one asked for.

@@ -1,9 +1,12 @@
 """What changed since a git revision, which specs that touches, and the git work ``regen --commit`` and ``diff`` need.
 
-This is the only module that talks to git, through GitPython, imported when
+This is the only module that talks to git: through GitPython, imported when
 a function needs it (so ``modelspec check`` without ``--changed-since`` never
 loads it, and a machine without the ``git`` command fails only these
-functions, with a :class:`GitError`).
+functions, with a :class:`GitError`), except for the read-only questions of
+``--changed-since``, which run the git command directly (:class:`_Plumbing`):
+a gate asks them on every pull request, and importing GitPython costs more
+than they do.
 
 ``--changed-since REF`` compares the working tree (staged, unstaged and
 untracked files alike) with the merge base of REF and ``HEAD``, the commit a
@@ -25,7 +28,7 @@ From the changed files, :func:`select_specs` picks:
   in the repository (modelspec's own checkout, an editable install), or
   modelspec's pinned version in the repository (a line naming modelspec in
   ``.pre-commit-config.yaml``, a requirements or constraints file,
-  ``pyproject.toml`` or a workflow, :func:`pin_change`). A spec repository's
+  ``pyproject.toml`` or a workflow, :func:`_pin_change`). A spec repository's
   own ``pipeline/`` or ``schemas/`` folder is just files: modelspec does not
   read them, so a change there touches no spec.
 
@@ -85,11 +88,13 @@ class Changes:
         ref: The revision as the user named it.
         base: The merge base's commit id (40 hex digits).
         files: The changed files inside the spec repository, sorted by path.
+        pin: Why the modelspec the repository pins changed (:func:`_pin_change`), or ``None``.
     """
 
     ref: str
     base: str
     files: Tuple[FileChange, ...]
+    pin: Optional[str] = None
 
 
 def check_revision(rev: str) -> None:
@@ -135,6 +140,91 @@ def _open(root: Path) -> Any:
     return repo
 
 
+class _CommandFailed(Exception):
+    """A git command :class:`_Plumbing` ran exited non-zero (GitPython's ``GitCommandError`` for it)."""
+
+
+class _Plumbing:
+    """The ``git`` command in one work tree, run directly, for the read-only questions ``--changed-since`` asks
+    on every pull request: the merge base, the diff, the untracked files, a file at the base.
+
+    It answers as GitPython's ``repo.git.<command>(...)`` does (each is a git process there too), so
+    :func:`merge_base` and the rest take either; what it saves is importing GitPython, which costs a gate
+    40 to 65 ms, more than all of its git processes together. Everything that writes (``regen --commit``) or
+    walks objects (``diff``) still goes through GitPython.
+
+    Attributes:
+        working_tree_dir: The top of the work tree.
+        git: Itself: ``plumbing.git.merge_base(a, b)`` runs ``git merge-base a b``.
+    """
+
+    bare = False
+
+    def __init__(self, top: str) -> None:
+        self.working_tree_dir = top
+        self.git = self
+
+    def __enter__(self) -> "_Plumbing":
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        return None
+
+    def __getattr__(self, command: str) -> Callable[..., str]:
+        def run(*args: str, strip_newline_in_stdout: bool = True) -> str:
+            return _run_git(self.working_tree_dir, [command.replace("_", "-"), *args], strip_newline_in_stdout)
+        return run
+
+
+def _run_git(cwd: str, args: Sequence[str], strip_newline: bool = True) -> str:
+    """``git ARGS`` in *cwd*: its stdout (one trailing line break dropped when *strip_newline*, as GitPython does).
+
+    Raises:
+        GitError: If there is no ``git`` command.
+        _CommandFailed: If git exits non-zero.
+    """
+    import subprocess  # pylint: disable=import-outside-toplevel
+
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+    except OSError as error:
+        raise GitError(f"git is not usable here ({error.strerror or error}); install the git command") from None
+    if done.returncode != 0:
+        raise _CommandFailed(done.stderr.decode("utf-8", "replace").strip())
+    out = done.stdout.decode("utf-8", "surrogateescape")
+    return out[:-1] if strip_newline and out.endswith("\n") else out
+
+
+def _open_plumbing(root: Path) -> _Plumbing:
+    """The work tree holding *root*, for :class:`_Plumbing`'s questions (the refusals :func:`_open` makes).
+
+    Raises:
+        GitError: If *root* is in no git work tree, or in a bare repository.
+    """
+    try:
+        bare, top = _run_git(str(root), ["rev-parse", "--is-bare-repository", "--show-toplevel"]).split("\n", 1)
+    except (_CommandFailed, ValueError):
+        try:
+            bare = _run_git(str(root), ["rev-parse", "--is-bare-repository"]).strip()
+        except _CommandFailed:
+            bare = "false"
+        if bare == "true":
+            raise GitError(f"{root} is in a bare git repository, which has no work tree to compare") from None
+        raise GitError(f"{root} is not in a git repository; --changed-since, diff and regen --commit need "
+                       "one") from None
+    if bare.strip() == "true":
+        raise GitError(f"{root} is in a bare git repository, which has no work tree to compare")
+    return _Plumbing(top)
+
+
+def _command_errors() -> Tuple[type, ...]:
+    """The exceptions a failed git command raises: :class:`_CommandFailed`, and GitPython's when it is loaded."""
+    import sys  # pylint: disable=import-outside-toplevel
+
+    gitpython = sys.modules.get("git")
+    return (_CommandFailed, gitpython.GitCommandError) if gitpython is not None else (_CommandFailed,)
+
+
 def _prefix(repo: Any, root: Path) -> str:
     """*root* relative to the work tree's top, ``""`` or ending in ``/``."""
     relative = root.resolve().relative_to(Path(repo.working_tree_dir).resolve()).as_posix()
@@ -148,10 +238,9 @@ def _is_shallow(repo: Any) -> bool:
 
 def _commit_id(repo: Any, rev: str) -> Optional[str]:
     """The commit id *rev* names, or ``None`` if it names none."""
-    git = _git()
     try:
         return repo.git.rev_parse("--verify", "--quiet", f"{rev}^{{commit}}").strip() or None
-    except git.GitCommandError:
+    except _command_errors():
         return None
 
 
@@ -180,7 +269,6 @@ def merge_base(repo: Any, ref: str, head: str = "HEAD") -> str:
             commit, or there is no merge base (a shallow clone's cut history,
             or unrelated histories).
     """
-    git = _git()
     ref_id = resolve_revision(repo, ref)
     if head == "HEAD":
         head_id = _commit_id(repo, "HEAD")
@@ -190,7 +278,7 @@ def merge_base(repo: Any, ref: str, head: str = "HEAD") -> str:
         head_id = resolve_revision(repo, head)
     try:
         return repo.git.merge_base(ref_id, head_id).strip()
-    except git.GitCommandError:
+    except _command_errors():
         shown = "HEAD" if head == "HEAD" else repr(head)
         if _is_shallow(repo):
             raise GitError(f"{ref!r} and {shown} have no merge base in this shallow clone: its history stops before "
@@ -246,15 +334,16 @@ def changes_since(root: Path, ref: str) -> Changes:
     renames among the files it tracks.
 
     Raises:
-        GitError: See :func:`merge_base`, and :func:`_open`.
+        GitError: See :func:`merge_base`, and :func:`_open_plumbing`.
     """
     check_revision(ref)
-    with _open(root) as repo:
+    with _open_plumbing(root) as repo:
         base = merge_base(repo, ref)
         prefix = _prefix(repo, root)
         found = _parse_name_status(repo.git.diff("--name-status", "-z", "--find-renames", "--no-ext-diff", base,
                                                  "--", strip_newline_in_stdout=False))
         untracked = repo.git.ls_files("--others", "--exclude-standard", "-z", strip_newline_in_stdout=False)
+        pin = _pin_change(repo, base, [path for _, path, _ in found])
     found.extend(("added", path, None) for path in untracked.split("\0") if path)
 
     def inside(path: Optional[str]) -> Optional[str]:
@@ -269,7 +358,7 @@ def changes_since(root: Path, ref: str) -> Changes:
             status = "added"
         if new is not None:
             files.append(FileChange(status, new, old))
-    return Changes(ref, base, tuple(sorted(files, key=lambda change: change.path)))
+    return Changes(ref, base, tuple(sorted(files, key=lambda change: change.path)), pin)
 
 
 @dataclass(frozen=True)
@@ -366,7 +455,7 @@ def select_specs(changes: Changes, candidates: Sequence[str], facts: Callable[[s
         scope: The prefixes under which a deleted file is a removed spec.
         rules: Root-relative prefixes of the folders modelspec reads its rules from (``pipeline/``,
             ``schemas/`` in its own checkout); a change under one touches every spec.
-        rules_changed: Why every spec is touched whatever changed (:func:`pin_change`), or ``None``.
+        rules_changed: Why every spec is touched whatever changed (:attr:`Changes.pin`), or ``None``.
 
     Returns:
         The :class:`Selection`.
@@ -406,38 +495,31 @@ def select_specs(changes: Changes, candidates: Sequence[str], facts: Callable[[s
                      tuple(sorted(removed)), len(candidates))
 
 
-def pin_change(root: Path, ref: str) -> Optional[str]:
-    """Why the modelspec the repository pins changed since the merge base of *ref*, or ``None``.
+def _pin_change(repo: Any, base: str, changed: Sequence[str]) -> Optional[str]:
+    """Why the modelspec the repository pins changed since *base*, or ``None``; *changed* are the paths (from
+    the work tree's top) of the tracked files that differ from *base*, renamed ones under their new path.
 
-    Every file of :data:`PIN_FILES` in the git work tree that differs from the
-    merge base is read at both ends; when the lines naming ``modelspec``
-    differ (a ``rev:`` after the hook repository's URL counts: the line below
-    it), the rules changed: ``.pre-commit-config.yaml pins modelspec anew``.
-
-    Raises:
-        GitError: See :func:`changes_since`.
+    Every file of :data:`PIN_FILES` among them is read at both ends; when the
+    lines naming ``modelspec`` differ (a ``rev:`` after the hook repository's
+    URL counts: the line below it), the rules changed:
+    ``.pre-commit-config.yaml pins modelspec anew``.
     """
     import fnmatch  # pylint: disable=import-outside-toplevel
 
-    check_revision(ref)
-    with _open(root) as repo:
-        base = merge_base(repo, ref)
-        changed = repo.git.diff("--name-only", "-z", "--no-ext-diff", base, "--",
-                                strip_newline_in_stdout=False).split("\0")
-        top = Path(repo.working_tree_dir)
-        for path in sorted(filter(None, changed)):
-            if not any(fnmatch.fnmatchcase(path, pattern) for pattern in PIN_FILES):
-                continue
-            try:
-                old = repo.git.show(f"{base}:{path}")
-            except Exception:  # pylint: disable=broad-except  # a file the base lacks pins nothing there
-                old = ""
-            try:
-                new = (top / path).read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                new = ""
-            if _pin_lines(old) != _pin_lines(new):
-                return f"{path} pins modelspec anew"
+    top = Path(repo.working_tree_dir)
+    for path in sorted(set(changed)):
+        if not any(fnmatch.fnmatchcase(path, pattern) for pattern in PIN_FILES):
+            continue
+        try:
+            old = repo.git.show(f"{base}:{path}")
+        except Exception:  # pylint: disable=broad-except  # a file the base lacks pins nothing there
+            old = ""
+        try:
+            new = (top / path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            new = ""
+        if _pin_lines(old) != _pin_lines(new):
+            return f"{path} pins modelspec anew"
     return None
 
 

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional, Sequence
 
 from pipeline.op_profiles import bundled_profiles_dir
 from pipeline.escape import printable
@@ -81,6 +82,19 @@ class SpecRepo:
         (``catalogue/specs/acme/bad.yaml`` for a spec repository in ``catalogue/`` of a git work tree)."""
         return _relative(path, self.report_base)
 
+    def report_names(self, paths: Sequence[str]) -> List[str]:
+        """:meth:`report_name` of each of *paths*, a catalogue's worth at once (:func:`_relative_all`)."""
+        return _relative_all(paths, self.report_base)
+
+    def displays(self, paths: Sequence[str]) -> List[str]:
+        """:meth:`display` of each of *paths*, a catalogue's worth at once (:func:`_relative_all`)."""
+        return _relative_all(paths, self._resolved_root)
+
+
+#: A path :func:`_relative` gives back as it is past its folder's prefix: POSIX separators, plain text
+#: (:func:`~pipeline.escape.printable` changes nothing), no ``//``.
+_PLAIN_PATH = re.compile(r"(?:/[\w.+=@,-]+)+", re.ASCII) if os.sep == "/" else re.compile(r"(?!)")
+
 
 @functools.lru_cache(maxsize=16)
 def _prefix(base: Path) -> str:
@@ -105,6 +119,15 @@ def _relative(path: "Path | str", base: Path) -> str:
         except ValueError:
             continue
     return printable(given.as_posix())
+
+
+def _relative_all(paths: Sequence[str], base: Path) -> List[str]:
+    """:func:`_relative` of each of *paths*; the common case (an absolute, normal path under *base*, plain
+    text) told apart by string operations alone."""
+    prefix = _prefix(base)
+    plain = _PLAIN_PATH.fullmatch
+    return [path[len(prefix):] if path.startswith(prefix) and plain(path) and "/." not in path
+            else _relative(path, base) for path in paths]
 
 
 def _resolved(path: Path) -> Path:

@@ -36,6 +36,10 @@ header line, then ``<key> TAB <checksum> TAB <JSON documents>``, the key a SHA-2
 names and bytes and :func:`environment_digest`. On a hit, the profiles are built from the documents without
 reading their YAML or checking them against the schema and the rules again.
 
+A third, ``catalogue`` (:class:`CatalogueIndex`), indexes every spec file a run has seen with its stated name
+and ``list`` row, under one checksum: ``list``, ``show`` and the duplicate-name rule of a run over a few files
+read it instead of the results, validating each entry by its file's ``stat`` alone.
+
 What a record keeps (:class:`~pipeline.runner.Verdict`) is the file's
 result before anything the whole run decides (duplicate names, and any
 selection of problems a configuration makes later), the name the file states
@@ -713,10 +717,14 @@ class ResultCache:
     def stated_names(self, files: Iterable[Tuple["str | os.PathLike[str]", str]]) -> Iterator[Optional[str]]:
         """:meth:`stated_name` of each ``(path, display)`` of *files*, in order: the duplicate-name rule's pass
         over every other spec of a catalogue, where the index answers nearly every file."""
-        index = self.index
+        known_name = self.index.known_name
         for path, display in files:
-            status = regular_file_stat(path)
-            known, name = index.known_name(display, status) if status is not None else (False, None)
+            try:
+                status = os.stat(path)
+            except (OSError, ValueError):
+                status = None
+            known, name = known_name(display, status) if status is not None and stat_module.S_ISREG(status.st_mode) \
+                else (False, None)
             yield name if known else self.stated_name(path, display)
 
     def stated_name(self, path: "str | os.PathLike[str]", display: str) -> Optional[str]:

@@ -306,15 +306,29 @@ def test_a_folder_outside_git_is_refused(tmp_path: Path) -> None:
         2, f"Error: {root} is not in a git repository; --changed-since, diff and regen --commit need one\n")
 
 
-def test_git_is_imported_only_for_changed_since(tmp_path: Path) -> None:
+@pytest.mark.parametrize("args", [[], ["--changed-since", "HEAD"]])
+def test_a_gate_never_imports_gitpython(repo: Path, args: Sequence[str]) -> None:
+    # --changed-since runs git's read-only commands itself; GitPython is for regen --commit and diff.
     import subprocess
     import sys
 
+    path = repo / "specs" / "llama" / "llama-3.1-8b.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
     code = ("import sys; from click.testing import CliRunner; from pipeline.cli import main; "
-            f"CliRunner().invoke(main, ['check', '--root', {str(make_repo(tmp_path / 'r'))!r}]); "
-            "print('git' in sys.modules)")
+            f"result = CliRunner().invoke(main, ['check', '--root', {str(repo)!r}, *{list(args)!r}]); "
+            "print(result.exit_code, 'git' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout == "False\n"
+    assert done.stdout == "0 False\n"
+
+
+def test_a_bare_repository_is_refused(tmp_path: Path) -> None:
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    (bare / "specs").mkdir()
+    shutil.copyfile(make_repo(tmp_path / "plain") / "specs" / "llama" / "llama-3.1-8b.yaml", bare / "specs" / "a.yaml")
+    result = check_changed(bare)
+    assert (result.exit_code, result.stderr) == (
+        2, f"Error: {bare} is in a bare git repository, which has no work tree to compare\n")
 
 
 # ---- select_specs alone --------------------------------------------------------------------------------------------

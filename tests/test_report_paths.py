@@ -18,6 +18,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from click.testing import CliRunner
 
 from pipeline.cli import main
@@ -74,3 +76,16 @@ def test_outside_git_paths_are_relative_to_the_current_folder(tmp_path: Path) ->
     spec.write_text(BAD, encoding="utf-8")
     out = _check(tmp_path, "--root", "catalogue")
     assert out.startswith("catalogue/specs/acme/bad.yaml:6:22: error [spec.kv-heads-divide] ")
+
+
+@given(st.lists(st.lists(st.sampled_from(["a", "b.yaml", ".", "..", "", "x:y", "é", "c d", "#", "\udcff", "s+p"]),
+                         min_size=1, max_size=4), max_size=6))
+def test_report_names_of_many_paths_are_each_ones_report_name(tmp_path_factory, parts) -> None:
+    from pipeline.repo import SpecRepo
+
+    root = tmp_path_factory.mktemp("repo")
+    (root / ".git").mkdir(exist_ok=True)
+    repo = SpecRepo(root)
+    paths = [str(root) + "/" + "/".join(segments) for segments in parts] + ["relative/x.yaml", "/elsewhere/y.yaml"]
+    assert repo.report_names(paths) == [repo.report_name(path) for path in paths]
+    assert repo.displays(paths) == [repo.display(path) for path in paths]

@@ -33,8 +33,9 @@ def test_a_spec_suffix_is_what_path_suffix_reads(name: str) -> None:
 
 @pytest.mark.parametrize("load, cores, idle", [(0.0, 2, 2), (0.4, 2, 2), (0.6, 2, 1), (1.7, 2, 1), (4.6, 2, 1),
                                                (1.0, 8, 7), (0.0, 1, 1)])
-def test_default_jobs_leave_busy_cores_alone(monkeypatch: pytest.MonkeyPatch, load: float, cores: int,
-                                             idle: int) -> None:
+def test_default_jobs_leave_busy_cores_alone_by_the_load_average_where_linux_does_not_say(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, load: float, cores: int, idle: int) -> None:
+    monkeypatch.setattr(runner, "LOADAVG", str(tmp_path / "no-such-file"))
     monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)))
     assert idle_cores() == idle
@@ -43,10 +44,24 @@ def test_default_jobs_leave_busy_cores_alone(monkeypatch: pytest.MonkeyPatch, lo
     assert worker_count(3, 100 * FILES_PER_WORKER) == 3  # --jobs is obeyed
 
 
-def test_no_load_average_counts_as_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("loadavg, cores, idle", [("0.00 0.01 0.05 1/80 4242", 2, 2), ("1.90 1.20 0.70 1/80 4242", 2, 2),
+                                                   ("0.10 0.10 0.10 2/80 4242", 2, 1), ("3.0 3.0 3.0 5/90 4242", 2, 1),
+                                                   ("0.5 0.5 0.5 3/90 4242", 8, 6)])
+def test_default_jobs_leave_the_cores_busy_now_alone(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, loadavg: str,
+                                                     cores: int, idle: int) -> None:
+    # The tasks runnable now, this one apart, decide; a high average left by a run that just ended does not.
+    (tmp_path / "loadavg").write_text(loadavg + "\n", encoding="ascii")
+    monkeypatch.setattr(runner, "LOADAVG", str(tmp_path / "loadavg"))
+    monkeypatch.setattr(os, "getloadavg", lambda: pytest.fail("the load average was read"))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)))
+    assert idle_cores() == idle
+
+
+def test_no_load_average_counts_as_idle(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     def unavailable():
         raise OSError("no load average here")
 
+    monkeypatch.setattr(runner, "LOADAVG", str(tmp_path / "no-such-file"))
     monkeypatch.setattr(os, "getloadavg", unavailable)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     assert runner.idle_cores() == 2

@@ -134,13 +134,15 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     if not files:
         raise click.UsageError(f"no spec files (*.yaml, *.yml) in {', '.join(str(path) for path in named)}")
     scope = None
+    # The whole of specs/ was walked: the duplicate-name rule's pass over the others need not walk it again.
+    walked = files if not paths and not config.specs and not config.exclude and not excludes else None
     if changed_since is not None:
         from pipeline.commands.git_options import changed_files
 
         files, selection = changed_files(repo, changed_since, files, profiles, named, quiet)
         scope = Scope(selection.ref, selection.base, selection.candidates, selection.removed)
     _refuse_outputs(outputs, [*files, *repo_folders(repo)])
-    pairs = [(path, (stdin_filename or STDIN_NAME) if stdin else repo.report_name(path)) for path in files]
+    pairs = [(files[0], stdin_filename or STDIN_NAME)] if stdin else list(zip(files, repo.report_names(files)))
     cache = open_cache(repo, profiles, not no_cache)
     # Every spec under specs/ is checked: no name is elsewhere.
     everything = not paths and changed_since is None and not config.specs and not config.exclude and not excludes
@@ -150,7 +152,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
         checked = _run(pairs, profiles, jobs, cache)
         result = run_result(checked, config.strict if strict is None else strict,
                             {} if everything else _names_elsewhere(
-                                repo, [Path(stdin_filename)] if stdin and stdin_filename else files, cache))
+                                repo, [Path(stdin_filename)] if stdin and stdin_filename else files, cache, walked))
         result = dataclasses.replace(result, scope=scope)
         return suppress(result, config, codes, select, ignore, repo.report_base)
 
@@ -258,16 +260,18 @@ def _fix(result, paths: Dict[str, Path], repo, quiet: bool) -> Tuple[int, set]:
     return fixed, files
 
 
-def _names_elsewhere(repo, files: List[Path], cache) -> Dict[str, list]:
-    """The names of the repository's specs this run leaves out (see :func:`pipeline.runner.spec_names`)."""
+def _names_elsewhere(repo, files: List[str], cache, walked: Optional[List[str]] = None) -> Dict[str, list]:
+    """The names of the repository's specs this run leaves out (see :func:`pipeline.runner.spec_names`);
+    *walked* is what walking ``specs/`` found, when the run did that already."""
     from pipeline.runner import spec_file_names, spec_names
 
     if not repo.specs.is_dir():
         return {}
     checked = {os.path.abspath(path) for path in files}
     specs = os.path.abspath(repo.specs)  # the folder's paths below are then absolute and normal already
-    return spec_names([(path, repo.report_name(path)) for path in spec_file_names([Path(specs)])
-                       if path not in checked], cache)
+    every = walked if walked is not None and specs == str(repo.specs) else spec_file_names([Path(specs)])
+    others = [path for path in every if path not in checked]
+    return spec_names(list(zip(others, repo.report_names(others))), cache)
 
 
 def _print(report: str) -> bool:

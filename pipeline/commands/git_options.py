@@ -79,16 +79,15 @@ def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpP
         GitFailure: If the change cannot be computed (exit code 2).
     """
     # pylint: disable=import-outside-toplevel
-    from pipeline.git_changes import changes_since, pin_change, select_specs, spec_facts
+    from pipeline.git_changes import changes_since, select_specs, spec_facts
 
     by_display = {repo.display(path): path for path in files}
     own_profiles = repo.profiles.resolve().is_relative_to(repo.root.resolve())
     with git_errors():
         changes = changes_since(repo.root, ref)
-        pinned = pin_change(repo.root, ref)
     selection = select_specs(changes, sorted(by_display), lambda display: spec_facts(by_display[display], profiles),
                              repo.display(repo.profiles) + "/" if own_profiles else None, _scope(repo, paths),
-                             rule_folders(repo), pinned)
+                             rule_folders(repo), changes.pin)
     for line in () if quiet else selection.summary():
         echo(line, err=True)
     return [by_display[display] for display in selection.specs], selection

@@ -60,8 +60,7 @@ def command(fmt: str, root: Optional[Path], no_cache: bool) -> None:
         raise click.UsageError(str(error)) from None
     cache = open_cache(repo, profiles, not no_cache)
     indexed, todo = [], []  # the rows the catalogue index holds (JSON), and the files it does not answer
-    for path in files:
-        display = repo.display(path)
+    for path, display in zip(files, repo.displays(files)):
         status = regular_file_stat(path) if cache is not None else None
         entry = cache.index.entry(display, status) if status is not None else None
         if entry is not None and entry.listed == "1":

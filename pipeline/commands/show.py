@@ -48,13 +48,13 @@ def command(name: str, fmt: str, root: Optional[Path], no_cache: bool) -> None:
     from pipeline.catalogue import CatalogueError, entries, find, render_show, show_view
     from pipeline.problems import Severity
     from pipeline.repo import find_repo
-    from pipeline.runner import check_file, find_spec_files
+    from pipeline.runner import check_file, spec_file_names
 
     repo = find_repo(root)
     profiles = run_profiles(repo, not no_cache)
     cache = open_cache(repo, profiles, not no_cache)
     try:
-        catalogue = entries(find_spec_files([repo.specs]), repo.display, cache)
+        catalogue = entries(spec_file_names([repo.specs]), repo.displays, cache)
     except FileNotFoundError as error:
         raise click.UsageError(str(error)) from None
     save_cache(cache)
