@@ -1,7 +1,13 @@
 """Keeping ``resolved/`` in step with the catalogue: which artifacts to write, keep and remove, and doing it safely.
 
 ``regen`` works in three steps. :func:`resolve_specs` checks specs and builds
-the artifact of each whose stack resolves (:mod:`pipeline.artifacts`).
+the artifact of each whose stack resolves (:mod:`pipeline.artifacts`); with the
+artifact cache (:mod:`pipeline.artifact_cache`), a spec whose artifact the cache
+knows is neither checked nor built, and a file of ``resolved/`` the cache vouches
+for is not read (:func:`read_resolved`): the plan holds such a file's bytes by
+their digest (:class:`~pipeline.artifact_cache.Vouched`), and a writing run
+builds a known artifact whose file does not hold them before it writes it
+(:func:`unbuilt`, :func:`rebuild`).
 :func:`plan` compares that with what ``resolved/`` holds and decides, without
 touching a file, the whole target tree: every artifact and the index, and
 the orphans to remove. :func:`apply_plan` writes it; :func:`drift` is the

@@ -799,7 +799,7 @@ class ResultCache:
 
         path = self.folder / self.file
         try:
-            _prepare(self.folder)
+            prepare_folder(self.folder)
             with filelock.FileLock(str(self.folder / LOCK_FILE), timeout=30):
                 if self._new:
                     read_as, lines, total = self._read if self._read is not None else (None, {}, 0)
@@ -888,8 +888,13 @@ _CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                  "# For information about cache directory tags, see https://bford.info/cachedir/\n")
 
 
-def _prepare(folder: Path) -> None:
-    """Create the cache folder with its ``.gitignore`` and ``CACHEDIR.TAG``."""
+def prepare_folder(folder: Path) -> None:
+    """Create the cache folder with its ``.gitignore`` and ``CACHEDIR.TAG`` (a command that will write the cache
+    may create it before it reads the op profiles, so they are kept on its first run too).
+
+    Raises:
+        OSError: If it cannot be created.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
         if not (folder / name).exists():

@@ -21,7 +21,7 @@ import pytest
 from pipeline import regen, runner
 from pipeline.artifact_cache import ARTIFACTS_FILE, ARTIFACTS_FORMAT, ARTIFACTS_HEADER, ArtifactCache
 from pipeline.op_profiles import load_op_profiles
-from pipeline.result_cache import CACHE_DIR_ENV, cache_keys, line_checksum, now_ns
+from pipeline.result_cache import CACHE_DIR_ENV, PROFILES_FILE, PROFILES_HEADER, cache_keys, line_checksum, now_ns
 from spec_repos import SPECS, commit_all, edit, git_repo, make_repo, run
 
 DEEPSEEK, LLAMA, QWEN = SPECS
@@ -334,3 +334,16 @@ def test_regen_repairs_alike_with_and_without_the_cache(tmp_path: Path, counted,
 
 def _tree(folder: Path) -> Dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if not path.name.startswith(".")}
+
+
+def test_the_first_regen_keeps_the_checked_profiles(tmp_path: Path, counted) -> None:
+    root = make_repo(tmp_path / "repo")
+    assert not (root / ".modelspec_cache").exists()
+    assert run(root, "regen").exit_code == 0
+    assert (root / ".modelspec_cache" / PROFILES_FILE).read_text(encoding="utf-8").startswith(PROFILES_HEADER)
+
+
+def test_a_usage_error_leaves_no_cache_folder(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo")
+    assert run(root, "regen", "--check", "--commit").exit_code == 2
+    assert not (root / ".modelspec_cache").exists()

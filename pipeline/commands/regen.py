@@ -9,7 +9,10 @@ the lock past ``--wait``, a git failure, or ``--commit`` refused). Its last
 line says what to do next, and tells the drift ``modelspec regen`` repairs
 from the problems it cannot (a failing spec, a name, a file in the way).
 ``--commit`` commits only what regen keeps in ``resolved/``, with a message
-that lists what changed and how the stacks moved.
+that lists what changed and how the stacks moved. Unless ``--no-cache`` (or
+``--commit``, which needs every document), it keeps what decides each artifact
+in the result cache folder (:mod:`pipeline.artifact_cache`) and takes the
+checked op profiles from there.
 """
 
 from __future__ import annotations
@@ -88,6 +91,10 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
     if not repo.specs.is_dir():
         raise click.UsageError(f"{repo.specs} is not a folder; regen resolves the specs under specs/ "
                                "(give the repository with --root)")
+    # --commit's message compares every document with HEAD's, so it builds them all.
+    use_cache = not (no_cache or commit)
+    if use_cache:  # every argument is checked and this run writes the cache: keep its profiles on the first run
+        _prepared(repo)
     profiles = run_profiles(repo, not no_cache)
     every = find_spec_files([repo.specs])
     files = every
@@ -99,8 +106,7 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
         _refuse_other_changes(repo)
     from pipeline.commands.options import progress_bar
 
-    # --commit's message compares every document with HEAD's, so it builds them all.
-    cache = _open_cache(repo, profiles) if not (no_cache or commit) else None
+    cache = _open_cache(repo, profiles) if use_cache else None
     shown = {path: repo.display(path) for path in every}
     try:  # what was learnt is kept even when resolved/ cannot be read or written
         with progress_bar(len(files), "checking and resolving") as update:
@@ -114,6 +120,16 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
     if commit:
         _commit(repo, target, applied)
     raise SystemExit(1 if target.errors else 0)
+
+
+def _prepared(repo) -> None:
+    """Create the repository's cache folder; one that cannot be is said when the run saves."""
+    import contextlib  # pylint: disable=import-outside-toplevel
+
+    from pipeline.result_cache import cache_folder, prepare_folder  # pylint: disable=import-outside-toplevel
+
+    with contextlib.suppress(OSError):
+        prepare_folder(cache_folder(repo.root))
 
 
 def _open_cache(repo, profiles):
