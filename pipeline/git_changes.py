@@ -34,7 +34,8 @@ From the changed files, :func:`select_specs` picks:
 
 Refusals, each a :class:`GitError` whose message says what to do: a revision
 that looks like an option (``--output=x``; git would read it as one), an
-unknown revision, a root outside any git work tree, and a shallow clone whose
+unknown revision, a root outside any git work tree, a repository git refuses
+(not ``safe.directory``, a newer format: git's own words), and a shallow clone whose
 history stops before the merge base (``git fetch --unshallow``;
 ``fetch-depth: 0`` in GitHub Actions), rather than a silent full or empty run.
 """
@@ -139,7 +140,18 @@ def _open(root: Path) -> Any:
                        "one") from None
     if repo.bare:
         raise GitError(f"{root} is in a bare git repository, which has no work tree to compare")
+    try:  # GitPython opens a repository without git; git may still refuse it (safe.directory, a newer format)
+        _run_git(repo.working_tree_dir, ["rev-parse", "--git-dir"])
+    except _CommandFailed as failed:
+        raise _refused(root, failed) from None
     return repo
+
+
+def _refused(root: Path, failed: "_CommandFailed") -> "GitError":
+    """The :class:`GitError` for git refusing the repository holding *root* (it is there, git says why not),
+    with git's own words and fix on one line."""
+    said = " ".join(line.strip() for line in str(failed).splitlines() if line.strip()).removeprefix("fatal: ")
+    return GitError(f"git refuses the repository holding {root}: {printable(said)}")
 
 
 class _CommandFailed(Exception):
@@ -197,6 +209,7 @@ def _run_git(cwd: str, args: Sequence[str], strip_newline: bool = True) -> str:
     import subprocess  # pylint: disable=import-outside-toplevel
 
     env = {name: value for name, value in os.environ.items() if name not in _REPOSITORY_ENV}
+    env["LC_ALL"] = "C"  # git's messages in English: :func:`_open_plumbing` reads them
     try:
         done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, check=False)
     except OSError as error:
@@ -218,7 +231,9 @@ def _open_plumbing(root: Path) -> _Plumbing:
     except (_CommandFailed, ValueError):
         try:
             bare = _run_git(str(root), ["rev-parse", "--is-bare-repository"]).strip()
-        except _CommandFailed:
+        except _CommandFailed as failed:
+            if "not a git repository" not in str(failed):
+                raise _refused(root, failed) from None
             bare = "false"
         if bare == "true":
             raise GitError(f"{root} is in a bare git repository, which has no work tree to compare") from None

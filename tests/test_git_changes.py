@@ -362,6 +362,16 @@ def test_a_gate_never_imports_gitpython(repo: Path, args: Sequence[str]) -> None
     assert done.stdout == "0 False\n"
 
 
+@pytest.mark.parametrize("args", [["check", "--changed-since", "main"], ["diff", "main"], ["regen", "--commit"]])
+def test_a_repository_git_refuses_is_refused_in_git_s_words(repo: Path, args: Sequence[str]) -> None:
+    # GitPython opens it without asking git; git then refuses every command (as it does a repository not in
+    # safe.directory): said once, exit 2, never a traceback nor "not in a git repository".
+    git(repo, "config", "core.repositoryformatversion", "99")
+    result = run(repo, *args)
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, "", f"Error: git refuses the repository holding {repo}: Expected git repo version <= 1, found 99\n")
+
+
 def test_a_bare_repository_is_refused(tmp_path: Path) -> None:
     bare = tmp_path / "bare.git"
     git(tmp_path, "init", "-q", "--bare", str(bare))
