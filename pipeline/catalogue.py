@@ -231,12 +231,9 @@ def _cycle(groups: Sequence[Dict[str, Any]]) -> Tuple[int, int]:
 def _table(rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> List[str]:
     """Rows as aligned columns, two spaces apart; the columns in *right* are right-aligned."""
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
-    lines = []
-    for row in rows:
-        cells = [cell.rjust(width) if column in right else cell.ljust(width)
-                 for column, (cell, width) in enumerate(zip(row, widths))]
-        lines.append("  " + "  ".join(cells).rstrip())
-    return lines
+    # One format for every row (a catalogue's list is 10,000 of them): "{:<w}" pads as ljust, "{:>w}" as rjust.
+    layout = "  " + "  ".join(f"{{:{'>' if column in right else '<'}{width}}}" for column, width in enumerate(widths))
+    return [layout.format(*row).rstrip() for row in rows]
 
 
 def _stack_lines(view: Dict[str, Any]) -> List[str]:

@@ -273,7 +273,14 @@ def _syntax_hint(problem: str) -> str:
 
 def _mark(mark: Any) -> Location:
     """A libyaml/PyYAML mark (0-based line and column) as a 1-based :class:`Location`."""
-    return Location(mark.line + 1, mark.column + 1)
+    return _location(mark.line, mark.column)
+
+
+@functools.lru_cache(maxsize=65536)
+def _location(line: int, column: int) -> Location:
+    """The :class:`Location` of a 0-based *line* and *column*; one object per place, shared by the files of a
+    run (the specs of a catalogue put their keys at the same places)."""
+    return Location(line + 1, column + 1)
 
 
 def _position(text: str, index: int) -> Location:
@@ -424,8 +431,10 @@ class _Builder:
         handlers = self.handlers
         counted = (yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)
         values = 0
+        loader = _LOADER(text)
+        next_event = loader.get_event  # as yaml.parse, without a generator's two calls per event
         try:
-            for event in yaml.parse(text, Loader=_LOADER):
+            for event in iter(next_event, None):
                 if type(event) in counted:
                     values += 1
                     if values > MAX_VALUES:
@@ -439,6 +448,8 @@ class _Builder:
                     break
         except yaml.MarkedYAMLError as error:
             self._syntax(error)
+        finally:
+            loader.dispose()
 
     def document(self) -> SourceDoc:
         problems = tuple(sorted(self.problems))
