@@ -491,34 +491,17 @@ INDEX_FORMAT = 1
 INDEX_HEADER = f"modelspec catalogue index, format {INDEX_FORMAT}"
 
 
-class IndexEntry(NamedTuple):
-    """What the catalogue index knows of one spec file (past the ``stat`` and reading time it stands for), as
-    the record it was taken from knew it.
-
-    Attributes:
-        stated: The name its mapping states, as JSON (``null`` when it states no text name).
-        listed: ``1`` when its spec passed without an error (its row is what ``list`` shows), ``0`` when it
-            failed, ``-`` when only its name was read.
-        row: Its ``list`` row as JSON, or ``-``.
-    """
-
-    stated: str
-    listed: str
-    row: str
-
-    @property
-    def stated_name(self) -> Optional[str]:
-        """The name the file states, when it is text."""
-        return json_name(self.stated)
-
-
 class CatalogueIndex:
     """Every spec file a run has seen, with its stated name and ``list`` row, in one small file.
 
     What ``list``, ``show`` and the duplicate-name rule of a run over a few
     files need of every other spec, without reading the results file: a
-    line per file (``path TAB stat TAB read_ns TAB stated TAB listed TAB
-    row``), under a header that names the environment and the digest of every
+    line per file, ``path TAB stat TAB read_ns TAB stated TAB listed TAB
+    row``, as the record it was learnt from knew them: the file's
+    :func:`stat_text` and when it was read, the name its mapping states (JSON,
+    ``null`` when no text name), ``1`` when its spec passed without an error
+    (its row is what ``list`` shows), ``0`` when it failed, ``-`` when only its
+    name was read, and the row's JSON (or ``-``); under a header that names the environment and the digest of every
     op profile (a row counts parameters, so any profile change invalidates
     the whole index) and a BLAKE2b checksum of the lines, so a torn or edited
     file is ignored whole. An entry stands for its file while the file's
@@ -551,16 +534,18 @@ class CatalogueIndex:
                 entries[file] = rest
         return entries
 
-    def entry(self, file: str, status: os.stat_result) -> Optional[IndexEntry]:
-        """*file*'s entry when its ``stat`` *status* stands for the bytes the entry was read from, else ``None``."""
+    def listed_row(self, file: str, status: os.stat_result) -> Optional[str]:
+        """*file*'s ``list`` row (JSON) when its line stands for it (:meth:`_standing`) and its spec passed
+        (its ``listed`` field is ``1``), else ``None``: ``list``'s question about each spec."""
         rest = self._standing(file, status)
         if rest is None:
             return None
-        fields = rest.split("\t")
-        return IndexEntry._make(fields) if len(fields) == len(IndexEntry._fields) else None
+        _, _, tail = rest.partition("\t")
+        listed, tab, row = tail.partition("\t")
+        return row if tab and listed == "1" and "\t" not in row else None
 
     def known_name(self, file: str, status: os.stat_result) -> Tuple[bool, Optional[str]]:
-        """``(True, the name file states)`` when its entry stands for it (see :meth:`entry`), else
+        """``(True, the name file states)`` when its line stands for it (:meth:`_standing`), else
         ``(False, None)``: the duplicate-name rule's question about every other spec, answered without
         building an entry."""
         rest = self._standing(file, status)
@@ -589,7 +574,7 @@ class CatalogueIndex:
         Args:
             file: The file's path as the run shows it.
             record: Its current record.
-            listed: ``1``, ``0`` or ``-`` (see :class:`IndexEntry`).
+            listed: ``1``, ``0`` or ``-`` (see :class:`CatalogueIndex`).
         """
         mtime = record.stat.split(":")[1]
         if not mtime.isdigit() or int(mtime) + RACY_NS > record.read_ns:
@@ -630,7 +615,7 @@ def _listed_or_unknown(record: Record) -> str:
 
 
 def listed(record: Record) -> str:
-    """:attr:`IndexEntry.listed` of *record*: ``-`` for a name-only record, ``1`` when its spec has a row and
+    """The ``listed`` field of *record*'s index line (:class:`CatalogueIndex`): ``-`` for a name-only record, ``1`` when its spec has a row and
     no error, else ``0``.
 
     Raises:
