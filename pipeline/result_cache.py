@@ -495,19 +495,23 @@ class CatalogueIndex:
     """Every spec file a run has seen, with its stated name and ``list`` row, in one small file.
 
     What ``list``, ``show`` and the duplicate-name rule of a run over a few
-    files need of every other spec, without reading the results file: a
-    line per file, ``path TAB stat TAB read_ns TAB stated TAB listed TAB
-    row``, as the record it was learnt from knew them: the file's
-    :func:`stat_text` and when it was read, the name its mapping states (JSON,
-    ``null`` when no text name), ``1`` when its spec passed without an error
-    (its row is what ``list`` shows), ``0`` when it failed, ``-`` when only its
-    name was read, and the row's JSON (or ``-``); under a header that names the environment and the digest of every
-    op profile (a row counts parameters, so any profile change invalidates
-    the whole index) and a BLAKE2b checksum of the lines, so a torn or edited
-    file is ignored whole. An entry stands for its file while the file's
-    ``stat`` is the one it records, by the results' racy-stat rule. The file
-    is rewritten whole (a temporary file renamed over it) when a run learnt
-    something it lacks.
+    files need of every other spec, without reading the results file. A line
+    per file, as the record it was learnt from knew it::
+
+        <path> TAB <stat> TAB <read ns> TAB <stated> TAB <listed> TAB <row>
+
+    the file's :func:`stat_text` and when it was read; the name its mapping
+    states (JSON, ``null`` when no text name); ``1`` when its spec passed
+    without an error (its row is what ``list`` shows), ``0`` when it failed,
+    ``-`` when only its name was read; the row's JSON, or ``-``. The header
+    names the environment and the digest of every op profile (a row counts
+    parameters, so any profile change invalidates the whole index) and holds
+    a BLAKE2b checksum of the lines, so a torn or edited file is ignored
+    whole. A line stands for its file while the file's ``stat`` is the one it
+    records, by the results' racy-stat rule; a record read in the clock tick
+    its file was written is never learnt. The file is rewritten whole (a
+    temporary file renamed over it, under the results' lock) when a run
+    learnt something it lacks.
     """
 
     def __init__(self, folder: Path, keys: CacheKeys) -> None:
