@@ -36,9 +36,10 @@ header line, then ``<key> TAB <checksum> TAB <JSON documents>``, the key a SHA-2
 names and bytes and :func:`environment_digest`. On a hit, the profiles are built from the documents without
 reading their YAML or checking them against the schema and the rules again.
 
-A third, ``catalogue`` (:class:`CatalogueIndex`), indexes every spec file a run has seen with its stated name
-and ``list`` row, under one checksum: ``list``, ``show`` and the duplicate-name rule of a run over a few files
-read it instead of the results, validating each entry by its file's ``stat`` alone.
+Two more, ``names`` and ``rows`` (:class:`CatalogueIndex`), index every spec file a run has seen with its
+stated name and its ``list`` row, each under one checksum: the duplicate-name rule of a run over a few files,
+``show`` and ``list`` read them instead of the results, trusting a line while its file's ``stat`` is the one
+it records.
 
 What a record keeps (:class:`~pipeline.runner.Verdict`) is the file's
 result before anything the whole run decides (duplicate names, and any
@@ -485,59 +486,29 @@ def json_exact(value: Any) -> bool:
 
 # ---- the catalogue index --------------------------------------------------------------------
 
-#: The file of a cache folder that indexes the catalogue: each spec file's stated name and ``list`` row.
-INDEX_FILE = "catalogue"
+#: The files of a cache folder that index the catalogue: each spec file's stated name, and its ``list`` row.
+NAMES_FILE = "names"
+ROWS_FILE = "rows"
 INDEX_FORMAT = 1
 INDEX_HEADER = f"modelspec catalogue index, format {INDEX_FORMAT}"
 
 
-class IndexEntry(NamedTuple):
-    """What the catalogue index knows of one spec file (past the ``stat`` and reading time it stands for), as
-    the record it was taken from knew it.
+class _IndexTable:
+    """One file of the catalogue index: a line per spec file, ``<path> TAB <stat> TAB <read ns> TAB <what it
+    knows>``, under a header holding the index's stamp and a BLAKE2b checksum of the lines (a torn, edited or
+    foreign file is ignored whole). Read when first asked; rewritten whole when a run learnt something."""
 
-    Attributes:
-        stated: The name its mapping states, as JSON (``null`` when it states no text name).
-        listed: ``1`` when its spec passed without an error (its row is what ``list`` shows), ``0`` when it
-            failed, ``-`` when only its name was read.
-        row: Its ``list`` row as JSON, or ``-``.
-    """
-
-    stated: str
-    listed: str
-    row: str
-
-    @property
-    def stated_name(self) -> Optional[str]:
-        """The name the file states, when it is text."""
-        return json_name(self.stated)
-
-
-class CatalogueIndex:
-    """Every spec file a run has seen, with its stated name and ``list`` row, in one small file.
-
-    What ``list``, ``show`` and the duplicate-name rule of a run over a few
-    files need of every other spec, without reading the results file: a
-    line per file (``path TAB stat TAB read_ns TAB stated TAB listed TAB
-    row``), under a header that names the environment and the digest of every
-    op profile (a row counts parameters, so any profile change invalidates
-    the whole index) and a BLAKE2b checksum of the lines, so a torn or edited
-    file is ignored whole. An entry stands for its file while the file's
-    ``stat`` is the one it records, by the results' racy-stat rule. The file
-    is rewritten whole (a temporary file renamed over it) when a run learnt
-    something it lacks.
-    """
-
-    def __init__(self, folder: Path, keys: CacheKeys) -> None:
-        self.folder = folder
-        self._stamp = f"{keys.environment}\t{keys.depends(json_text([EVERY_PROFILE]))}"
-        self._read_as = _file_stat(folder / INDEX_FILE)
-        self._entries = self._read()
+    def __init__(self, path: Path, stamp: str) -> None:
+        self.path = path
+        self._stamp = stamp
+        self._entries: Optional[Dict[str, str]] = None
+        self._read_as: Optional[str] = None
         self._updates: Dict[str, str] = {}  # file: the rest of its new line
 
     def _read(self) -> Dict[str, str]:
         """``{file: the rest of its line}``, or empty: no file, another header, a checksum that fails."""
         try:
-            with open(self.folder / INDEX_FILE, "r", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
+            with open(self.path, "r", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
                 text = handle.read()
         except OSError:
             return {}
@@ -551,74 +522,122 @@ class CatalogueIndex:
                 entries[file] = rest
         return entries
 
-    def entry(self, file: str, status: os.stat_result) -> Optional[IndexEntry]:
-        """*file*'s entry when its ``stat`` *status* stands for the bytes the entry was read from, else ``None``."""
-        rest = self._standing(file, status)
-        if rest is None:
-            return None
-        fields = rest.split("\t")
-        return IndexEntry._make(fields) if len(fields) == len(IndexEntry._fields) else None
+    @property
+    def entries(self) -> Dict[str, str]:
+        """The lines read, by file."""
+        if self._entries is None:
+            self._read_as = _file_stat(self.path)
+            self._entries = self._read()
+        return self._entries
 
-    def known_name(self, file: str, status: os.stat_result) -> Tuple[bool, Optional[str]]:
-        """``(True, the name file states)`` when its entry stands for it (see :meth:`entry`), else
-        ``(False, None)``: the duplicate-name rule's question about every other spec, answered without
-        building an entry."""
-        rest = self._standing(file, status)
-        if rest is None:
-            return False, None
-        stated, tab, _ = rest.partition("\t")
-        return (True, json_name(stated)) if tab else (False, None)
-
-    def _standing(self, file: str, status: os.stat_result) -> Optional[str]:
-        """The rest of *file*'s line past its stat and reading time, when *status* is the stat it records and
-        the file's mtime is over :data:`RACY_NS` older than that reading; else ``None``."""
-        rest = self._entries.get(file)
+    def standing(self, file: str, status: os.stat_result) -> Optional[str]:
+        """What *file*'s line knows, when *status* is the stat it records and the file's mtime is over
+        :data:`RACY_NS` older than its reading; else ``None``."""
+        rest = self.entries.get(file)
         if rest is None:
             return None
         stat = stat_text(status) + "\t"
         if not rest.startswith(stat):
             return None
-        read_ns, tab, tail = rest[len(stat):].partition("\t")
+        read_ns, tab, known = rest[len(stat):].partition("\t")
         if not tab or not read_ns.isdigit() or status.st_mtime_ns + RACY_NS > int(read_ns):
             return None
-        return tail
+        return known
 
-    def learn(self, file: str, record: Record, listed: str) -> None:
-        """Note *record* (current, its stat the file's) as *file*'s entry, unless the index has it already.
-
-        Args:
-            file: The file's path as the run shows it.
-            record: Its current record.
-            listed: ``1``, ``0`` or ``-`` (see :class:`IndexEntry`).
-        """
-        mtime = record.stat.split(":")[1]
-        if not mtime.isdigit() or int(mtime) + RACY_NS > record.read_ns:
-            return  # read in the tick it was written: such an entry would never stand for the file
-        rest = f"{record.stat}\t{record.read_ns}\t{record.stated}\t{listed}\t{record.row or '-'}"
-        if self._entries.get(file) != rest:
+    def learn(self, file: str, record: Record, known: str) -> None:
+        """Note *known* of *file*, read under *record*'s stat and time, unless the line says so already."""
+        rest = f"{record.stat}\t{record.read_ns}\t{known}"
+        if self.entries.get(file) != rest:
             self._updates[file] = rest
 
     @property
     def learnt(self) -> bool:
-        """Whether this run has entries to save."""
+        """Whether this run has lines to save."""
         return bool(self._updates)
 
     def save(self) -> None:
-        """Rewrite the file with what this run learnt (another run's entries kept, this run's winning);
-        call under the results' lock.
+        """Rewrite the file with what this run learnt (another run's lines kept, this run's winning); call
+        under the results' lock.
 
         Raises:
             OSError: If it cannot be written.
         """
         if not self._updates:
             return
-        same = self._read_as is not None and _file_stat(self.folder / INDEX_FILE) == self._read_as
-        entries = self._entries if same else self._read()  # another run may have saved since this one read
+        same = self._read_as is not None and _file_stat(self.path) == self._read_as
+        entries = self.entries if same else self._read()  # another run may have saved since this one read
         entries.update(self._updates)
         body = "".join(f"{file}\t{rest}\n" for file, rest in sorted(entries.items()))
-        _replace(self.folder / INDEX_FILE, f"{INDEX_HEADER}\t{self._stamp}\t{line_checksum(self._stamp, body)}\n{body}")
+        _replace(self.path, f"{INDEX_HEADER}\t{self._stamp}\t{line_checksum(self._stamp, body)}\n{body}")
         self._entries, self._updates = entries, {}
-        self._read_as = _file_stat(self.folder / INDEX_FILE)
+        self._read_as = _file_stat(self.path)
+
+
+class CatalogueIndex:
+    """Every spec file a run has seen, with its stated name and its ``list`` row, in two small files.
+
+    What the duplicate-name rule of a run over a few files, ``show`` and
+    ``list`` need of every other spec, without reading the results file. Each
+    file has a line per spec file, as the record it was learnt from knew it
+    (:class:`_IndexTable`): ``names`` the name its mapping states (JSON,
+    ``null`` when no text name); ``rows`` whether its spec passed without an
+    error (``1``: its row is what ``list`` shows; ``0``; ``-`` when only its
+    name was read) and the row's JSON (or ``-``). The names pass reads the
+    small file alone (a third of the bytes), ``list`` the other. The stamp
+    names the environment and the digest of every op profile (a row counts
+    parameters, so any profile change invalidates the whole index). A line
+    stands for its file while the file's ``stat`` is the one it records, by
+    the results' racy-stat rule; a record read in the clock tick its file was
+    written is never learnt.
+    """
+
+    def __init__(self, folder: Path, keys: CacheKeys) -> None:
+        stamp = f"{keys.environment}\t{keys.depends(json_text([EVERY_PROFILE]))}"
+        self._names = _IndexTable(folder / NAMES_FILE, stamp)
+        self._rows = _IndexTable(folder / ROWS_FILE, stamp)
+
+    def listed_row(self, file: str, status: os.stat_result) -> Optional[str]:
+        """*file*'s ``list`` row (JSON) when its line stands for it (:meth:`_IndexTable.standing`) and its spec
+        passed, else ``None``: ``list``'s question about each spec."""
+        known = self._rows.standing(file, status)
+        if known is None:
+            return None
+        listed, tab, row = known.partition("\t")
+        return row if tab and listed == "1" and "\t" not in row else None
+
+    def known_name(self, file: str, status: os.stat_result) -> Tuple[bool, Optional[str]]:
+        """``(True, the name file states)`` when its line stands for it (:meth:`_IndexTable.standing`), else
+        ``(False, None)``: the duplicate-name rule's question about every other spec."""
+        known = self._names.standing(file, status)
+        return (True, json_name(known)) if known is not None and "\t" not in known else (False, None)
+
+    def learn(self, file: str, record: Record, listed: str) -> None:
+        """Note *record* (current, its stat the file's) as *file*'s lines, unless the index has them already.
+
+        Args:
+            file: The file's path as the run shows it.
+            record: Its current record.
+            listed: ``1``, ``0`` or ``-`` (see :class:`CatalogueIndex`).
+        """
+        mtime = record.stat.split(":")[1]
+        if not mtime.isdigit() or int(mtime) + RACY_NS > record.read_ns:
+            return  # read in the tick it was written: such a line would never stand for the file
+        self._names.learn(file, record, record.stated)
+        self._rows.learn(file, record, f"{listed}\t{record.row or '-'}")
+
+    @property
+    def learnt(self) -> bool:
+        """Whether this run has lines to save."""
+        return self._names.learnt or self._rows.learnt
+
+    def save(self) -> None:
+        """Rewrite the files this run learnt something for; call under the results' lock.
+
+        Raises:
+            OSError: If one cannot be written.
+        """
+        self._names.save()
+        self._rows.save()
 
 
 def _listed_or_unknown(record: Record) -> str:
@@ -630,7 +649,7 @@ def _listed_or_unknown(record: Record) -> str:
 
 
 def listed(record: Record) -> str:
-    """:attr:`IndexEntry.listed` of *record*: ``-`` for a name-only record, ``1`` when its spec has a row and
+    """The ``listed`` field of *record*'s index line (:class:`CatalogueIndex`): ``-`` for a name-only record, ``1`` when its spec has a row and
     no error, else ``0``.
 
     Raises:

@@ -376,18 +376,20 @@ def _folder_specs(folder: str, real_folder: str, entered: Set[str]) -> Iterator[
     except OSError:
         yield key[:-1], folder, real_folder  # reported by the load pass: the folder cannot be read
         return
+    real_prefix = os.path.join(real_folder, "")  # the folder's real path and a separator, once per folder
     for entry in entries:
-        if entry.name.startswith("."):
+        name = entry.name
+        if name.startswith("."):
             continue
         if entry.is_dir(follow_symlinks=False):
-            yield from _folder_specs(entry.path, os.path.join(real_folder, entry.name), entered)
+            yield from _folder_specs(entry.path, real_prefix + name, entered)
         elif entry.is_symlink() and entry.is_dir():
             yield from _folder_specs(entry.path, os.path.realpath(entry.path), entered)
-        elif _spec_suffix(entry.name):
+        elif _spec_suffix(name):
             if not entry.is_symlink():
-                yield key + entry.name, entry.path, os.path.join(real_folder, entry.name)
+                yield key + name, entry.path, real_prefix + name
             elif not entry.is_dir():
-                yield key + entry.name, entry.path, _real(Path(entry.path))
+                yield key + name, entry.path, _real(Path(entry.path))
 
 
 def _check_chunk(items: Sequence[Tuple[str, str, Optional[Tuple[str, str]]]], profiles_root: str,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Dict, List, Tuple
 
@@ -22,7 +23,7 @@ from pipeline import regen, runner
 from pipeline.artifact_cache import ARTIFACTS_FILE, ARTIFACTS_FORMAT, ARTIFACTS_HEADER, ArtifactCache
 from pipeline.op_profiles import load_op_profiles
 from pipeline.result_cache import CACHE_DIR_ENV, PROFILES_FILE, PROFILES_HEADER, cache_keys, line_checksum, now_ns
-from spec_repos import SPECS, commit_all, edit, git_repo, make_repo, run
+from spec_repos import GIT_ENV, SPECS, commit_all, edit, git_repo, make_repo, modelspec_argv, run
 
 DEEPSEEK, LLAMA, QWEN = SPECS
 OLD = 1_600_000_000  # an mtime (2020) long before any entry's reading: the stat rule applies
@@ -347,3 +348,23 @@ def test_a_usage_error_leaves_no_cache_folder(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo")
     assert run(root, "regen", "--check", "--commit").exit_code == 2
     assert not (root / ".modelspec_cache").exists()
+
+
+def test_concurrent_runs_share_the_cache(tmp_path: Path, counted) -> None:
+    root = make_repo(tmp_path / "repo")
+    assert run(root, "regen").exit_code == 0
+    edit(root / LLAMA, "num_hidden_layers: 32", "num_hidden_layers: 30")
+    env = {**os.environ, **GIT_ENV}
+    env.pop(CACHE_DIR_ENV, None)
+    runs = [subprocess.Popen(modelspec_argv(*args, "--root", str(root)), env=env, stdout=subprocess.PIPE, text=True)
+            for args in (("regen",), ("regen", "--check"), ("regen", "--check"), ("regen",))]
+    for process in runs:
+        process.communicate(timeout=120)
+        assert process.returncode in (0, 1)
+    age(root)
+    cold = run(root, "regen", "--check", "--no-cache")
+    counted["built"].clear()
+    cached = run(root, "regen", "--check")
+    assert (cached.exit_code, cached.stdout) == (cold.exit_code, cold.stdout) \
+        == (0, "resolved/ is up to date (3 artifacts and the index)\n")
+    assert counted["built"] == []  # the entries the four runs left stand: aged files are hashed, not built

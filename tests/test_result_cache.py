@@ -361,8 +361,8 @@ def test_list_from_the_index_is_byte_for_byte_list_from_the_specs(tmp_path: Path
     cold = list_(repo, "--format", fmt, "--no-cache")
     assert cold[0] == 0 and len(checked) == 32
     assert list_(repo, "--format", fmt) == cold  # checks every spec and learns the index
-    index = repo / ".modelspec_cache" / result_cache.INDEX_FILE
-    assert len(index.read_text(encoding="utf-8").splitlines()) == 33  # a header and a line per spec
+    for name in (result_cache.NAMES_FILE, result_cache.ROWS_FILE):  # a header and a line per spec
+        assert len((repo / ".modelspec_cache" / name).read_text(encoding="utf-8").splitlines()) == 33
     checked.clear()
     results = repo / ".modelspec_cache" / RESULTS_FILE
     results.write_text("", encoding="utf-8")  # the results are not read: the index answers every spec
@@ -387,43 +387,54 @@ def test_a_spec_read_in_the_tick_it_was_written_is_not_indexed(tmp_path: Path, c
     fresh = repo / "specs" / "llama" / "llama-3.1-8b.yaml"
     fresh.touch()  # mtime: now, so its stat cannot stand for its bytes yet
     list_(repo)
-    lines = (repo / ".modelspec_cache" / result_cache.INDEX_FILE).read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 32 and not any(line.startswith("specs/llama/llama-3.1-8b.yaml\t") for line in lines)
+    for name in (result_cache.NAMES_FILE, result_cache.ROWS_FILE):
+        lines = (repo / ".modelspec_cache" / name).read_text(encoding="utf-8").splitlines()
+        assert len(lines) == 32 and not any(line.startswith("specs/llama/llama-3.1-8b.yaml\t") for line in lines)
     checked.clear()
     list_(repo)
     assert checked == []  # its record's digest still matches: read, not checked
 
 
 @pytest.mark.parametrize("damage", ["truncated", "flipped byte", "another environment", "garbage"])
-def test_a_damaged_index_is_ignored_whole_and_rewritten(tmp_path: Path, checked: List[str], damage: str) -> None:
+@pytest.mark.parametrize("table", ["names", "rows"])
+def test_a_damaged_index_is_ignored_whole_and_rewritten(tmp_path: Path, checked: List[str], damage: str,
+                                                        table: str) -> None:
     repo = _clean_repo(tmp_path / "repo")
     cold = list_(repo)
-    index = repo / ".modelspec_cache" / result_cache.INDEX_FILE
+    show = ["show", "--root", str(repo), "llama-3.1-8b"]  # a names pass over every spec
+    cold_show = CliRunner().invoke(main, show).stdout
+    index = repo / ".modelspec_cache" / table
     good = index.read_text(encoding="utf-8")
     header, _, body = good.partition("\n")
     damaged = {"truncated": good[:len(good) // 2],
-               "flipped byte": header + "\n" + body.replace('"arch":"llama"', '"arch":"llamb"', 1),
+               "flipped byte": header + "\n" + body.replace("-v3", "-v4", 1),
                "another environment": header.replace("\t", "\t0", 1) + "\n" + body,
                "garbage": "\x00 not an index\n\t\t\n"}[damage]
     index.write_text(damaged, encoding="utf-8")
     checked.clear()
-    assert list_(repo) == cold and checked == []  # the results answered every spec instead
-    assert index.read_text(encoding="utf-8") == good  # and the index was rebuilt from them, the same
+    # the results answered every spec instead (show checks its own spec), and the index was rebuilt, the same
+    if table == "names":
+        assert CliRunner().invoke(main, show).stdout == cold_show and checked == ["specs/llama/llama-3.1-8b.yaml"]
+    else:
+        assert list_(repo) == cold and checked == []
+    assert index.read_text(encoding="utf-8") == good
 
 
 def test_a_profile_change_invalidates_the_whole_index(tmp_path: Path, checked: List[str]) -> None:
     repo = _tiny_repo(tmp_path / "repo")
     age(repo)
     list_(repo)
-    index = repo / ".modelspec_cache" / result_cache.INDEX_FILE
-    assert len(index.read_text(encoding="utf-8").splitlines()) == 4
+    folder = repo / ".modelspec_cache"
+    before = {name: (folder / name).read_text(encoding="utf-8") for name in (result_cache.NAMES_FILE,
+                                                                             result_cache.ROWS_FILE)}
+    assert all(len(text.splitlines()) == 4 for text in before.values())
     profile = repo / "op_profiles" / "llama.yaml"
     profile.write_text(profile.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
-    before = index.read_text(encoding="utf-8")
     checked.clear()
     assert list_(repo) == list_(repo, "--no-cache")
-    assert index.read_text(encoding="utf-8") != before  # another stamp: every entry learnt again
-    assert len(index.read_text(encoding="utf-8").splitlines()) == 4
+    for name, text in before.items():  # another stamp: every line learnt again
+        after = (folder / name).read_text(encoding="utf-8")
+        assert after != text and len(after.splitlines()) == 4
 
 
 def test_checking_one_file_takes_the_others_names_from_the_index(tmp_path: Path, checked: List[str],

@@ -62,9 +62,9 @@ def command(fmt: str, root: Optional[Path], no_cache: bool) -> None:
     indexed, todo = [], []  # the rows the catalogue index holds (JSON), and the files it does not answer
     for path, display in zip(files, repo.displays(files)):
         status = regular_file_stat(path) if cache is not None else None
-        entry = cache.index.entry(display, status) if status is not None else None
-        if entry is not None and entry.listed == "1":
-            indexed.append(entry.row)
+        row = cache.index.listed_row(display, status) if status is not None else None
+        if row is not None:
+            indexed.append(row)
         else:
             todo.append((path, display))
     rows, failed = json.loads(f"[{','.join(indexed)}]"), False
