@@ -17,6 +17,8 @@ From the changed files, :func:`select_specs` picks:
 
 - every spec file added, modified or renamed (a renamed spec is checked
   under its new path); a deleted spec is reported as removed, never checked;
+  a file in a folder the catalogue reaches through a symlink counts under
+  the catalogue's name for it, wherever git finds it;
 - every spec whose op profile changed: a profile ``op_profiles/<arch>.yaml``
   touches the specs of that arch (their ``arch``, or the profile their name
   matches), the vision profile touches the specs with a tower, and a spec
@@ -42,6 +44,7 @@ history stops before the merge base (``git fetch --unshallow``;
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -351,7 +354,7 @@ def _parse_name_status(raw: str) -> List[Tuple[str, str, Optional[str]]]:
     return found
 
 
-def changes_since(root: Path, ref: str) -> Changes:
+def changes_since(root: Path, ref: str, shown: Optional[Callable[[str], Optional[str]]] = None) -> Changes:
     """Return what changed in the spec repository at *root* since the merge base of *ref* and ``HEAD``.
 
     The working tree is compared (tracked files staged or not, and untracked
@@ -359,6 +362,14 @@ def changes_since(root: Path, ref: str) -> Changes:
     similarity rule (``--find-renames``, 50 %). An untracked copy of a deleted
     file is an addition and a deletion, not a rename, since git only pairs
     renames among the files it tracks.
+
+    Args:
+        root: The spec repository's root.
+        ref: The revision to compare with.
+        shown: The catalogue's name (root-relative, as :class:`FileChange` gives paths) of the spec file at an
+            absolute path git names, or ``None``: git names a file in a folder the catalogue reaches through a
+            symlink (``specs -> data/specs``) by where it is, the catalogue by the link. Without it, or when it
+            says ``None``, a path is the file's own, relative to *root* (a file outside *root* is left out).
 
     Raises:
         GitError: See :func:`merge_base`, and :func:`_open_plumbing`.
@@ -371,10 +382,14 @@ def changes_since(root: Path, ref: str) -> Changes:
                                                  "--", strip_newline_in_stdout=False))
         untracked = repo.git.ls_files("--others", "--exclude-standard", "-z", strip_newline_in_stdout=False)
         pin = _pin_change(repo, base, [path for _, path, _ in found])
+        top = repo.working_tree_dir
     found.extend(("added", path, None) for path in untracked.split("\0") if path)
 
     def inside(path: Optional[str]) -> Optional[str]:  # git's name of a file, as the catalogue shows it
-        return printable(path[len(prefix):]) if path is not None and path.startswith(prefix) else None
+        if path is None:
+            return None
+        name = shown(os.path.join(top, path)) if shown is not None and path.endswith(SPEC_SUFFIXES) else None
+        return name if name is not None else printable(path[len(prefix):]) if path.startswith(prefix) else None
 
     files = []
     for status, path, old_path in found:

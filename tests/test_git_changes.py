@@ -227,6 +227,30 @@ def test_specs_whose_names_reports_escape_are_selected_and_removed_under_those_n
                              "removed since main: specs/gone\\n.yaml (not checked)\n")
 
 
+@pytest.mark.parametrize("link, target", [("specs", "data/specs"),                   # the catalogue folder itself
+                                           ("specs/llama", "../../vendor/llama")])  # a folder outside the root
+def test_a_spec_in_a_folder_reached_through_a_symlink_is_selected_and_removed_by_its_catalogue_name(
+        tmp_path: Path, link: str, target: str) -> None:
+    # git names such a file where it is, the catalogue by the link: the change is the catalogue's spec.
+    top = tmp_path / "top"
+    root = make_repo(top / "catalogue")
+    real = (root / link).parent / target
+    real.parent.mkdir(parents=True, exist_ok=True)
+    (root / link).rename(real)
+    (root / link).symlink_to(target)
+    llama = real / (LLAMA.removeprefix("specs/") if link == "specs" else "llama-3.1-8b.yaml")
+    (llama.parent / "old.yaml").write_text(llama.read_text(encoding="utf-8").replace("llama-3.1-8b", "old"),
+                                           encoding="utf-8")
+    git(top, "init", "-q", "-b", "main")
+    commit_all(top, "catalogue, a folder of it linked")
+    edit(llama, "vocab_size: 128256", "vocab_size: 128000")
+    (llama.parent / "old.yaml").unlink()
+    result = check_changed(root)
+    assert (result.exit_code, checked_files(result.stdout)) == (0, ["catalogue/" + LLAMA])
+    assert result.stderr == (f"changed since main (merge base {base_of(top)}): 1 of 3 specs (1 modified)\n"
+                             "removed since main: specs/llama/old.yaml (not checked)\n")
+
+
 @pytest.mark.parametrize("variable, value", [("GIT_DIR", "other/.git"), ("GIT_WORK_TREE", "other")])
 def test_git_s_environment_does_not_change_the_repository_compared(repo: Path, tmp_path: Path, variable: str,
                                                                   value: str) -> None:

@@ -12,11 +12,14 @@ error, never a silent full or empty run.
 from __future__ import annotations
 
 import contextlib
+import os
+import posixpath
 from pathlib import Path
-from typing import Any, Iterator, List, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import click
 
+from pipeline.escape import printable
 from pipeline.output import echo
 
 from pipeline.op_profiles import OpProfiles
@@ -62,6 +65,26 @@ def rule_folders(repo: SpecRepo) -> List[str]:
     return [folder.relative_to(root).as_posix() + "/" for folder in folders if folder.is_relative_to(root)]
 
 
+def _catalogue_name(repo: SpecRepo, by_display: Mapping[str, Path]) -> Callable[[str], Optional[str]]:
+    """The catalogue's name for the spec file at an absolute path git names: its display when the catalogue
+    takes it so, else (a folder reached through a symlink: ``specs -> data/specs``, ``specs/ext -> ../vendor``)
+    its name in the catalogue's folder that is that folder (a deleted file too), else ``None``. The folders'
+    real paths are found once, when a name first needs them."""
+    folders: Dict[str, str] = {}
+
+    def name(path: str) -> Optional[str]:
+        display = repo.display(path)
+        if display in by_display:
+            return display
+        if not folders:
+            for folder, shown in {os.path.dirname(os.fspath(file)): posixpath.dirname(file_display)
+                                  for file_display, file in by_display.items()}.items():
+                folders.setdefault(os.path.realpath(folder), shown)
+        folder = folders.get(os.path.realpath(os.path.dirname(path)))
+        return None if folder is None else f"{folder}/{printable(os.path.basename(path))}"
+    return name
+
+
 def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpProfiles,
                   paths: Sequence[Path], quiet: bool = False) -> Tuple[List[Path], Any]:
     """Return the files among *files* that the change since *ref* touches, and the
@@ -84,7 +107,7 @@ def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpP
     by_display = {repo.display(path): path for path in files}
     own_profiles = repo.profiles.resolve().is_relative_to(repo.root.resolve())
     with git_errors():
-        changes = changes_since(repo.root, ref)
+        changes = changes_since(repo.root, ref, _catalogue_name(repo, by_display))
     selection = select_specs(changes, sorted(by_display), lambda display: spec_facts(by_display[display], profiles),
                              repo.display(repo.profiles) + "/" if own_profiles else None, _scope(repo, paths),
                              rule_folders(repo), changes.pin)
