@@ -251,6 +251,20 @@ def test_a_spec_in_a_folder_reached_through_a_symlink_is_selected_and_removed_by
                              "removed since main: specs/llama/old.yaml (not checked)\n")
 
 
+def test_a_spec_that_is_a_symlink_is_selected_when_the_file_it_names_changes(tmp_path: Path) -> None:
+    top = tmp_path / "top"
+    root = make_repo(top / "catalogue")
+    (top / "vendor").mkdir()
+    (root / LLAMA).rename(top / "vendor" / "llama.yaml")
+    (root / LLAMA).symlink_to(Path("..", "..", "..", "vendor", "llama.yaml"))
+    git(top, "init", "-q", "-b", "main")
+    commit_all(top, "catalogue, a spec of it linked")
+    edit(top / "vendor" / "llama.yaml", "vocab_size: 128256", "vocab_size: 128000")
+    result = check_changed(root)
+    assert (result.exit_code, checked_files(result.stdout)) == (0, ["catalogue/" + LLAMA])
+    assert result.stderr == f"changed since main (merge base {base_of(top)}): 1 of 3 specs (1 modified)\n"
+
+
 @pytest.mark.parametrize("variable, value", [("GIT_DIR", "other/.git"), ("GIT_WORK_TREE", "other")])
 def test_git_s_environment_does_not_change_the_repository_compared(repo: Path, tmp_path: Path, variable: str,
                                                                   value: str) -> None:

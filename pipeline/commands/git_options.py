@@ -67,9 +67,10 @@ def rule_folders(repo: SpecRepo) -> List[str]:
 
 def _catalogue_name(repo: SpecRepo, by_display: Mapping[str, Path]) -> Callable[[str], Optional[str]]:
     """The catalogue's name for the spec file at an absolute path git names: its display when the catalogue
-    takes it so, else (a folder reached through a symlink: ``specs -> data/specs``, ``specs/ext -> ../vendor``)
-    its name in the catalogue's folder that is that folder (a deleted file too), else ``None``. The folders'
-    real paths are found once, when a name first needs them."""
+    takes it so; else the spec that is a symlink to it; else (a folder reached through a symlink:
+    ``specs -> data/specs``, ``specs/ext -> ../vendor``) its name in the catalogue's folder that is that folder
+    (a deleted file too); else ``None``. The real paths are found once, when a name first needs them."""
+    linked: Dict[str, str] = {}  # the real path of each spec that is a symlink, and of each folder: its name
     folders: Dict[str, str] = {}
 
     def name(path: str) -> Optional[str]:
@@ -77,9 +78,15 @@ def _catalogue_name(repo: SpecRepo, by_display: Mapping[str, Path]) -> Callable[
         if display in by_display:
             return display
         if not folders:
+            for file_display, file in by_display.items():
+                if os.path.islink(file):
+                    linked.setdefault(os.path.realpath(file), file_display)
             for folder, shown in {os.path.dirname(os.fspath(file)): posixpath.dirname(file_display)
                                   for file_display, file in by_display.items()}.items():
                 folders.setdefault(os.path.realpath(folder), shown)
+        real = os.path.realpath(path)
+        if real in linked:
+            return linked[real]
         folder = folders.get(os.path.realpath(os.path.dirname(path)))
         return None if folder is None else f"{folder}/{printable(os.path.basename(path))}"
     return name
