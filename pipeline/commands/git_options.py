@@ -71,8 +71,8 @@ def _catalogue_name(repo: SpecRepo, by_display: Mapping[str, Path]) -> Callable[
     ``specs -> data/specs``, ``specs/ext -> ../vendor``, ``op_profiles -> shared/op_profiles``) its name in the
     catalogue's folder, or the op profiles', that is that folder (a deleted file too); else ``None``. The real
     paths are found once, when a name first needs them."""
-    linked: Dict[str, str] = {}  # the real path of each spec that is a symlink, and of each folder: its name
-    folders: Dict[str, str] = {}
+    linked: Dict[str, str] = {}  # the real path of each spec that is a symlink: its name
+    folders: Dict[str, str] = {}  # the real path of each folder of the catalogue, and of the op profiles: its name
 
     def name(path: str) -> Optional[str]:
         display = repo.display(path)
