@@ -265,6 +265,19 @@ def test_a_spec_that_is_a_symlink_is_selected_when_the_file_it_names_changes(tmp
     assert result.stderr == f"changed since main (merge base {base_of(top)}): 1 of 3 specs (1 modified)\n"
 
 
+def test_a_profile_changed_in_a_linked_op_profiles_folder_fans_out(repo: Path) -> None:
+    (repo / "shared").mkdir()
+    (repo / "op_profiles").rename(repo / "shared" / "op_profiles")
+    (repo / "op_profiles").symlink_to(Path("shared", "op_profiles"))
+    commit_all(repo, "the op profiles linked")
+    with (repo / "shared" / "op_profiles" / "llama.yaml").open("a", encoding="utf-8") as handle:
+        handle.write("# a comment changes the profile's bytes\n")
+    result = check_changed(repo, "HEAD")
+    assert (result.exit_code, checked_files(result.stdout)) == (0, [LLAMA])
+    assert result.stderr == (f"changed since HEAD (merge base {base_of(repo, 'HEAD')}): 1 of 3 specs "
+                             "(1 op profile llama changed)\n")
+
+
 @pytest.mark.parametrize("variable, value", [("GIT_DIR", "other/.git"), ("GIT_WORK_TREE", "other")])
 def test_git_s_environment_does_not_change_the_repository_compared(repo: Path, tmp_path: Path, variable: str,
                                                                   value: str) -> None:

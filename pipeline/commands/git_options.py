@@ -68,8 +68,9 @@ def rule_folders(repo: SpecRepo) -> List[str]:
 def _catalogue_name(repo: SpecRepo, by_display: Mapping[str, Path]) -> Callable[[str], Optional[str]]:
     """The catalogue's name for the spec file at an absolute path git names: its display when the catalogue
     takes it so; else the spec that is a symlink to it; else (a folder reached through a symlink:
-    ``specs -> data/specs``, ``specs/ext -> ../vendor``) its name in the catalogue's folder that is that folder
-    (a deleted file too); else ``None``. The real paths are found once, when a name first needs them."""
+    ``specs -> data/specs``, ``specs/ext -> ../vendor``, ``op_profiles -> shared/op_profiles``) its name in the
+    catalogue's folder, or the op profiles', that is that folder (a deleted file too); else ``None``. The real
+    paths are found once, when a name first needs them."""
     linked: Dict[str, str] = {}  # the real path of each spec that is a symlink, and of each folder: its name
     folders: Dict[str, str] = {}
 
@@ -84,6 +85,7 @@ def _catalogue_name(repo: SpecRepo, by_display: Mapping[str, Path]) -> Callable[
             for folder, shown in {os.path.dirname(os.fspath(file)): posixpath.dirname(file_display)
                                   for file_display, file in by_display.items()}.items():
                 folders.setdefault(os.path.realpath(folder), shown)
+            folders.setdefault(os.path.realpath(repo.profiles), repo.display(repo.profiles))
         real = os.path.realpath(path)
         if real in linked:
             return linked[real]
