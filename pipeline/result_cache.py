@@ -454,18 +454,31 @@ def load_profile_data(folder: Path, key: str) -> Optional[Dict[str, dict]]:
 
 def store_profile_data(folder: Path, key: str, documents: Mapping[str, Any]) -> None:
     """Keep *documents* in *folder* under *key* (replacing what was kept), when JSON gives each back
-    exactly (:func:`json_exact`) and *folder* exists; a folder that cannot be written is let be (the next run
-    checks again).
+    exactly (:func:`json_exact`); a folder that cannot be written is let be (the next run checks again).
 
     The folder is never created here: profiles are read before a command has checked its arguments, and a
-    command refused for a usage error leaves nothing behind. The result cache's save creates it, so the run
-    after a repository's first keeps the profiles.
+    command refused for a usage error leaves nothing behind. When it does not exist yet, the entry waits in
+    this process and is written when :func:`prepare_folder` creates it (the result cache's save, at the end of
+    a command that did its work), so a repository's first run keeps its profiles too.
     """
-    if not folder.is_dir() or not json_exact(documents):
+    if not json_exact(documents):
         return
     record = json.dumps(documents, separators=(",", ":"), allow_nan=False)
+    text = f"{PROFILES_HEADER}{key}\t{line_checksum(key, record)}\t{record}\n"
+    if not folder.is_dir():
+        _WAITING_PROFILES[folder] = text
+        return
+    _write_profile_entry(folder, text)
+
+
+#: Profile cache entries checked before their cache folder existed, by folder (see :func:`store_profile_data`).
+_WAITING_PROFILES: Dict[Path, str] = {}
+
+
+def _write_profile_entry(folder: Path, text: str) -> None:
+    """Replace *folder*'s profile cache entry with *text*; a folder that cannot be written is let be."""
     try:
-        _replace(folder / PROFILES_FILE, f"{PROFILES_HEADER}{key}\t{line_checksum(key, record)}\t{record}\n")
+        _replace(folder / PROFILES_FILE, text)
     except OSError:
         pass
 
@@ -908,8 +921,8 @@ _CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
 
 
 def prepare_folder(folder: Path) -> None:
-    """Create the cache folder with its ``.gitignore`` and ``CACHEDIR.TAG`` (a command that will write the cache
-    may create it before it reads the op profiles, so they are kept on its first run too).
+    """Create the cache folder with its ``.gitignore`` and ``CACHEDIR.TAG``, and write the op profiles checked
+    before it existed (:func:`store_profile_data`), so a repository's first run keeps them.
 
     Raises:
         OSError: If it cannot be created.
@@ -918,6 +931,9 @@ def prepare_folder(folder: Path) -> None:
     for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
         if not (folder / name).exists():
             _replace(folder / name, text)
+    waiting = _WAITING_PROFILES.pop(folder, None)
+    if waiting is not None and not (folder / PROFILES_FILE).exists():
+        _write_profile_entry(folder, waiting)
 
 
 def _replace(path: Path, text: Iterable[str]) -> None:
