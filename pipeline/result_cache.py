@@ -535,6 +535,14 @@ class _IndexTable:
                 entries[file] = rest
         return entries
 
+    def stamped(self) -> bool:
+        """Whether the file's header names this index's stamp (its lines are not read, nor their checksum)."""
+        try:
+            with open(self.path, "r", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
+                return handle.readline().startswith(f"{INDEX_HEADER}\t{self._stamp}\t")
+        except OSError:
+            return False
+
     @property
     def entries(self) -> Dict[str, str]:
         """The lines read, by file."""
@@ -608,6 +616,10 @@ class CatalogueIndex:
         stamp = f"{keys.environment}\t{keys.depends(json_text([EVERY_PROFILE]))}"
         self._names = _IndexTable(folder / NAMES_FILE, stamp)
         self._rows = _IndexTable(folder / ROWS_FILE, stamp)
+
+    def stamped(self) -> bool:
+        """Whether both files are of this environment and profile set (see :meth:`_IndexTable.stamped`)."""
+        return self._names.stamped() and self._rows.stamped()
 
     def listed_row(self, file: str, status: os.stat_result) -> Optional[str]:
         """*file*'s ``list`` row (JSON) when its line stands for it (:meth:`_IndexTable.standing`) and its spec
@@ -701,6 +713,7 @@ class ResultCache:
         self.file = file
         self.header = header
         self._index: Optional[CatalogueIndex] = None
+        self._learning = False
         self._read: Optional[Tuple[Optional[str], Dict[str, str], int]] = None  # read when first asked
         self._new: set = set()  # the files this run has new lines for; the lines wait in a spool file
         self._spool: Optional[Any] = None
@@ -712,6 +725,14 @@ class ResultCache:
         if self._index is None:
             self._index = CatalogueIndex(self.folder, self.keys)
         return self._index
+
+    def rebuild_index(self) -> None:
+        """Have this run teach the catalogue index every file it checks or reuses, when the index is missing or
+        of another environment or profile set (a run over the whole catalogue, so the duplicate-name pass of
+        the next one-file check finds every other spec there); a current index is let be (the next names pass
+        refreshes what changed), so a warm run pays two header lines for it."""
+        if not self.index.stamped():
+            self._learning = True
 
     @property
     def _lines(self) -> Dict[str, str]:
@@ -735,7 +756,7 @@ class ResultCache:
             return None
         try:
             verdict = decode_verdict(file, record, with_row)
-            if with_row:  # list: what the index lacks, it learns
+            if with_row or self._learning:  # list, or a check rebuilding the index: what it lacks, it learns
                 self.index.learn(file, record, listed(record))
         except (KeyError, TypeError, ValueError, IndexError):
             return None

@@ -459,3 +459,27 @@ def test_checking_one_file_takes_the_others_names_from_the_index(tmp_path: Path,
     code, out = check(repo, str(clash))
     assert code == 1 and "[spec.duplicate-name] name 'deepseek-v3' is also the name of specs/deepseek/deepseek-v3.yaml" \
         in out
+
+
+def test_a_check_of_the_whole_catalogue_builds_the_index_a_one_file_check_then_reads(
+        tmp_path: Path, checked: List[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _clean_repo(tmp_path / "repo")
+    check(repo)  # from an empty cache: no index yet, so this run teaches it every spec
+    folder = repo / ".modelspec_cache"
+    for name in (result_cache.NAMES_FILE, result_cache.ROWS_FILE):
+        assert len((folder / name).read_text(encoding="utf-8").splitlines()) == 33
+    one = str(repo / "specs" / "llama" / "llama-3.1-8b.yaml")
+    expected = check(repo, one, "--no-cache")
+    real = ResultCache.record
+
+    def only_its_own(self, file):
+        assert file == "specs/llama/llama-3.1-8b.yaml", f"read the results for {file}"
+        return real(self, file)
+
+    monkeypatch.setattr(ResultCache, "record", only_its_own)
+    assert check(repo, one) == expected
+    monkeypatch.setattr(ResultCache, "record", real)
+    # a current index is let be: a warm check of the whole catalogue reads its header lines, not its lines
+    monkeypatch.setattr(result_cache._IndexTable, "_read", lambda self: pytest.fail(f"read {self.path}"))
+    checked.clear()
+    assert check(repo) == check(repo, "--no-cache") and len(checked) == 32

@@ -146,6 +146,8 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     cache = open_cache(repo, profiles, not no_cache)
     # Every spec under specs/ is checked: no name is elsewhere.
     everything = not paths and changed_since is None and not config.specs and not config.exclude and not excludes
+    if everything and cache is not None:
+        cache.rebuild_index()
     codes = LazyCodes()  # gathered only if an inline ignore or a report needs them
 
     def run_checks():
