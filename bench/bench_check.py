@@ -18,7 +18,8 @@ median wall time of:
 - ``regen`` (cold: no ``resolved/``, no cache), ``regen --check`` of the tree it
   wrote, ``regen`` again with nothing to do, ``diff HEAD``
   with one spec edited (sizes up to ``--regen-max``, ``--regen-rounds`` rounds: they are slow);
-- peak RSS (the child's ``ru_maxrss``) of ``check -j1`` and of check-jsonschema;
+- peak RSS (the child's ``ru_maxrss``, started from a small launcher: see :data:`LAUNCHER`) of ``check -j1`` and
+  of check-jsonschema;
 - per file: ``check -j1`` against reading and parsing the file with libyaml alone.
 
 A benchmark prints figures; no test times anything. Both tools run with
@@ -155,18 +156,33 @@ def make_repo(dest: Path, fill: Callable[[Path, int], None], count: int) -> Path
     return dest
 
 
+#: Runs a command and writes its wall time and peak RSS to a file. A child started from a big process reports
+#: that process's peak as its own (Linux carries the old image's high-water mark across exec, and subprocess
+#: spawns with vfork), so every command is started from this small launcher instead of from the bench.
+LAUNCHER = """\
+import os, subprocess, sys, time
+report, command = sys.argv[1], sys.argv[2:]
+started = time.perf_counter()
+child = subprocess.Popen(command)
+_, status, usage = os.wait4(child.pid, 0)
+elapsed = time.perf_counter() - started
+with open(report, "w") as handle:
+    handle.write(f"{elapsed!r} {usage.ru_maxrss}")
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def run(command: Sequence[str], cwd: Path, ok: Sequence[int] = (0,)) -> Tuple[float, int]:
-    """Run *command*; (wall seconds, peak RSS in KiB). Fails loudly on an exit code not in *ok*."""
-    started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - started
-    stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
-    process.stderr.close()
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode not in ok:
-        raise SystemExit(f"{' '.join(command[:4])} ... exited {process.returncode}:\n{stderr[-2000:]}")
-    return elapsed, usage.ru_maxrss
+    """Run *command* (through :data:`LAUNCHER`); (wall seconds, peak RSS in KiB). Fails loudly on an exit code
+    not in *ok*."""
+    with tempfile.NamedTemporaryFile("r", suffix=".run") as report:
+        process = subprocess.run([sys.executable, "-c", LAUNCHER, report.name, *command], cwd=cwd, env=ENV,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+        if process.returncode not in ok:
+            stderr = process.stderr.decode(errors="replace")
+            raise SystemExit(f"{' '.join(command[:4])} ... exited {process.returncode}:\n{stderr[-2000:]}")
+        elapsed, rss = report.read().split()
+    return float(elapsed), int(rss)
 
 
 class Rounds:
