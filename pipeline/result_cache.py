@@ -618,8 +618,8 @@ class CatalogueIndex:
         self._rows = _IndexTable(folder / ROWS_FILE, stamp)
 
     def stamped(self) -> bool:
-        """Whether both files are of this environment and profile set (see :meth:`_IndexTable.stamped`)."""
-        return self._names.stamped() and self._rows.stamped()
+        """Whether the names file is of this environment and profile set (see :meth:`_IndexTable.stamped`)."""
+        return self._names.stamped()
 
     def listed_row(self, file: str, status: os.stat_result) -> Optional[str]:
         """*file*'s ``list`` row (JSON) when its line stands for it (:meth:`_IndexTable.standing`) and its spec
@@ -636,19 +636,22 @@ class CatalogueIndex:
         known = self._names.standing(file, status)
         return (True, json_name(known)) if known is not None and "\t" not in known else (False, None)
 
-    def learn(self, file: str, record: Record, listed: str) -> None:
+    def learn(self, file: str, record: Record, listed: Optional[str] = None) -> None:
         """Note *record* (current, its stat the file's) as *file*'s lines, unless the index has them already.
 
         Args:
             file: The file's path as the run shows it.
             record: Its current record.
-            listed: ``1``, ``0`` or ``-`` (see :class:`CatalogueIndex`).
+            listed: ``1``, ``0`` or ``-`` (see :class:`CatalogueIndex`) to learn its ``list`` row too; ``None``
+                for its name alone (a ``check``: ``list`` learns the rows it reads, and a check of 30k files
+                holding every row to write would double its memory).
         """
         mtime = record.stat.split(":")[1]
         if not mtime.isdigit() or int(mtime) + RACY_NS > record.read_ns:
             return  # read in the tick it was written: such a line would never stand for the file
         self._names.learn(file, record, record.stated)
-        self._rows.learn(file, record, f"{listed}\t{record.row or '-'}")
+        if listed is not None:
+            self._rows.learn(file, record, f"{listed}\t{record.row or '-'}")
 
     @property
     def learnt(self) -> bool:
@@ -713,7 +716,7 @@ class ResultCache:
         self.file = file
         self.header = header
         self._index: Optional[CatalogueIndex] = None
-        self._learning = False
+        self._learning = False  # a check rebuilding the index's names (rebuild_index)
         self._read: Optional[Tuple[Optional[str], Dict[str, str], int]] = None  # read when first asked
         self._new: set = set()  # the files this run has new lines for; the lines wait in a spool file
         self._spool: Optional[Any] = None
@@ -756,8 +759,10 @@ class ResultCache:
             return None
         try:
             verdict = decode_verdict(file, record, with_row)
-            if with_row or self._learning:  # list, or a check rebuilding the index: what it lacks, it learns
+            if with_row:  # list: what the index lacks, it learns
                 self.index.learn(file, record, listed(record))
+            elif self._learning:  # a check rebuilding the index: the names
+                self.index.learn(file, record)
         except (KeyError, TypeError, ValueError, IndexError):
             return None
         return verdict
@@ -794,7 +799,7 @@ class ResultCache:
             return name
         record = self.record(display)
         if record is not None and record.environment == self.keys.environment and record.unchanged(status):
-            self.index.learn(display, record, _listed_or_unknown(record))
+            self.index.learn(display, record)
             return record.stated_name
         read_ns = now_ns()
         raw = read_spec_bytes(path)
@@ -820,9 +825,10 @@ class ResultCache:
         checksum, _, rest = tail.partition("\t")
         return checksum, rest
 
-    def add(self, file: str, line: str) -> None:
+    def add(self, file: str, line: str, with_row: bool = False) -> None:
         """Keep *line* (:meth:`Record.to_line`) as *file*'s record when the run saves (spooled to a temporary
-        file, so a run over a catalogue holds no new line in memory)."""
+        file, so a run over a catalogue holds no new line in memory); a run that reads the catalogue index
+        teaches it the file's name (and its ``list`` row, *with_row*)."""
         if self._spool is None:
             self._spool = tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogateescape", newline="\n")
         self._spool.write(line)
@@ -832,7 +838,7 @@ class ResultCache:
             checksum, _, fields = rest.partition("\t")
             record = parse_record(file_part, checksum, fields)
             if record is not None and record.environment == self.keys.environment:
-                self._index.learn(file, record, _listed_or_unknown(record))
+                self._index.learn(file, record, _listed_or_unknown(record) if with_row else None)
 
     def save(self) -> Optional[str]:
         """Add this run's lines to the folder's file; the reason it could not, or ``None``.
