@@ -49,11 +49,11 @@ import re
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
                           "\ud800-\udfff\ufffe\uffff]")
 
-#: The characters :func:`json_text` writes as ``\\uXXXX``: what JSON leaves raw but a terminal or UTF-8 cannot take.
 #: Text :func:`printable` returns as it is, told at once: ASCII letters, digits and ``_ . / + = @ , -`` only (no
 #: character to escape, no ``:`` or ``#`` a workflow command needs). Most file names and identifiers are this.
 _PLAIN = re.compile(r"[\w./+=@,-]*", re.ASCII)
 
+#: The characters :func:`json_text` writes as ``\\uXXXX``: what JSON leaves raw but a terminal or UTF-8 cannot take.
 _JSON_RAW = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
                        "\ufffe\uffff]")
 
@@ -86,6 +86,12 @@ def first_unprintable(text: str) -> "str | None":
     return match.group() if match else None
 
 
+def is_plain(text: str) -> bool:
+    """Whether *text* holds only ASCII letters, digits and ``_ . / + = @ , -``: :func:`printable` gives it back
+    unchanged, and a caller that would escape many strings can tell so at once."""
+    return _PLAIN.fullmatch(text) is not None
+
+
 def printable(text: str, keep: str = "") -> str:
     """*text* safe on a terminal and in a CI log: see the module docstring.
 
@@ -96,7 +102,7 @@ def printable(text: str, keep: str = "") -> str:
     lines: ``keep="\\n"``). Workflow commands are defused
     (:func:`defuse_commands`), at the start of every line kept.
     """
-    if _PLAIN.fullmatch(text):
+    if is_plain(text):
         return text
 
     def escape(match: "re.Match[str]") -> str:

@@ -139,10 +139,9 @@ def _open(root: Path) -> Any:
     try:
         repo = git.Repo(root, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise GitError(f"{root} is not in a git repository; --changed-since, diff and regen --commit need "
-                       "one") from None
+        raise _not_a_repository(root) from None
     if repo.bare:
-        raise GitError(f"{root} is in a bare git repository, which has no work tree to compare")
+        raise _bare(root)
     try:  # GitPython opens a repository without git; git may still refuse it (safe.directory, a newer format)
         _run_git(repo.working_tree_dir, ["rev-parse", "--git-dir"])
     except _CommandFailed as failed:
@@ -227,24 +226,28 @@ def _open_plumbing(root: Path) -> _Plumbing:
     """The work tree holding *root*, for :class:`_Plumbing`'s questions (the refusals :func:`_open` makes).
 
     Raises:
-        GitError: If *root* is in no git work tree, or in a bare repository.
+        GitError: If *root* is in no git work tree, in a bare repository, or in one git refuses.
     """
     try:
-        bare, top = _run_git(str(root), ["rev-parse", "--is-bare-repository", "--show-toplevel"]).split("\n", 1)
-    except (_CommandFailed, ValueError):
-        try:
-            bare = _run_git(str(root), ["rev-parse", "--is-bare-repository"]).strip()
-        except _CommandFailed as failed:
-            if "not a git repository" not in str(failed):
-                raise _refused(root, failed) from None
-            bare = "false"
-        if bare == "true":
-            raise GitError(f"{root} is in a bare git repository, which has no work tree to compare") from None
-        raise GitError(f"{root} is not in a git repository; --changed-since, diff and regen --commit need "
-                       "one") from None
-    if bare.strip() == "true":
-        raise GitError(f"{root} is in a bare git repository, which has no work tree to compare")
-    return _Plumbing(top)
+        return _Plumbing(_run_git(str(root), ["rev-parse", "--show-toplevel"]))
+    except _CommandFailed:
+        pass
+    try:  # no work tree here: say whether there is a repository at all, a bare one, or one git refuses
+        bare = _run_git(str(root), ["rev-parse", "--is-bare-repository"]).strip() == "true"
+    except _CommandFailed as failed:
+        raise (_not_a_repository(root) if "not a git repository" in str(failed) else _refused(root, failed)) \
+            from None
+    raise _bare(root) if bare else _not_a_repository(root)
+
+
+def _not_a_repository(root: Path) -> GitError:
+    """The :class:`GitError` for *root* lying in no git work tree."""
+    return GitError(f"{root} is not in a git repository; --changed-since, diff and regen --commit need one")
+
+
+def _bare(root: Path) -> GitError:
+    """The :class:`GitError` for *root* lying in a bare repository."""
+    return GitError(f"{root} is in a bare git repository, which has no work tree to compare")
 
 
 def _command_errors() -> Tuple[type, ...]:

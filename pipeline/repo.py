@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Sequence
 
 from pipeline.op_profiles import bundled_profiles_dir
-from pipeline.escape import printable
+from pipeline.escape import is_plain, printable
 
 
 @dataclass(frozen=True)
@@ -91,11 +90,6 @@ class SpecRepo:
         return _relative_all(paths, self._resolved_root)
 
 
-#: A path :func:`_relative` gives back as it is past its folder's prefix: POSIX separators, plain text
-#: (:func:`~pipeline.escape.printable` changes nothing), no ``//``.
-_PLAIN_PATH = re.compile(r"(?:/[\w.+=@,-]+)+", re.ASCII) if os.sep == "/" else re.compile(r"(?!)")
-
-
 @functools.lru_cache(maxsize=16)
 def _prefix(base: Path) -> str:
     """How the absolute path of a file inside *base* starts, separator included."""
@@ -125,9 +119,8 @@ def _relative_all(paths: Sequence[str], base: Path) -> List[str]:
     """:func:`_relative` of each of *paths*; the common case (an absolute, normal path under *base*, plain
     text) told apart by string operations alone."""
     prefix = _prefix(base)
-    plain = _PLAIN_PATH.fullmatch
-    return [path[len(prefix):] if path.startswith(prefix) and plain(path) and "/." not in path
-            else _relative(path, base) for path in paths]
+    return [path[len(prefix):] if path.startswith(prefix) and is_plain(path) and "/." not in path
+            and "//" not in path and not path.endswith("/") else _relative(path, base) for path in paths]
 
 
 def _resolved(path: Path) -> Path:

@@ -777,12 +777,8 @@ class ResultCache:
         over every other spec of a catalogue, where the index answers nearly every file."""
         known_name = self.index.known_name
         for path, display in files:
-            try:
-                status = os.stat(path)
-            except (OSError, ValueError):
-                status = None
-            known, name = known_name(display, status) if status is not None and stat_module.S_ISREG(status.st_mode) \
-                else (False, None)
+            status = regular_file_stat(path)
+            known, name = known_name(display, status) if status is not None else (False, None)
             yield name if known else self.stated_name(path, display)
 
     def stated_name(self, path: "str | os.PathLike[str]", display: str) -> Optional[str]:
@@ -980,7 +976,7 @@ def _replace(path: Path, text: Iterable[str]) -> None:
         raise
 
 
-def regular_file_stat(path: Path) -> Optional[os.stat_result]:
+def regular_file_stat(path: "str | os.PathLike[str]") -> Optional[os.stat_result]:
     """*path*'s ``stat`` when it is a regular file (following links), else ``None``."""
     try:
         status = os.stat(path)

@@ -437,25 +437,31 @@ def test_a_profile_change_invalidates_the_whole_index(tmp_path: Path, checked: L
         assert after != text and len(after.splitlines()) == 4
 
 
+def reads_only_its_own_record(monkeypatch: pytest.MonkeyPatch, file: str) -> None:
+    """Make a run fail if it reads the results for any spec but *file* (the others' names must come from the
+    catalogue index)."""
+    real = ResultCache.record
+
+    def only_its_own(self, asked):
+        assert asked == file, f"read the results for {asked}"
+        return real(self, asked)
+
+    monkeypatch.setattr(ResultCache, "record", only_its_own)
+
+
 def test_checking_one_file_takes_the_others_names_from_the_index(tmp_path: Path, checked: List[str],
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     repo = _clean_repo(tmp_path / "repo")
     list_(repo)
     one = str(repo / "specs" / "llama" / "llama-3.1-8b.yaml")
     expected = check(repo, one, "--no-cache")
-    real = ResultCache.record
-
-    def only_its_own(self, file):
-        assert file == "specs/llama/llama-3.1-8b.yaml", f"read the results for {file}"
-        return real(self, file)
-
-    monkeypatch.setattr(ResultCache, "record", only_its_own)
-    checked.clear()
-    assert check(repo, one) == expected and checked == []
+    with monkeypatch.context() as patched:
+        reads_only_its_own_record(patched, "specs/llama/llama-3.1-8b.yaml")
+        checked.clear()
+        assert check(repo, one) == expected and checked == []
     clash = repo / "specs" / "llama" / "clash.yaml"
     clash.write_text((repo / "specs" / "deepseek" / "deepseek-v3.yaml").read_text(encoding="utf-8"),
                      encoding="utf-8")
-    monkeypatch.undo()
     code, out = check(repo, str(clash))
     assert code == 1 and "[spec.duplicate-name] name 'deepseek-v3' is also the name of specs/deepseek/deepseek-v3.yaml" \
         in out
@@ -470,15 +476,9 @@ def test_a_check_of_the_whole_catalogue_builds_the_index_a_one_file_check_then_r
     assert not (folder / result_cache.ROWS_FILE).exists()  # list learns the rows it reads
     one = str(repo / "specs" / "llama" / "llama-3.1-8b.yaml")
     expected = check(repo, one, "--no-cache")
-    real = ResultCache.record
-
-    def only_its_own(self, file):
-        assert file == "specs/llama/llama-3.1-8b.yaml", f"read the results for {file}"
-        return real(self, file)
-
-    monkeypatch.setattr(ResultCache, "record", only_its_own)
-    assert check(repo, one) == expected
-    monkeypatch.setattr(ResultCache, "record", real)
+    with monkeypatch.context() as patched:
+        reads_only_its_own_record(patched, "specs/llama/llama-3.1-8b.yaml")
+        assert check(repo, one) == expected
     # a current index is let be: a warm check of the whole catalogue reads its header lines, not its lines
     monkeypatch.setattr(result_cache._IndexTable, "_read", lambda self: pytest.fail(f"read {self.path}"))
     checked.clear()

@@ -93,8 +93,6 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
                                "(give the repository with --root)")
     # --commit's message compares every document with HEAD's, so it builds them all.
     use_cache = not (no_cache or commit)
-    if use_cache:  # every argument is checked and this run writes the cache: keep its profiles on the first run
-        _prepared(repo)
     profiles = run_profiles(repo, not no_cache)
     every = find_spec_files([repo.specs])
     files = every
@@ -120,16 +118,6 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
     if commit:
         _commit(repo, target, applied)
     raise SystemExit(1 if target.errors else 0)
-
-
-def _prepared(repo) -> None:
-    """Create the repository's cache folder; one that cannot be is said when the run saves."""
-    import contextlib  # pylint: disable=import-outside-toplevel
-
-    from pipeline.result_cache import cache_folder, prepare_folder  # pylint: disable=import-outside-toplevel
-
-    with contextlib.suppress(OSError):
-        prepare_folder(cache_folder(repo.root))
 
 
 def _open_cache(repo, profiles):
