@@ -20,13 +20,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
-from pipeline.model import ModelSpec, VisionSpec
-from pipeline.op_profiles import OpProfile
-from pipeline.parameters import Unpriced, count_parameters
-from pipeline.problems import near_misses
-from pipeline.stack import LayerStack
+if TYPE_CHECKING:  # list's table is drawn from the catalogue index's cells, without the model's modules
+    from pipeline.model import ModelSpec, VisionSpec
+    from pipeline.op_profiles import OpProfile
+    from pipeline.stack import LayerStack
 
 # The MLA ranks a stack with mla attention is priced on, in the order the view lists them.
 _MLA_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
@@ -90,6 +89,8 @@ def find(catalogue: Sequence[Entry], name: str) -> Entry:
     if matches:
         return matches[0]
     names = sorted(entry.name for entry in catalogue if entry.name)
+    from pipeline.problems import near_misses  # pylint: disable=import-outside-toplevel
+
     close = near_misses(name, names, n=3)
     if close:
         hint = f"; did you mean {', '.join(close)}?"
@@ -137,6 +138,8 @@ def _tower_view(vision: VisionSpec, tower: LayerStack) -> Dict[str, Any]:
 def parameters_view(spec: ModelSpec, stack: LayerStack, tower: Optional[LayerStack],
                     profile: OpProfile) -> Dict[str, Any]:
     """The spec's parameter counts as the artifact states them, or ``{"unpriced": why}``."""
+    from pipeline.parameters import Unpriced, count_parameters  # pylint: disable=import-outside-toplevel
+
     try:
         return count_parameters(spec, profile, stack, tower).to_dict()
     except Unpriced as missing:
@@ -230,7 +233,7 @@ def _cycle(groups: Sequence[Dict[str, Any]]) -> Tuple[int, int]:
 
 def _table(rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> List[str]:
     """Rows as aligned columns, two spaces apart; the columns in *right* are right-aligned."""
-    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    widths = [max(map(len, column)) for column in zip(*rows)]
     # One format for every row (a catalogue's list is 10,000 of them): "{:<w}" pads as ljust, "{:>w}" as rjust.
     layout = "  " + "  ".join(f"{{:{'>' if column in right else '<'}{width}}}" for column, width in enumerate(widths))
     return [layout.format(*row).rstrip() for row in rows]
@@ -327,13 +330,24 @@ def _experts_cell(experts: Optional[Dict[str, Any]]) -> str:
     return cell
 
 
+#: The ``list`` table's columns.
+LIST_COLUMNS = ("name", "arch", "layers", "experts", "mtp", "tower", "total", "active")
+
+
+def list_cells(row: Dict[str, Any]) -> Tuple[str, ...]:
+    """The text cells of one ``list`` row (:func:`list_row`), in :data:`LIST_COLUMNS` order."""
+    return (row["name"], row["arch"] or "-", str(row["layers"]), _experts_cell(row["experts"]),
+            "-" if row["mtp"] is None else str(row["mtp"]),
+            "-" if row["tower_layers"] is None else f"{row['tower_layers']} layers",
+            "-" if row["total"] is None else f"{row['total']:,}",
+            "-" if row["active"] is None else f"{row['active']:,}")
+
+
 def render_list(rows: Sequence[Dict[str, Any]]) -> str:
     """The catalogue as an aligned table: name, arch, layers, experts, MTP, tower, total and active parameters."""
-    table = [["name", "arch", "layers", "experts", "mtp", "tower", "total", "active"]]
-    for row in rows:
-        table.append([row["name"], row["arch"] or "-", str(row["layers"]), _experts_cell(row["experts"]),
-                      "-" if row["mtp"] is None else str(row["mtp"]),
-                      "-" if row["tower_layers"] is None else f"{row['tower_layers']} layers",
-                      "-" if row["total"] is None else f"{row['total']:,}",
-                      "-" if row["active"] is None else f"{row['active']:,}"])
-    return "\n".join(line[2:] for line in _table(table, right=(2, 4, 6, 7))) + "\n"
+    return render_list_cells([list_cells(row) for row in rows])
+
+
+def render_list_cells(cells: Sequence[Sequence[str]]) -> str:
+    """:func:`render_list` of rows given as their :func:`list_cells`."""
+    return "\n".join(line[2:] for line in _table([LIST_COLUMNS, *cells], right=(2, 4, 6, 7))) + "\n"

@@ -52,16 +52,18 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import os
 import stat as stat_module
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
+from pipeline.escape import first_unprintable
 from pipeline.problems import PASSES, FileResult, InlineIgnore, Location, Outcome, Problem, Severity
 from pipeline.runner import Verdict, read_spec_bytes, shared_outcomes, stated_name_of
 
@@ -502,7 +504,7 @@ def json_exact(value: Any) -> bool:
 #: The files of a cache folder that index the catalogue: each spec file's stated name, and its ``list`` row.
 NAMES_FILE = "names"
 ROWS_FILE = "rows"
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 INDEX_HEADER = f"modelspec catalogue index, format {INDEX_FORMAT}"
 
 
@@ -552,18 +554,16 @@ class _IndexTable:
         return self._entries
 
     def standing(self, file: str, status: os.stat_result) -> Optional[str]:
-        """What *file*'s line knows, when *status* is the stat it records and the file's mtime is over
-        :data:`RACY_NS` older than its reading; else ``None``."""
+        """What *file*'s line knows, when *status* is the stat it records; else ``None``. Only a
+        :func:`learnable` record becomes a line, so a line whose stat is the file's is no racy one."""
         rest = self.entries.get(file)
         if rest is None:
             return None
         stat = stat_text(status) + "\t"
         if not rest.startswith(stat):
             return None
-        read_ns, tab, known = rest[len(stat):].partition("\t")
-        if not tab or not read_ns.isdigit() or status.st_mtime_ns + RACY_NS > int(read_ns):
-            return None
-        return known
+        _, tab, known = rest.partition("\t")[2].partition("\t")
+        return known if tab else None
 
     def learn(self, file: str, record: Record, known: str) -> None:
         """Note *known* of *file*, read under *record*'s stat and time, unless the line says so already."""
@@ -576,22 +576,29 @@ class _IndexTable:
         """Whether this run has lines to save."""
         return bool(self._updates)
 
-    def save(self) -> None:
+    def save(self, streamed: Optional[Callable[[], Iterator[Tuple[str, str]]]] = None,
+             replaced: AbstractSet[str] = frozenset()) -> None:
         """Rewrite the file with what this run learnt (another run's lines kept, this run's winning); call
         under the results' lock.
+
+        Args:
+            streamed: What a run over the whole catalogue learnt, as ``(file, rest of its line)`` pairs read
+                back from its spooled records: written as they come, never held (a cold check of 30,000 files
+                would otherwise hold every row).
+            replaced: The files *streamed* has lines for: their old lines are dropped.
 
         Raises:
             OSError: If it cannot be written.
         """
-        if not self._updates:
+        if not self._updates and streamed is None:
             return
         same = self._read_as is not None and _file_stat(self.path) == self._read_as
         entries = self.entries if same else self._read()  # another run may have saved since this one read
         entries.update(self._updates)
-        body = "".join(f"{file}\t{rest}\n" for file, rest in sorted(entries.items()))
-        _replace(self.path, f"{INDEX_HEADER}\t{self._stamp}\t{line_checksum(self._stamp, body)}\n{body}")
-        self._entries, self._updates = entries, {}
-        self._read_as = _file_stat(self.path)
+        kept = ((file, rest) for file, rest in sorted(entries.items()) if file not in replaced)
+        _replace_summed(self.path, f"{INDEX_HEADER}\t{self._stamp}\t", self._stamp,
+                        itertools.chain(kept, streamed() if streamed is not None else ()))
+        self._entries, self._updates = None, {}
 
 
 class CatalogueIndex:
@@ -603,8 +610,11 @@ class CatalogueIndex:
     (:class:`_IndexTable`): ``names`` the name its mapping states (JSON,
     ``null`` when no text name); ``rows`` whether its spec passed without an
     error (``1``: its row is what ``list`` shows; ``0``; ``-`` when only its
-    name was read) and the row's JSON (or ``-``). The names pass reads the
-    small file alone (a third of the bytes), ``list`` the other. The stamp
+    name was read), the row's table cells as ``list`` prints them (or ``-``,
+    see :func:`_row_line`) and the row's JSON (or ``-``). The names pass reads
+    the small file alone (a third of the bytes), ``list`` the other. A check
+    over the whole catalogue that rebuilds the index writes both from its
+    spooled records as it saves (:meth:`ResultCache.save`), holding no row. The stamp
     names the environment and the digest of every op profile (a row counts
     parameters, so any profile change invalidates the whole index). A line
     stands for its file while the file's ``stat`` is the one it records, by
@@ -621,14 +631,16 @@ class CatalogueIndex:
         """Whether the names file is of this environment and profile set (see :meth:`_IndexTable.stamped`)."""
         return self._names.stamped()
 
-    def listed_row(self, file: str, status: os.stat_result) -> Optional[str]:
-        """*file*'s ``list`` row (JSON) when its line stands for it (:meth:`_IndexTable.standing`) and its spec
-        passed, else ``None``: ``list``'s question about each spec."""
+    def listed_row(self, file: str, status: os.stat_result) -> Optional[Tuple[str, str]]:
+        """``(cells, row)`` of *file* when its line stands for it (:meth:`_IndexTable.standing`) and its spec
+        passed, else ``None``: ``list``'s question about each spec. *row* is the row's JSON; *cells* its
+        table cells (:func:`pipeline.catalogue.list_cells`) joined by :data:`CELL_SEPARATOR`, or ``-``."""
         known = self._rows.standing(file, status)
         if known is None:
             return None
-        listed, tab, row = known.partition("\t")
-        return row if tab and listed == "1" and "\t" not in row else None
+        listed, _, rest = known.partition("\t")
+        cells, tab, row = rest.partition("\t")
+        return (cells, row) if tab and listed == "1" and "\t" not in row else None
 
     def known_name(self, file: str, status: os.stat_result) -> Tuple[bool, Optional[str]]:
         """``(True, the name file states)`` when its line stands for it (:meth:`_IndexTable.standing`), else
@@ -646,26 +658,74 @@ class CatalogueIndex:
                 for its name alone (a ``check``: ``list`` learns the rows it reads, and a check of 30k files
                 holding every row to write would double its memory).
         """
-        mtime = record.stat.split(":")[1]
-        if not mtime.isdigit() or int(mtime) + RACY_NS > record.read_ns:
-            return  # read in the tick it was written: such a line would never stand for the file
+        if not learnable(record):
+            return
         self._names.learn(file, record, record.stated)
         if listed is not None:
-            self._rows.learn(file, record, f"{listed}\t{record.row or '-'}")
+            self._rows.learn(file, record, _row_line(listed, record))
 
     @property
     def learnt(self) -> bool:
         """Whether this run has lines to save."""
         return self._names.learnt or self._rows.learnt
 
-    def save(self) -> None:
+    def save(self, spooled: Optional[Callable[[], Iterator[Tuple[str, Record]]]] = None,
+             replaced: AbstractSet[str] = frozenset()) -> None:
         """Rewrite the files this run learnt something for; call under the results' lock.
+
+        Args:
+            spooled: A run over the whole catalogue's new records, ``(file, record)``, each :func:`learnable`
+                and of this environment, read back as the files are written (see :meth:`_IndexTable.save`):
+                both its names and its rows are learnt, with no row held in memory.
+            replaced: The files *spooled* holds.
 
         Raises:
             OSError: If one cannot be written.
         """
-        self._names.save()
-        self._rows.save()
+        names = rows = None
+        if spooled is not None:
+            def names() -> Iterator[Tuple[str, str]]:
+                return ((file, f"{record.stat}\t{record.read_ns}\t{record.stated}") for file, record in spooled())
+
+            def rows() -> Iterator[Tuple[str, str]]:
+                return ((file, f"{record.stat}\t{record.read_ns}\t{_row_line(_listed_or_unknown(record), record)}")
+                        for file, record in spooled())
+        self._names.save(names, replaced)
+        self._rows.save(rows, replaced)
+
+
+#: What joins a row's table cells in the rows file: no cell of a spec that passed holds it (its name and arch
+#: match the schema's patterns), nor a tab or a line break.
+CELL_SEPARATOR = "\x1f"
+
+
+def _row_line(listed: str, record: Record) -> str:
+    """The part of a rows line after its stat and time: *listed*, the row's cells (``-`` when it has none, or
+    one holds what the line cannot), the row's JSON (``-`` when none)."""
+    cells = "-"
+    if listed == "1":
+        from pipeline.catalogue import list_cells  # pylint: disable=import-outside-toplevel
+
+        try:
+            row_cells = list_cells(json.loads(record.row))
+        except (KeyError, TypeError, ValueError):
+            row_cells = ("\t",)
+        if all(is_plain_cell(cell) for cell in row_cells):
+            cells = CELL_SEPARATOR.join(row_cells)
+    return f"{listed}\t{cells}\t{record.row or '-'}"
+
+
+def is_plain_cell(cell: str) -> bool:
+    """Whether a table cell can stand in a rows line as it is printed: a string with nothing
+    :func:`~pipeline.escape.printable` would escape, and no :data:`CELL_SEPARATOR`."""
+    return type(cell) is str and first_unprintable(cell) is None and CELL_SEPARATOR not in cell
+
+
+def learnable(record: Record) -> bool:
+    """Whether *record* may become an index line: its file's mtime is over :data:`RACY_NS` older than its
+    reading (a record read in the tick its file was written would never stand for the file)."""
+    mtime = record.stat.split(":")[1]
+    return mtime.isdigit() and int(mtime) + RACY_NS <= record.read_ns
 
 
 def _listed_or_unknown(record: Record) -> str:
@@ -759,10 +819,8 @@ class ResultCache:
             return None
         try:
             verdict = decode_verdict(file, record, with_row)
-            if with_row:  # list: what the index lacks, it learns
+            if with_row or self._learning:  # list, or a check rebuilding the index: what it lacks, it learns
                 self.index.learn(file, record, listed(record))
-            elif self._learning:  # a check rebuilding the index: the names
-                self.index.learn(file, record)
         except (KeyError, TypeError, ValueError, IndexError):
             return None
         return verdict
@@ -829,12 +887,24 @@ class ResultCache:
             self._spool = tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogateescape", newline="\n")
         self._spool.write(line)
         self._new.add(file)
-        if self._index is not None:  # a run that reads the index keeps it up to date
-            file_part, _, rest = line.rstrip("\n").partition("\t")
-            checksum, _, fields = rest.partition("\t")
-            record = parse_record(file_part, checksum, fields)
-            if record is not None and record.environment == self.keys.environment:
+        if self._index is not None and not self._learning:  # a run that reads the index keeps it up to date
+            record = self._line_record(line)
+            if record is not None:
                 self._index.learn(file, record, _listed_or_unknown(record) if with_row else None)
+
+    def _line_record(self, line: str) -> Optional[Record]:
+        """The record of a line this run wrote, when it is of this environment."""
+        file_part, _, rest = line.rstrip("\n").partition("\t")
+        checksum, _, fields = rest.partition("\t")
+        record = parse_record(file_part, checksum, fields)
+        return record if record is not None and record.environment == self.keys.environment else None
+
+    def _spooled_records(self) -> Iterator[Tuple[str, Record]]:
+        """``(file, record)`` of each line this run spooled that may become an index line (:func:`learnable`)."""
+        for line in self._spooled():
+            record = self._line_record(line)
+            if record is not None and learnable(record):
+                yield line.partition("\t")[0], record
 
     def save(self) -> Optional[str]:
         """Add this run's lines to the folder's file; the reason it could not, or ``None``.
@@ -865,7 +935,10 @@ class ResultCache:
                     else:
                         _replace(path, self._merged(current))
                 if self._index is not None:
-                    self._index.save()
+                    if self._learning and self._spool is not None:  # every record this run read, streamed
+                        self._index.save(self._spooled_records, self._new)
+                    else:
+                        self._index.save()
         except (OSError, filelock.Timeout) as error:
             return f"{getattr(error, 'strerror', None) or error}"
         finally:
@@ -966,6 +1039,35 @@ def _replace(path: Path, text: Iterable[str]) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
             handle.writelines([text] if isinstance(text, str) else text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def _replace_summed(path: Path, header: str, key: str, lines: Iterable[Tuple[str, str]]) -> None:
+    """Write *header*, the :func:`line_checksum` of the body under *key*, then a line ``file TAB rest`` per pair
+    of *lines* to a temporary file renamed over *path*: the body is summed as it is written, never held whole.
+
+    Raises:
+        OSError: If it cannot be written.
+    """
+    summed = hashlib.blake2b(f"{key}\t".encode("utf-8", "surrogatepass"), digest_size=16)
+    start = header.encode("utf-8", "surrogateescape")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(start + b"0" * 32 + b"\n")  # the checksum's place, filled in below
+            for file, rest in lines:
+                line = f"{file}\t{rest}\n"
+                summed.update(line.encode("utf-8", "surrogatepass"))
+                handle.write(line.encode("utf-8", "surrogateescape"))
+            handle.seek(len(start))
+            handle.write(summed.hexdigest().encode("ascii"))
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from pipeline.cli import main
 from pipeline.escape import (defuse_commands, json_text, markdown_code, markdown_text, printable, xml_text)
+from pipeline import escape
 from pipeline.problems import FileResult, Outcome, PASSES, Problem, RunResult, Severity, all_codes
 from pipeline.reporters import REPORTERS
 from tests.spec_repos import commit_all, git, git_repo, make_repo
@@ -86,6 +87,30 @@ def test_printable_takes_its_shortcut_only_where_escaping_changes_nothing(text: 
     # A leading control character and line break send the text down the escaping path whatever it holds; what
     # follows the break is then escaped as the text alone would be, shortcut or not.
     assert printable("\x00\n" + text, keep="\n") == "\\x00\n" + printable(text)
+
+
+@given(st.text(alphabet="a:#[ \t\n\r\x01\x0b\x85\u2028\u202e\udcff", max_size=16),
+       st.sampled_from(["", "\n", "\n\t", "\n\r"]))
+def test_printable_keeps_exactly_the_characters_it_is_told_to(text: str, keep: str) -> None:
+    # The definition, a character at a time: a kept character stays, any other the escape class holds is
+    # escaped, then commands are defused. printable's shortcuts (plain text, nothing to escape but what it
+    # keeps) must give the same.
+    def shown(char: str) -> str:
+        if char in keep or not escape._UNPRINTABLE.fullmatch(char):
+            return char
+        if "\udc80" <= char <= "\udcff":
+            return f"\\x{ord(char) - 0xdc00:02x}"
+        return char.encode("unicode_escape").decode("ascii")
+
+    assert printable(text, keep=keep) == defuse_commands("".join(map(shown, text)))
+
+
+def test_the_escape_class_is_the_documented_code_points() -> None:
+    documented = {*range(0x00, 0x20), *range(0x7F, 0xA0), 0x61C, 0x200E, 0x200F, 0x2028, 0x2029,
+                  *range(0x202A, 0x202F), *range(0x2066, 0x206A), *range(0xD800, 0xE000), 0xFFFE, 0xFFFF}
+    assert {point for point in range(0x10000) if escape._UNPRINTABLE.match(chr(point))} == documented
+    assert {point for point in range(0x10000) if escape._unprintable_but("\n\t").match(chr(point))} == \
+        documented - {0x0A, 0x09}
 
 
 def test_printable_defuses_commands_on_every_line_it_keeps() -> None:

@@ -470,10 +470,15 @@ def test_checking_one_file_takes_the_others_names_from_the_index(tmp_path: Path,
 def test_a_check_of_the_whole_catalogue_builds_the_index_a_one_file_check_then_reads(
         tmp_path: Path, checked: List[str], monkeypatch: pytest.MonkeyPatch) -> None:
     repo = _clean_repo(tmp_path / "repo")
-    check(repo)  # from an empty cache: no index yet, so this run teaches it every spec's name
+    check(repo)  # from an empty cache: no index yet, so this run teaches it every spec's name and row
     folder = repo / ".modelspec_cache"
     assert len((folder / result_cache.NAMES_FILE).read_text(encoding="utf-8").splitlines()) == 33
-    assert not (folder / result_cache.ROWS_FILE).exists()  # list learns the rows it reads
+    assert len((folder / result_cache.ROWS_FILE).read_text(encoding="utf-8").splitlines()) == 33
+    listed = list_(repo, "--no-cache")
+    with monkeypatch.context() as patched:  # so list then checks no spec, and reads no record
+        patched.setattr(ResultCache, "record", lambda self, asked: pytest.fail(f"read the results for {asked}"))
+        checked.clear()
+        assert list_(repo) == listed and listed[0] == 0 and checked == []
     one = str(repo / "specs" / "llama" / "llama-3.1-8b.yaml")
     expected = check(repo, one, "--no-cache")
     with monkeypatch.context() as patched:
@@ -483,3 +488,30 @@ def test_a_check_of_the_whole_catalogue_builds_the_index_a_one_file_check_then_r
     monkeypatch.setattr(result_cache._IndexTable, "_read", lambda self: pytest.fail(f"read {self.path}"))
     checked.clear()
     assert check(repo) == check(repo, "--no-cache") and len(checked) == 32
+
+
+def test_a_rows_line_holds_the_cells_list_prints_and_none_a_line_cannot_hold() -> None:
+    row = {"name": "deepseek-v3", "file": "specs/deepseek/deepseek-v3.yaml", "arch": "deepseek_v3", "layers": 61,
+           "mtp": 1, "experts": {"routed": 256, "per_token": 8, "shared": 1}, "tower_layers": None,
+           "total": 684531386000, "active": 37554796000}
+    record = result_cache.Record("1:2:3:4", 5, "digest", "environment", '"deepseek-v3"', row=json.dumps(row))
+    assert result_cache._row_line("1", record) == (
+        "1\tdeepseek-v3\x1fdeepseek_v3\x1f61\x1f256 top-8 +1 shared\x1f1\x1f-\x1f684,531,386,000\x1f37,554,796,000"
+        f"\t{record.row}")
+    assert result_cache._row_line("0", record) == f"0\t-\t{record.row}"  # a spec that failed: no cells
+    for name in ("a\x1fb", "a\tb", "a\nb", "a\x1bb"):  # never a passing spec's name; the table reads its JSON
+        hostile = record._replace(row=json.dumps({**row, "name": name}))
+        assert result_cache._row_line("1", hostile) == f"1\t-\t{hostile.row}"
+    assert result_cache._row_line("1", record._replace(row="{}")) == "1\t-\t{}"
+
+
+def test_list_draws_a_row_the_index_has_no_cells_for_from_its_json(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _clean_repo(tmp_path / "repo")
+    expected = list_(repo, "--no-cache")
+    with monkeypatch.context() as patched:
+        patched.setattr(result_cache, "is_plain_cell", lambda cell: False)
+        check(repo)
+    rows = (repo / ".modelspec_cache" / result_cache.ROWS_FILE).read_text(encoding="utf-8").splitlines()[1:]
+    assert len(rows) == 32 and all(line.split("\t")[3:5] == ["1", "-"] for line in rows)
+    assert list_(repo) == expected

@@ -46,10 +46,10 @@ def command(fmt: str, root: Optional[Path], no_cache: bool) -> None:
     problems are shown), 2 usage error, no specs/ folder (outside a spec
     repository) or a broken op profile.
     """
-    from pipeline.catalogue import render_list
+    from pipeline.catalogue import list_cells, render_list_cells
     from pipeline.problems import Severity
     from pipeline.repo import find_repo
-    from pipeline.result_cache import regular_file_stat
+    from pipeline.result_cache import CELL_SEPARATOR, regular_file_stat
     from pipeline.runner import spec_file_names, verdicts
 
     repo = find_repo(root)
@@ -59,15 +59,15 @@ def command(fmt: str, root: Optional[Path], no_cache: bool) -> None:
     except FileNotFoundError as error:
         raise click.UsageError(str(error)) from None
     cache = open_cache(repo, profiles, not no_cache)
-    indexed, todo = [], []  # the rows the catalogue index holds (JSON), and the files it does not answer
+    indexed, todo = [], []  # (file, cells, row JSON) the catalogue index holds, and the files it does not answer
     for path, display in zip(files, repo.displays(files)):
         status = regular_file_stat(path) if cache is not None else None
-        row = cache.index.listed_row(display, status) if status is not None else None
-        if row is not None:
-            indexed.append(row)
+        found = cache.index.listed_row(display, status) if status is not None else None
+        if found is not None:
+            indexed.append((display, *found))
         else:
             todo.append((path, display))
-    rows, failed = json.loads(f"[{','.join(indexed)}]"), False
+    rows, failed = [], False
     with progress_bar(len(todo), "reading the catalogue") as update:
         checked = verdicts(todo, profiles, progress=update, cache=cache, with_rows=True)
     save_cache(cache)
@@ -80,9 +80,14 @@ def command(fmt: str, root: Optional[Path], no_cache: bool) -> None:
                            f"{problem.message}", err=True)
             continue
         rows.append(item.row)
-    rows.sort(key=lambda row: (row["name"], row["file"]))
     if fmt == "json":
+        rows += json.loads(f"[{','.join(row for _, _, row in indexed)}]")
+        rows.sort(key=lambda row: (row["name"], row["file"]))
         echo_rendered(json_text(json.dumps(rows, indent=2)))
-    else:
-        echo(render_list(rows), nl=False)
+    else:  # the index's cells as they are: no row decoded, none formatted again
+        table = [(cells.split(CELL_SEPARATOR) if cells != "-" else list_cells(json.loads(row)), file)
+                 for file, cells, row in indexed]
+        table += [(list_cells(row), row["file"]) for row in rows]
+        ordered = sorted((cells[0], file, cells) for cells, file in table)  # by name, then file
+        echo(render_list_cells([cells for _, _, cells in ordered]), nl=False)
     raise SystemExit(1 if failed else 0)
