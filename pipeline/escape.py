@@ -53,14 +53,14 @@ _UNPRINTABLE_RANGES = ((0x00, 0x1F), (0x7F, 0x9F), (0x61C, 0x61C), (0x200E, 0x20
 
 def _character_class(ranges: "tuple[tuple[int, int], ...]", leave: str = "") -> str:
     """A regular expression's class of the code points of *ranges*, less the characters of *leave*."""
-    points = sorted({point for low, high in ranges for point in range(low, high + 1)} - {ord(c) for c in leave})
-    spans, start = [], None
-    for index, point in enumerate(points):
-        start = point if start is None else start
-        if index + 1 == len(points) or points[index + 1] != point + 1:
-            spans.append(re.escape(chr(start)) + ("" if start == point else "-" + re.escape(chr(point))))
-            start = None
-    return f"[{''.join(spans)}]"
+    spans = []
+    for low, high in ranges:
+        for point in sorted(ord(char) for char in set(leave) if low <= ord(char) <= high):
+            spans.append((low, point - 1))
+            low = point + 1
+        spans.append((low, high))
+    return "[" + "".join(re.escape(chr(low)) + ("" if low == high else "-" + re.escape(chr(high)))
+                         for low, high in spans if low <= high) + "]"
 
 
 _UNPRINTABLE = re.compile(_character_class(_UNPRINTABLE_RANGES))

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 from pipeline.families import Family, family_problems, parse_family, spec_field_types
 from pipeline.model import ModelSpec, ModelSpecError, OpCounts, SpecIssue, VisionSpec, refuse
 from pipeline.problems import FieldPath, Location, Problem, Severity, dotted, near_misses
+from pipeline.resources import bundled_profiles_dir
 from pipeline.weights import (EMPTY, LAYER_PARTS, MODEL_PARTS, NONE, TOWER_PARTS, TOWER_SYMBOLS, Inventory,
                               WeightFormatError, parse_weights)
 
@@ -267,12 +268,6 @@ class OpProfiles:
         known = sorted(t for profile in self.profiles.values() for t in profile.model_types)
         raise refuse(("model_type",), "stack.unknown-arch",
                      f"no op profile prices model_type {model_type!r}; the known model types are {known}")
-
-
-def bundled_profiles_dir() -> Path:
-    """The op profiles that ship with modelspec."""
-    from pipeline.resources import data_dir  # pylint: disable=import-outside-toplevel
-    return data_dir("op_profiles")
 
 
 @functools.lru_cache(maxsize=None)

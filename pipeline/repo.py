@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-from pipeline.op_profiles import bundled_profiles_dir
 from pipeline.escape import is_plain, printable
+from pipeline.resources import bundled_profiles_dir
 
 
 @dataclass(frozen=True)

@@ -31,3 +31,8 @@ def data_dir(name: str) -> Path:
 def schema_path(name: str) -> Path:
     """Return the path of the bundled JSON Schema *name*, e.g. ``"model-spec.schema.json"``."""
     return data_dir("schemas") / name
+
+
+def bundled_profiles_dir() -> Path:
+    """The op profiles that ship with modelspec."""
+    return data_dir("op_profiles")

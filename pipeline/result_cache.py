@@ -66,12 +66,8 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Op
 from pipeline.escape import first_unprintable
 from pipeline.problems import PASSES, FileResult, InlineIgnore, Location, Outcome, Problem, Severity
 from pipeline.runner import Verdict, read_spec_bytes, shared_outcomes, stated_name_of
-
-#: The environment variable that moves the cache folder.
-CACHE_DIR_ENV = "MODELSPEC_CACHE_DIR"
-
-#: The cache folder's name under the repository's root.
-CACHE_FOLDER = ".modelspec_cache"
+from pipeline.stamps import (CACHE_DIR_ENV, CACHE_FOLDER, RACY_NS, cache_folder, content_digest, environment_digest,
+                             stat_text)
 
 #: The format of the ``results`` file; another format's file is ignored whole.
 FORMAT = 2
@@ -79,10 +75,6 @@ HEADER = f"modelspec result cache, format {FORMAT}\n"
 
 RESULTS_FILE = "results"
 LOCK_FILE = "results.lock"
-
-#: How much older than its reading a file's mtime must be for its ``stat`` to stand for its bytes (2 s:
-#: file systems with a coarse clock tick stamp a rewrite in the same tick with the same mtime).
-RACY_NS = 2_000_000_000
 
 #: A record's profile dependencies when the check read every profile (a name-pattern search, a missing arch).
 EVERY_PROFILE = "*"
@@ -92,78 +84,10 @@ _LETTER_OUTCOMES = {letter: outcome for outcome, letter in _OUTCOME_LETTERS.item
 _SEVERITY_LETTERS = {Severity.ERROR: "e", Severity.WARNING: "w"}
 _LETTER_SEVERITIES = {letter: severity for severity, letter in _SEVERITY_LETTERS.items()}
 
-def content_digest(data: bytes) -> str:
-    """SHA-256 of *data*, in hex: what a record knows a file's bytes by."""
-    return hashlib.sha256(data).hexdigest()
-
-
-
-
-
 def line_checksum(path: str, record: str) -> str:
     """The checksum that binds a cache line's *record* to its *path* (BLAKE2b, 128 bits, hex): a line moved to
     another path, truncated or edited fails it."""
     return hashlib.blake2b(f"{path}\t{record}".encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-
-
-@functools.lru_cache(maxsize=None)
-def _folder_digest(folder: Path, pattern: str) -> str:
-    """SHA-256 over the names and bytes of the files of *folder* matching *pattern*, in name order."""
-    hasher = hashlib.sha256()
-    for path in sorted(folder.rglob(pattern)):
-        data = path.read_bytes()
-        hasher.update(f"{path.relative_to(folder).as_posix()} {len(data)}\n".encode())
-        hasher.update(data)
-    return hasher.hexdigest()
-
-
-def environment_digest() -> str:
-    """What decides every result besides the file and the profiles: modelspec's version and code, the schemas,
-    and the builds of the libraries that read YAML and JSON Schema (a parser's message is part of a result)."""
-    from pipeline import __version__  # pylint: disable=import-outside-toplevel
-    from pipeline.resources import data_dir  # pylint: disable=import-outside-toplevel
-
-    package = Path(__file__).resolve().parent
-    parts = [f"format {FORMAT}", f"modelspec {__version__}", f"code {_folder_digest(package, '*.py')}",
-             f"schemas {_folder_digest(data_dir('schemas'), '*.json')}",
-             *(_installed(name) for name in ("yaml", "jsonschema_rs"))]
-    return content_digest("\n".join(parts).encode())[:32]
-
-
-def _installed(name: str) -> str:
-    """Which build of the module *name* is installed: the path, size and mtime of its file, and for a package
-    of every file in its folder (PyYAML's libyaml binding, ``_yaml*.so``, among them), which a reinstall or an
-    upgrade changes; cheaper than asking ``importlib.metadata``. Found without importing it: a run the cache
-    answers neither parses YAML nor validates a schema, and importing PyYAML and jsonschema_rs costs 20 ms."""
-    import importlib.util  # pylint: disable=import-outside-toplevel
-
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        spec = None
-    path = (spec.origin if spec is not None else None) or name
-    files = [path]
-    if spec is not None and spec.submodule_search_locations:
-        for folder in spec.submodule_search_locations:  # its modules, not __pycache__ (bytecode comes and goes)
-            try:
-                files += sorted(os.path.join(folder, entry) for entry in os.listdir(folder)
-                                if entry.endswith(_MODULE_SUFFIXES) and os.path.join(folder, entry) != path)
-            except OSError:
-                continue
-    return "\n".join(f"{name} {_file_identity(file)}" for file in files)
-
-
-#: What a package's module files are named: source and extension modules.
-_MODULE_SUFFIXES = (".py", ".so", ".pyd")
-
-
-def _file_identity(path: str) -> str:
-    """*path* with its size and mtime (ns), or alone when it cannot be read."""
-    try:
-        status = os.stat(path)
-    except OSError:
-        return path
-    return f"{path} {status.st_size} {status.st_mtime_ns}"
 
 
 @dataclass(frozen=True)
@@ -323,11 +247,6 @@ def json_name(text: str) -> Optional[str]:
     return value if isinstance(value, str) else None
 
 
-def stat_text(status: os.stat_result) -> str:
-    """The part of a ``stat`` that changes when a file is rewritten: size, mtime, inode, ctime (ns)."""
-    return f"{status.st_size}:{status.st_mtime_ns}:{status.st_ino}:{status.st_ctime_ns}"
-
-
 class Record(NamedTuple):
     """One file's line of the cache; the JSON parts stay text until asked for.
 
@@ -480,7 +399,7 @@ _WAITING_PROFILES: Dict[Path, str] = {}
 def _write_profile_entry(folder: Path, text: str) -> None:
     """Replace *folder*'s profile cache entry with *text*; a folder that cannot be written is let be."""
     try:
-        _replace(folder / PROFILES_FILE, text)
+        replace_file(folder / PROFILES_FILE, text)
     except OSError:
         pass
 
@@ -751,14 +670,6 @@ def listed(record: Record) -> str:
     return "1" if clean else "0"
 
 
-# ---- the folder ------------------------------------------------------------------------------
-
-def cache_folder(root: Path) -> Path:
-    """Where the cache of the repository at *root* lives: ``$MODELSPEC_CACHE_DIR``, else ``root/.modelspec_cache``."""
-    moved = os.environ.get(CACHE_DIR_ENV)
-    return Path(moved) if moved else root / CACHE_FOLDER
-
-
 class ResultCache:
     """The records of one cache folder, read once, and the lines this run adds.
 
@@ -933,7 +844,7 @@ class ResultCache:
                     if current and total + len(self._new) <= 2 * len(current) + _SLACK:
                         _append(path, self._spooled())
                     else:
-                        _replace(path, self._merged(current))
+                        replace_file(path, self._merged(current))
                 if self._index is not None:
                     if self._learning and self._spool is not None:  # every record this run read, streamed
                         self._index.save(self._spooled_records, self._new)
@@ -1026,13 +937,13 @@ def prepare_folder(folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
         if not (folder / name).exists():
-            _replace(folder / name, text)
+            replace_file(folder / name, text)
     waiting = _WAITING_PROFILES.pop(folder, None)
     if waiting is not None and not (folder / PROFILES_FILE).exists():
         _write_profile_entry(folder, waiting)
 
 
-def _replace(path: Path, text: Iterable[str]) -> None:
+def replace_file(path: Path, text: Iterable[str]) -> None:
     """Write *text* (a string, or its pieces) to a temporary file beside *path*, then rename it over *path*
     (no fsync: a torn file is caught by the header and the checksums, and costs only a re-check)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

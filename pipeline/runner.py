@@ -306,16 +306,22 @@ def find_spec_files(paths: Sequence[Path]) -> List[Path]:
     return [Path(path) for path in spec_file_names(paths)]
 
 
-def spec_file_names(paths: Sequence[Path]) -> List[str]:
-    """:func:`find_spec_files` as path strings (a catalogue-wide pass over names needs no ``Path`` objects)."""
-    return [path for path, _ in spec_files_and_reals(paths)]
+def spec_file_names(paths: Sequence[Path], folders: Optional[Set[str]] = None) -> List[str]:
+    """:func:`find_spec_files` as path strings (a catalogue-wide pass over names needs no ``Path`` objects).
+
+    Args:
+        paths: The paths named.
+        folders: When given, gets the real path of every folder walked: what a snapshot of the walk
+            (:mod:`pipeline.snapshot`) stats, since an entry added, removed or renamed changes its folder's mtime.
+    """
+    return [path for path, _ in spec_files_and_reals(paths, folders)]
 
 
-def spec_files_and_reals(paths: Sequence[Path]) -> List[Tuple[str, str]]:
-    """``(path, real path)`` of each of :func:`spec_file_names`: the file a link among them stands for, which is
-    taken once, under the first of its names in path order."""
+def spec_files_and_reals(paths: Sequence[Path], folders: Optional[Set[str]] = None) -> List[Tuple[str, str]]:
+    """``(path, real path)`` of each of :func:`spec_file_names` (*folders* as there): the file a link among them
+    stands for, which is taken once, under the first of its names in path order."""
     found: List[Tuple[str, str, str]] = []
-    entered: Set[str] = set()
+    entered: Set[str] = folders if folders is not None else set()
     for path in paths:
         if path.is_dir():
             # Whatever bears a spec's name is a spec: a dangling link or a FIFO under specs/ is reported

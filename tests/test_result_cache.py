@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from click.testing import CliRunner
 
 import pipeline
-from pipeline import result_cache, runner
+from pipeline import result_cache, runner, stamps
 from pipeline.cli import main
 from pipeline.op_profiles import _load_folder, bundled_profiles_dir
 from pipeline.result_cache import CACHE_DIR_ENV, HEADER, RESULTS_FILE, ResultCache, parse_record
@@ -226,7 +226,7 @@ def test_a_version_schema_or_code_change_invalidates_every_record(
             real = resources.data_dir
             monkeypatch.setattr(resources, "data_dir", lambda folder: copy if folder == "schemas" else real(folder))
         else:
-            monkeypatch.setattr(result_cache, "__file__", str(copy / "result_cache.py"))
+            monkeypatch.setattr(stamps, "__file__", str(copy / "stamps.py"))
     assert check(repo) == cold
     assert len(checked) == 3
     checked.clear()
@@ -411,6 +411,7 @@ def test_a_damaged_index_is_ignored_whole_and_rewritten(tmp_path: Path, checked:
                "another environment": header.replace("\t", "\t0", 1) + "\n" + body,
                "garbage": "\x00 not an index\n\t\t\n"}[damage]
     index.write_text(damaged, encoding="utf-8")
+    forget_snapshots(repo)  # else list and show answer from them, reading no index
     checked.clear()
     # the results answered every spec instead (show checks its own spec), and the index was rebuilt, the same
     if table == "names":
@@ -435,6 +436,14 @@ def test_a_profile_change_invalidates_the_whole_index(tmp_path: Path, checked: L
     for name, text in before.items():  # another stamp: every line learnt again
         after = (folder / name).read_text(encoding="utf-8")
         assert after != text and len(after.splitlines()) == 4
+
+
+def forget_snapshots(repo: Path) -> None:
+    """Remove the catalogue snapshots and views ``list`` and ``show`` keep (pipeline/snapshot.py)."""
+    folder = repo / ".modelspec_cache"
+    for path in folder.glob("snapshot-*"):
+        path.unlink()
+    shutil.rmtree(folder / "views", ignore_errors=True)
 
 
 def reads_only_its_own_record(monkeypatch: pytest.MonkeyPatch, file: str) -> None:

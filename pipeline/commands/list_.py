@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, List, Optional, Set, Tuple
 
 import click
 
@@ -20,7 +20,10 @@ from pipeline.escape import json_text
 from pipeline.output import echo, echo_rendered
 
 from pipeline.commands.options import (no_cache_option, open_cache, progress_bar, root_option, run_profiles,
-                                       save_cache)
+                                       save_cache, snapshot_key)
+
+if TYPE_CHECKING:
+    from pipeline.repo import SpecRepo
 
 
 @click.command(name="list", context_settings={"help_option_names": ["-h", "--help"]})
@@ -46,18 +49,43 @@ def command(fmt: str, root: Optional[Path], no_cache: bool) -> None:
     problems are shown), 2 usage error, no specs/ folder (outside a spec
     repository) or a broken op profile.
     """
-    from pipeline.catalogue import list_cells, render_list_cells
-    from pipeline.problems import Severity
+    from pipeline import snapshot
     from pipeline.repo import find_repo
+    from pipeline.stamps import cache_folder
+
+    repo = find_repo(root)
+    folder, key = cache_folder(repo.root), snapshot_key(repo, "list", fmt)
+    kept = snapshot.answer(folder, key) if not no_cache else None
+    if kept is not None:  # nothing it came from has changed since a list drew it
+        echo_rendered(kept, nl=False)
+        raise SystemExit(0)
+    shown, failed, sources, taken = _listed(repo, fmt, no_cache)
+    echo_rendered(shown, nl=False)
+    if failed:
+        raise SystemExit(1)
+    if not no_cache:
+        snapshot.keep(folder, key, sources, taken, shown)
+    raise SystemExit(0)
+
+
+def _listed(repo: "SpecRepo", fmt: str, no_cache: bool) -> Tuple[str, bool, List[str], Optional[str]]:
+    """``(the listing as printed, whether a spec failed, the snapshot's sources, their stat lines)``; each failing
+    spec's errors are shown on stderr. The sources are stat'ed before any spec is read (:func:`snapshot.take`)."""
+    from pipeline import snapshot
+    from pipeline.catalogue import list_cells, render_list_cells
+    from pipeline.escape import printable
+    from pipeline.problems import Severity
     from pipeline.result_cache import CELL_SEPARATOR, regular_file_stat
     from pipeline.runner import spec_file_names, verdicts
 
-    repo = find_repo(root)
     profiles = run_profiles(repo, not no_cache)
+    folders: Set[str] = set()
     try:
-        files = spec_file_names([repo.specs])
+        files = spec_file_names([repo.specs], folders)
     except FileNotFoundError as error:
         raise click.UsageError(str(error)) from None
+    sources = snapshot.sources(folders, files, repo.profiles)
+    taken = snapshot.take(sources) if not no_cache else None
     cache = open_cache(repo, profiles, not no_cache)
     indexed, todo = [], []  # (file, cells, row JSON) the catalogue index holds, and the files it does not answer
     for path, display in zip(files, repo.displays(files)):
@@ -83,11 +111,10 @@ def command(fmt: str, root: Optional[Path], no_cache: bool) -> None:
     if fmt == "json":
         rows += json.loads(f"[{','.join(row for _, _, row in indexed)}]")
         rows.sort(key=lambda row: (row["name"], row["file"]))
-        echo_rendered(json_text(json.dumps(rows, indent=2)))
-    else:  # the index's cells as they are: no row decoded, none formatted again
-        table = [(cells.split(CELL_SEPARATOR) if cells != "-" else list_cells(json.loads(row)), file)
-                 for file, cells, row in indexed]
-        table += [(list_cells(row), row["file"]) for row in rows]
-        ordered = sorted((cells[0], file, cells) for cells, file in table)  # by name, then file
-        echo(render_list_cells([cells for _, _, cells in ordered]), nl=False)
-    raise SystemExit(1 if failed else 0)
+        return json_text(json.dumps(rows, indent=2)) + "\n", failed, sources, taken
+    # the index's cells as they are: no row decoded, none formatted again
+    table = [(cells.split(CELL_SEPARATOR) if cells != "-" else list_cells(json.loads(row)), file)
+             for file, cells, row in indexed]
+    table += [(list_cells(row), row["file"]) for row in rows]
+    ordered = sorted((cells[0], file, cells) for cells, file in table)  # by name, then file
+    return printable(render_list_cells([cells for _, _, cells in ordered]), keep="\n\t"), failed, sources, taken

@@ -11,6 +11,7 @@ wrong" from "the repository is broken".
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Sequence, Tuple
@@ -18,8 +19,6 @@ from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Sequence, 
 import click
 
 from pipeline.output import echo
-
-from pipeline.op_profiles import OpProfileError, load_op_profiles
 
 if TYPE_CHECKING:
     from pipeline.config import Config
@@ -35,6 +34,8 @@ root_option = click.option(
 @contextlib.contextmanager
 def repository_errors() -> Iterator[None]:
     """Turn a broken op profile into its located problems on stderr and exit code 2."""
+    from pipeline.op_profiles import OpProfileError  # pylint: disable=import-outside-toplevel
+
     try:
         yield
     except OpProfileError as error:
@@ -48,10 +49,20 @@ def repository_errors() -> Iterator[None]:
 def run_profiles(repo: "SpecRepo", use_cache: bool = True) -> "OpProfiles":
     """The op profiles of *repo*, kept checked in its result cache folder unless *use_cache* is false
     (``--no-cache``); broken ones end the command as :func:`repository_errors` says."""
-    from pipeline.result_cache import cache_folder  # pylint: disable=import-outside-toplevel
+    from pipeline.op_profiles import load_op_profiles  # pylint: disable=import-outside-toplevel
+    from pipeline.stamps import cache_folder  # pylint: disable=import-outside-toplevel
 
     with repository_errors():
         return load_op_profiles(repo.profiles, cache_folder(repo.root) if use_cache else None)
+
+
+def snapshot_key(repo: "SpecRepo", *parts: str) -> str:
+    """The key of a command's catalogue snapshot (:func:`pipeline.snapshot.key`) in *repo*: *parts* (the command,
+    its format), the repository's root, and the current folder when that root is relative (the snapshot's paths
+    are spelled from it)."""
+    from pipeline import snapshot  # pylint: disable=import-outside-toplevel
+
+    return snapshot.key(*parts, str(repo.root), "" if repo.root.is_absolute() else os.getcwd())
 
 
 def run_config(repo: "SpecRepo") -> "Config":

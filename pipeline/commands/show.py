@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set
 
 import click
 
 from pipeline.escape import json_text
 from pipeline.output import echo, echo_rendered
 
-from pipeline.commands.options import no_cache_option, open_cache, root_option, run_profiles, save_cache
+from pipeline.commands.options import (no_cache_option, open_cache, root_option, run_profiles, save_cache,
+                                       snapshot_key)
+
+if TYPE_CHECKING:
+    from pipeline.catalogue import Entry
+    from pipeline.repo import SpecRepo
 
 
 @click.command(name="show", context_settings={"help_option_names": ["-h", "--help"]})
@@ -45,19 +50,15 @@ def command(name: str, fmt: str, root: Optional[Path], no_cache: bool) -> None:
     shown) or its name is stated twice, 2 no spec has that name, no specs/
     folder (outside a spec repository), or usage error.
     """
-    from pipeline.catalogue import CatalogueError, entries, find, render_show, show_view
-    from pipeline.problems import Severity
+    from pipeline import snapshot
+    from pipeline.catalogue import CatalogueError, find, render_show
     from pipeline.repo import find_repo
-    from pipeline.runner import check_file, spec_file_names
+    from pipeline.stamps import cache_folder
 
     repo = find_repo(root)
-    profiles = run_profiles(repo, not no_cache)
-    cache = open_cache(repo, profiles, not no_cache)
-    try:
-        catalogue = entries(spec_file_names([repo.specs]), repo.displays, cache)
-    except FileNotFoundError as error:
-        raise click.UsageError(str(error)) from None
-    save_cache(cache)
+    folder, key = cache_folder(repo.root), snapshot_key(repo, "show")
+    kept = snapshot.answer(folder, key) if not no_cache else None
+    catalogue = _named(kept, name) if kept is not None else _catalogue(repo, no_cache, folder, key)
     try:
         entry = find(catalogue, name)
     except CatalogueError as error:
@@ -65,16 +66,80 @@ def command(name: str, fmt: str, root: Optional[Path], no_cache: bool) -> None:
             echo(f"modelspec: {error}", err=True)
             raise SystemExit(1) from None
         raise click.BadParameter(str(error), param_hint="NAME") from None
-    checked = check_file(entry.path, entry.file, profiles)
-    errors = [p for p in checked.result.problems if p.severity is Severity.ERROR]
-    if errors or checked.stack is None:
-        for problem in checked.result.problems:
-            echo(f"{problem.file}:{problem.line}:{problem.column}: {problem.severity.value} "
-                       f"[{problem.code}] {problem.message}", err=True)
-        echo(f"modelspec: {entry.file} fails its check; fix it to show its stack", err=True)
-        raise SystemExit(1)
-    view = show_view(checked.spec, checked.stack, checked.tower, entry.file, profiles.get(checked.stack.arch))
+    view = _view(repo, entry, None if no_cache else folder)
     if fmt == "json":
         echo_rendered(json_text(json.dumps(view, indent=2)))
     else:
         echo(render_show(view), nl=False)
+
+
+def _catalogue(repo: "SpecRepo", no_cache: bool, folder: Path, key: str) -> List["Entry"]:
+    """Every spec file of the catalogue with the name it states (:func:`pipeline.catalogue.entries`); kept as the
+    snapshot *key* (see :func:`_named`) unless *no_cache*."""
+    from pipeline import snapshot
+    from pipeline.catalogue import entries
+    from pipeline.runner import spec_file_names
+
+    profiles = run_profiles(repo, not no_cache)
+    folders: Set[str] = set()
+    try:
+        files = spec_file_names([repo.specs], folders)
+    except FileNotFoundError as error:
+        raise click.UsageError(str(error)) from None
+    sources = snapshot.sources(folders, files, repo.profiles)
+    taken = snapshot.take(sources) if not no_cache else None
+    cache = open_cache(repo, profiles, not no_cache)
+    catalogue = entries(files, repo.displays, cache)
+    save_cache(cache)
+    if not no_cache:
+        snapshot.keep(folder, key, sources, taken,
+                      "".join(f"{json.dumps(item.name)}\t{item.file}\t{item.path}\n" for item in catalogue))
+    return catalogue
+
+
+def _named(kept: str, name: str) -> List["Entry"]:
+    """The entries of a catalogue snapshot (a line per spec file: its name as JSON, its path as shown, its path)
+    that state *name*; every entry when none does (the closest names are then suggested)."""
+    from pipeline.catalogue import Entry
+
+    def entry(line: str) -> "Entry":
+        stated, file, path = line.split("\t", 2)
+        return Entry(path, file, json.loads(stated))
+
+    needle = f"{json.dumps(name)}\t"
+    lines = kept.split("\n")[:-1]  # each line ends with a line break (a path may hold any other separator)
+    matches = [entry(line) for line in lines if line.startswith(needle)]
+    return matches or [entry(line) for line in lines]
+
+
+def _view(repo: "SpecRepo", entry: "Entry", folder: Optional[Path]) -> Dict[str, Any]:
+    """:func:`pipeline.catalogue.show_view` of *entry*'s spec, checked with the five passes; kept in *folder*
+    (the cache folder; ``None``: ``--no-cache``) while the spec file and the op profiles stat as they did.
+
+    A spec that fails its check has no view: its problems are shown and the command ends with exit code 1.
+    """
+    from pipeline import snapshot
+
+    sources = [str(entry.path), *snapshot.profile_sources(repo.profiles)]
+    taken = snapshot.take(sources) if folder is not None else None
+    key = snapshot.view_key(entry.file, taken) if taken is not None else None
+    kept = snapshot.kept_view(folder, entry.file, key) if key is not None else None
+    if kept is not None:
+        return json.loads(kept)
+    from pipeline.catalogue import show_view
+    from pipeline.problems import Severity
+    from pipeline.runner import check_file
+
+    profiles = run_profiles(repo, folder is not None)
+    checked = check_file(Path(entry.path), entry.file, profiles)
+    errors = [p for p in checked.result.problems if p.severity is Severity.ERROR]
+    if errors or checked.stack is None:
+        for problem in checked.result.problems:
+            echo(f"{problem.file}:{problem.line}:{problem.column}: {problem.severity.value} "
+                 f"[{problem.code}] {problem.message}", err=True)
+        echo(f"modelspec: {entry.file} fails its check; fix it to show its stack", err=True)
+        raise SystemExit(1)
+    view = show_view(checked.spec, checked.stack, checked.tower, entry.file, profiles.get(checked.stack.arch))
+    if key is not None and snapshot.take(sources) == taken:  # neither the spec nor a profile changed meanwhile
+        snapshot.keep_view(folder, entry.file, key, json.dumps(view))
+    return view

@@ -1,0 +1,225 @@
+"""Catalogue snapshots: what ``list`` or ``show`` drew from the whole catalogue, given back while nothing it came
+from has changed.
+
+Both commands answer from every spec under ``specs/``: ``list`` prints a row
+per spec, and ``show NAME`` needs every spec's name to know that exactly one
+states NAME. When nothing has changed since one of them last did, its
+answer is the same. A snapshot keeps that answer with the ``stat`` of
+everything it came from:
+
+- each folder the walk of ``specs/`` entered (its real path): an entry
+  added, removed or renamed in a folder changes the folder's mtime, so an
+  unchanged folder means the walk would find the same files;
+- each spec file;
+- the op profiles folder and each of its profiles.
+
+While every one of those stats is as recorded, and modelspec is the same
+(:func:`pipeline.stamps.environment_digest`), the snapshot stands for the
+catalogue. Checking that costs a ``stat`` per path and nothing else: no
+folder is listed, and no spec, profile or cache record is read. This module
+imports nothing of the check, so that answer costs no more than that.
+
+A snapshot is taken only around a run that saw the whole catalogue clean.
+Every path is stat'ed before the run reads anything (:func:`take`) and again
+after it has its answer (:func:`keep`). The snapshot is written only if the
+two agree and no mtime is within :data:`~pipeline.stamps.RACY_NS` of the
+first stat. Git's racy rule applies here too: a file written in the clock
+tick it was stat'ed in could change again and keep its stat.
+
+The file is ``snapshot-<key>`` in the cache folder. Its first line is a
+header: the format, the environment, the key, how many stat lines follow,
+and a BLAKE2b checksum of the rest. Then come the stat lines
+(``path TAB stat``), then the answer. It is written to a temporary file and
+renamed, so a reader sees a whole snapshot or none. A file that is torn,
+edited or foreign fails its header and is ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from pathlib import Path
+from typing import Iterable, List, Optional, Sequence
+
+from pipeline.stamps import RACY_NS, environment_digest, stat_text
+
+#: The snapshot file's format; a file of another format is ignored.
+FORMAT = 1
+HEADER = f"modelspec catalogue snapshot, format {FORMAT}"
+
+
+def key(*parts: str) -> str:
+    """The key of the snapshot of an answer that *parts* decide (the command, its format, the repository's
+    root): 32 hex digits of SHA-256."""
+    text = "\0".join(parts)
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def sources(folders: Iterable[str], files: Sequence[str], profiles: Path) -> List[str]:
+    """The paths a catalogue's answer comes from, in the order they are stat'ed.
+
+    Args:
+        folders: The real paths of the folders the walk entered
+            (:func:`pipeline.runner.spec_file_names`).
+        files: The spec files the walk found.
+        profiles: The op profiles folder, whose ``*.yaml`` files are the profiles
+            (:func:`pipeline.op_profiles.load_op_profiles`).
+    """
+    return [*sorted(folders), *files, *profile_sources(profiles)]
+
+
+def take(paths: Sequence[str]) -> Optional[str]:
+    """The stat lines of *paths*, ``path TAB stat``, one per path.
+
+    Returns ``None`` when a snapshot cannot stand for them: a path cannot be
+    stat'ed or holds a line break, or its mtime is within
+    :data:`~pipeline.stamps.RACY_NS` of now.
+    """
+    now = time.time_ns()
+    lines = []
+    for path in paths:
+        try:
+            status = os.stat(path)
+        except (OSError, ValueError):
+            return None
+        if "\n" in path or status.st_mtime_ns + RACY_NS > now:
+            return None
+        lines.append(f"{path}\t{stat_text(status)}")
+    return "\n".join(lines)
+
+
+def answer(folder: Path, snapshot_key: str) -> Optional[str]:
+    """The answer the snapshot *snapshot_key* in *folder* keeps, or ``None``.
+
+    It is ``None`` unless the snapshot is whole, of this environment, and
+    every path it records still has the recorded stat.
+    """
+    try:
+        with open(folder / f"snapshot-{snapshot_key}", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    header, _, rest = data.partition(b"\n")
+    fields = header.decode("utf-8", "replace").split("\t")
+    if len(fields) != 5 or fields[0] != HEADER or fields[2] != snapshot_key or not fields[3].isdigit():
+        return None
+    if fields[4] != _checksum(rest) or fields[1] != environment_digest():
+        return None
+    count = int(fields[3])
+    parts = rest.decode("utf-8", "surrogateescape").split("\n", count)
+    if len(parts) != count + 1 or not _unchanged(parts[:count]):
+        return None
+    return parts[count]
+
+
+#: Whether this system stats a name relative to an open folder (POSIX does; Windows does not).
+_BY_FOLDER = os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
+
+
+def _unchanged(lines: Sequence[str]) -> bool:
+    """Whether every ``path TAB stat`` of *lines* still holds. A run of paths in one folder is stat'ed by name
+    from the folder (``fstatat``): the kernel looks up one name, not the whole path, a sixth less per file."""
+    folder, descriptor = None, None
+    try:
+        for line in lines:
+            path, _, recorded = line.rpartition("\t")
+            parent, _, name = path.rpartition(os.sep)
+            if parent != folder:
+                if descriptor is not None:
+                    os.close(descriptor)
+                    descriptor = None
+                folder = parent
+                if parent and name and _BY_FOLDER:
+                    descriptor = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+            status = os.stat(name, dir_fd=descriptor) if descriptor is not None else os.stat(path)
+            if stat_text(status) != recorded:
+                return False
+    except (OSError, ValueError):
+        return False
+    finally:
+        if descriptor is not None:
+            os.close(descriptor)
+    return True
+
+
+def keep(folder: Path, snapshot_key: str, paths: Sequence[str], taken: Optional[str], text: str) -> None:
+    """Write the snapshot *snapshot_key* of the answer *text* to *folder*.
+
+    Nothing is written unless *paths* still stat as *taken* (:func:`take`
+    before the run read anything) said. A snapshot that cannot be written
+    is not an error: the next run answers the long way.
+    """
+    if not paths or taken is None or take(paths) != taken:
+        return
+    from pipeline.result_cache import prepare_folder, replace_file  # pylint: disable=import-outside-toplevel
+
+    rest = f"{taken}\n{text}"
+    try:
+        header = "\t".join([HEADER, environment_digest(), snapshot_key, str(len(paths)), _text_checksum(rest)])
+        prepare_folder(folder)
+        replace_file(folder / f"snapshot-{snapshot_key}", f"{header}\n{rest}")
+    except (OSError, UnicodeError):
+        pass
+
+
+# ---- one spec's view ------------------------------------------------------------------------------
+
+#: The format of a kept view (``views/<key of its path>`` in the cache folder).
+VIEW_HEADER = "modelspec show view, format 1"
+
+
+def view_key(display: str, stat_lines: str) -> str:
+    """The key of ``show``'s view of one spec (:func:`pipeline.catalogue.show_view`): what decides it, the path
+    it is shown under, the stat lines (:func:`take`) of the spec file and the op profiles
+    (:func:`profile_sources`), and the environment."""
+    return key("view", environment_digest(), display, stat_lines)
+
+
+def profile_sources(profiles: Path) -> List[str]:
+    """The op profiles folder and its profiles, as :func:`sources` lists them."""
+    folder = profiles.resolve()
+    return [str(folder), *(str(path) for path in sorted(folder.glob("*.yaml")))]
+
+
+def kept_view(folder: Path, display: str, view: str) -> Optional[str]:
+    """The view JSON kept in *folder* for the spec shown as *display*, when it was kept under the key *view*;
+    else ``None``."""
+    try:
+        with open(_view_file(folder, display), encoding="utf-8", errors="surrogateescape", newline="") as handle:
+            text = handle.read()
+    except OSError:
+        return None
+    header, _, body = text.partition("\n")
+    try:
+        return body if header == f"{VIEW_HEADER}\t{view}\t{_text_checksum(body)}" else None
+    except UnicodeError:
+        return None
+
+
+def keep_view(folder: Path, display: str, view: str, text: str) -> None:
+    """Keep the view JSON *text*, of key *view*, for the spec shown as *display* (one file per spec, the last
+    view kept); one that cannot be written is let go."""
+    from pipeline.result_cache import prepare_folder, replace_file  # pylint: disable=import-outside-toplevel
+
+    path = _view_file(folder, display)
+    try:
+        prepare_folder(folder)
+        path.parent.mkdir(exist_ok=True)
+        replace_file(path, f"{VIEW_HEADER}\t{view}\t{_text_checksum(text)}\n{text}")
+    except (OSError, UnicodeError):
+        pass
+
+
+def _view_file(folder: Path, display: str) -> Path:
+    return folder / "views" / key("view file", display)
+
+
+def _checksum(data: bytes) -> str:
+    """BLAKE2b (128 bits, hex) of *data*."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _text_checksum(text: str) -> str:
+    """:func:`_checksum` of *text* as it is written (UTF-8, a file name's undecodable bytes as they were)."""
+    return _checksum(text.encode("utf-8", "surrogateescape"))

@@ -1,0 +1,103 @@
+"""What decides whether a cached answer still holds: modelspec's environment, and when a file's ``stat`` stands
+for its bytes; and where the cache folder is.
+
+The result cache (:mod:`pipeline.result_cache`), the artifact cache and the
+catalogue snapshots (:mod:`pipeline.snapshot`) all key on these. They live
+apart from the result cache because the snapshot's answer must cost no more
+than reading a stat per file: this module imports nothing of the check (the
+result cache's module imports the runner, and with it every pass, 40 ms).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+from pathlib import Path
+
+#: The environment variable that moves the cache folder.
+CACHE_DIR_ENV = "MODELSPEC_CACHE_DIR"
+
+#: The cache folder's name under the repository's root.
+CACHE_FOLDER = ".modelspec_cache"
+
+#: How much older than its reading a file's mtime must be for its ``stat`` to stand for its bytes (2 s:
+#: file systems with a coarse clock tick stamp a rewrite in the same tick with the same mtime).
+RACY_NS = 2_000_000_000
+
+
+def stat_text(status: os.stat_result) -> str:
+    """The part of a ``stat`` that changes when a file is rewritten: size, mtime, inode, ctime (ns)."""
+    return f"{status.st_size}:{status.st_mtime_ns}:{status.st_ino}:{status.st_ctime_ns}"
+
+
+def content_digest(data: bytes) -> str:
+    """SHA-256 of *data*, in hex: what a record knows a file's bytes by."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def cache_folder(root: Path) -> Path:
+    """Where the cache of the repository at *root* lives: ``$MODELSPEC_CACHE_DIR``, else ``root/.modelspec_cache``."""
+    moved = os.environ.get(CACHE_DIR_ENV)
+    return Path(moved) if moved else root / CACHE_FOLDER
+
+
+@functools.lru_cache(maxsize=None)
+def _folder_digest(folder: Path, pattern: str) -> str:
+    """SHA-256 over the names and bytes of the files of *folder* matching *pattern*, in name order."""
+    hasher = hashlib.sha256()
+    for path in sorted(folder.rglob(pattern)):
+        data = path.read_bytes()
+        hasher.update(f"{path.relative_to(folder).as_posix()} {len(data)}\n".encode())
+        hasher.update(data)
+    return hasher.hexdigest()
+
+
+def environment_digest() -> str:
+    """What decides every cached answer besides the files it came from: modelspec's version and code, the
+    schemas, and the builds of the libraries that read YAML and JSON Schema (a parser's message is part of a
+    result). Each store's own format is its header's business."""
+    from pipeline import __version__  # pylint: disable=import-outside-toplevel
+    from pipeline.resources import data_dir  # pylint: disable=import-outside-toplevel
+
+    package = Path(__file__).resolve().parent
+    parts = [f"modelspec {__version__}", f"code {_folder_digest(package, '*.py')}",
+             f"schemas {_folder_digest(data_dir('schemas'), '*.json')}",
+             *(_installed(name) for name in ("yaml", "jsonschema_rs"))]
+    return content_digest("\n".join(parts).encode())[:32]
+
+
+def _installed(name: str) -> str:
+    """Which build of the module *name* is installed: the path, size and mtime of its file, and for a package
+    of every file in its folder (PyYAML's libyaml binding, ``_yaml*.so``, among them), which a reinstall or an
+    upgrade changes; cheaper than asking ``importlib.metadata``. Found without importing it: a run the cache
+    answers neither parses YAML nor validates a schema, and importing PyYAML and jsonschema_rs costs 20 ms."""
+    import importlib.util  # pylint: disable=import-outside-toplevel
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    path = (spec.origin if spec is not None else None) or name
+    files = [path]
+    if spec is not None and spec.submodule_search_locations:
+        for folder in spec.submodule_search_locations:  # its modules, not __pycache__ (bytecode comes and goes)
+            try:
+                files += sorted(os.path.join(folder, entry) for entry in os.listdir(folder)
+                                if entry.endswith(_MODULE_SUFFIXES) and os.path.join(folder, entry) != path)
+            except OSError:
+                continue
+    return "\n".join(f"{name} {_file_identity(file)}" for file in files)
+
+
+#: What a package's module files are named: source and extension modules.
+_MODULE_SUFFIXES = (".py", ".so", ".pyd")
+
+
+def _file_identity(path: str) -> str:
+    """*path* with its size and mtime (ns), or alone when it cannot be read."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return path
+    return f"{path} {status.st_size} {status.st_mtime_ns}"
