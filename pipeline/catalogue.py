@@ -36,7 +36,15 @@ _TOWER_WIDTHS = ("hidden_size", "intermediate_size", "out_hidden_size", "patch_s
 
 
 class CatalogueError(LookupError):
-    """A name the catalogue cannot resolve to one spec: absent, or stated by two files."""
+    """A name the catalogue cannot resolve to one spec: absent, or stated by two files.
+
+    Attributes:
+        stated: Whether the name is stated, by more than one file (else no spec states it).
+    """
+
+    def __init__(self, message: str, stated: bool = False) -> None:
+        super().__init__(message)
+        self.stated = stated
 
 
 @dataclass(frozen=True)
@@ -77,17 +85,27 @@ LISTED_NAMES = 10
 def find(catalogue: Sequence[Entry], name: str) -> Entry:
     """The entry whose spec states *name*.
 
+    Names are told apart case-folded, as ``check`` and ``regen`` tell them
+    (two names one artifact file would serve): two specs stating ``gpt2``
+    and ``GPT2`` both state the name, and a spec stating only ``GPT2`` is
+    suggested for ``gpt2``, not taken.
+
     Raises:
         CatalogueError: When no spec states it (naming the closest names,
             else every name, else that there is none) or two do (naming both
-            files).
+            files; ``stated`` is then true).
     """
-    matches = [entry for entry in catalogue if entry.name == name]
+    folded = name.casefold()
+    matches = [entry for entry in catalogue if entry.name is not None and entry.name.casefold() == folded]
     if len(matches) > 1:
-        raise CatalogueError(f"the name {name!r} is stated by {' and '.join(e.file for e in matches)}; a name picks "
-                             "one spec, so rename one of them")
-    if matches:
+        spelled = sorted({entry.name for entry in matches})
+        how = "" if len(spelled) == 1 else f" (as {', '.join(map(repr, spelled))}: names are compared case-folded)"
+        raise CatalogueError(f"the name {name!r} is stated by {' and '.join(e.file for e in matches)}{how}; a name "
+                             "picks one spec, so rename one of them", stated=True)
+    if matches and matches[0].name == name:
         return matches[0]
+    if matches:
+        raise CatalogueError(f"no spec in the catalogue is named {name!r}; did you mean {matches[0].name}?")
     names = sorted(entry.name for entry in catalogue if entry.name)
     from pipeline.problems import near_misses  # pylint: disable=import-outside-toplevel
 

@@ -14,6 +14,7 @@ import functools
 import hashlib
 import os
 from pathlib import Path
+from typing import List
 
 #: The environment variable that moves the cache folder.
 CACHE_DIR_ENV = "MODELSPEC_CACHE_DIR"
@@ -53,6 +54,28 @@ def _folder_digest(folder: Path, pattern: str) -> str:
     return hasher.hexdigest()
 
 
+@functools.lru_cache(maxsize=None)
+def _code_identity(package: str) -> str:
+    """Which build of modelspec's own code this is: every module of the package folder *package* with its size
+    and mtime, as :func:`_installed` tells a library's build (a source edit, a checkout or a reinstall changes
+    them), without reading a module's bytes: every command pays this, ``show`` included."""
+    modules: List[str] = []
+    folders = [package]
+    while folders:
+        folder = folders.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
+                        folders.append(entry.path)
+                    elif entry.name.endswith(".py"):
+                        modules.append(entry.path)
+        except OSError:
+            continue
+    identities = "\n".join(_file_identity(path) for path in sorted(modules))
+    return content_digest(identities.encode("utf-8", "surrogateescape"))
+
+
 def environment_digest() -> str:
     """What decides every cached answer besides the files it came from: modelspec's version and code, the
     schemas, and the builds of the libraries that read YAML and JSON Schema (a parser's message is part of a
@@ -60,8 +83,8 @@ def environment_digest() -> str:
     from pipeline import __version__  # pylint: disable=import-outside-toplevel
     from pipeline.resources import data_dir  # pylint: disable=import-outside-toplevel
 
-    package = Path(__file__).resolve().parent
-    parts = [f"modelspec {__version__}", f"code {_folder_digest(package, '*.py')}",
+    package = os.path.dirname(os.path.realpath(__file__))
+    parts = [f"modelspec {__version__}", f"code {_code_identity(package)}",
              f"schemas {_folder_digest(data_dir('schemas'), '*.json')}",
              *(_installed(name) for name in ("yaml", "jsonschema_rs"))]
     return content_digest("\n".join(parts).encode())[:32]

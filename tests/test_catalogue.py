@@ -329,6 +329,26 @@ def test_find_refuses_an_absent_name_listing_the_names_when_none_is_close():
     assert find(catalogue, "alpha").file == "a.yaml"
 
 
+def test_find_tells_names_apart_case_folded_as_check_does():
+    catalogue = [Entry(Path("a.yaml"), "a.yaml", "gpt2"), Entry(Path("b.yaml"), "b.yaml", "GPT2"),
+                 Entry(Path("c.yaml"), "c.yaml", "Llama")]
+    for asked in ("gpt2", "GPT2", "Gpt2"):
+        with pytest.raises(CatalogueError) as caught:
+            find(catalogue, asked)
+        assert caught.value.stated
+        assert str(caught.value) == (f"the name {asked!r} is stated by a.yaml and b.yaml (as 'GPT2', 'gpt2': names "
+                                     "are compared case-folded); a name picks one spec, so rename one of them")
+    with pytest.raises(CatalogueError) as caught:
+        find(catalogue, "llama")
+    assert not caught.value.stated
+    assert str(caught.value) == "no spec in the catalogue is named 'llama'; did you mean Llama?"
+    assert find(catalogue, "Llama").file == "c.yaml"
+    twice = [Entry(Path("a.yaml"), "a.yaml", "x"), Entry(Path("b.yaml"), "b.yaml", "x")]
+    with pytest.raises(CatalogueError) as caught:
+        find(twice, "x")
+    assert str(caught.value) == "the name 'x' is stated by a.yaml and b.yaml; a name picks one spec, so rename one of them"
+
+
 @pytest.mark.parametrize("catalogue", [[], [Entry(Path("b.yaml"), "b.yaml", None)]])
 def test_find_in_a_catalogue_without_names_says_so(catalogue):
     with pytest.raises(CatalogueError) as caught:

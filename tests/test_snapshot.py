@@ -242,9 +242,14 @@ def test_show_refuses_from_a_snapshot_as_it_does_the_long_way(repo: Path, no_lon
     clash.write_text((repo / "specs" / "deepseek" / "deepseek-v3.yaml").read_text(encoding="utf-8"),
                      encoding="utf-8")
     age(repo / "specs")
-    cases = [("deepseek-v3",), ("deepseek-v", ), ("no-such-model-at-all",)]
+    cased = repo / "specs" / "llama" / "cased.yaml"
+    cased.write_text((repo / "specs" / "qwen" / "qwen3-8b.yaml").read_text(encoding="utf-8").replace(
+        "name: qwen3-8b", "name: Qwen3-8B"), encoding="utf-8")
+    age(repo / "specs")
+    cases = [("deepseek-v3",), ("deepseek-v", ), ("no-such-model-at-all",), ("qwen3-8b",), ("QWEN3-8b",)]
     expected = [run(repo, "show", *case, "--no-cache") for case in cases]
-    assert [code for code, _, _ in expected] == [1, 2, 2]
+    assert [code for code, _, _ in expected] == [1, 2, 2, 1, 1]
+    assert "(as 'Qwen3-8B', 'qwen3-8b': names are compared case-folded)" in expected[4][2]
     assert "is stated by specs/deepseek/deepseek-v3.yaml and specs/llama/clash.yaml" in expected[0][2]
     assert "did you mean deepseek-v3" in expected[1][2]
     assert [run(repo, "show", *case) for case in cases] == expected

@@ -62,7 +62,7 @@ def command(name: str, fmt: str, root: Optional[Path], no_cache: bool) -> None:
     try:
         entry = find(catalogue, name)
     except CatalogueError as error:
-        if any(item.name == name for item in catalogue):
+        if error.stated:
             echo(f"modelspec: {error}", err=True)
             raise SystemExit(1) from None
         raise click.BadParameter(str(error), param_hint="NAME") from None
@@ -93,23 +93,30 @@ def _catalogue(repo: "SpecRepo", no_cache: bool, folder: Path, key: str) -> List
     save_cache(cache)
     if not no_cache:
         snapshot.keep(folder, key, sources, taken,
-                      "".join(f"{json.dumps(item.name)}\t{item.file}\t{item.path}\n" for item in catalogue))
+                      "".join(f"{_folded(item.name)}\t{json.dumps(item.name)}\t{item.file}\t{item.path}\n"
+                              for item in catalogue))
     return catalogue
 
 
 def _named(kept: str, name: str) -> List["Entry"]:
-    """The entries of a catalogue snapshot (a line per spec file: its name as JSON, its path as shown, its path)
-    that state *name*; every entry when none does (the closest names are then suggested)."""
+    """The entries of a catalogue snapshot (a line per spec file: its name case-folded and as stated, as JSON,
+    its path as shown, its path) that state *name*, compared case-folded (:func:`pipeline.catalogue.find`);
+    every entry when none does (the closest names are then suggested)."""
     from pipeline.catalogue import Entry
 
     def entry(line: str) -> "Entry":
-        stated, file, path = line.split("\t", 2)
+        _, stated, file, path = line.split("\t", 3)
         return Entry(path, file, json.loads(stated))
 
-    needle = f"{json.dumps(name)}\t"
+    needle = f"{_folded(name)}\t"
     lines = kept.split("\n")[:-1]  # each line ends with a line break (a path may hold any other separator)
     matches = [entry(line) for line in lines if line.startswith(needle)]
     return matches or [entry(line) for line in lines]
+
+
+def _folded(name: Optional[str]) -> str:
+    """*name* case-folded, as JSON (``null`` for none)."""
+    return json.dumps(None if name is None else name.casefold())
 
 
 def _view(repo: "SpecRepo", entry: "Entry", folder: Optional[Path]) -> Dict[str, Any]:
