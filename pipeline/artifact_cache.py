@@ -3,14 +3,14 @@ already-regenerated catalogue is found in sync without checking a spec or buildi
 
 An artifact's bytes are decided by its spec's bytes and path, the op profiles its stack resolves against (its
 arch's and, with a tower, the vision profile: both are among the profiles the spec's check consulted) and
-modelspec itself (its version and code, the schemas: :func:`~pipeline.result_cache.environment_digest`). The
+modelspec itself (its version and code, the schemas: :func:`~pipeline.stamps.environment_digest`). The
 result cache's record of a spec (:class:`~pipeline.result_cache.Record`) already knows the first and the
 digest of the profiles it consulted, so an entry here is keyed by them and says what regen wrote for it::
 
     <spec path> TAB <checksum> TAB <spec digest> TAB <environment> TAB <profiles digest>
         TAB <artifact file> TAB <artifact digest> TAB <SHA-256 of the file's bytes> TAB <stat> TAB <read ns>
 
-in the file ``artifacts`` of the result cache folder (:func:`~pipeline.result_cache.cache_folder`: honours
+in the file ``artifacts`` of the result cache folder (:func:`~pipeline.stamps.cache_folder`: honours
 ``$MODELSPEC_CACHE_DIR``; ``--no-cache`` bypasses it), written as the results are (one
 :class:`~pipeline.result_cache.ResultCache` store of lines with its own header: appended or compacted under the
 ``filelock`` lock, renamed into place, a line bound to its spec path by
@@ -21,7 +21,7 @@ Two facts are used, separately:
 
 - **The file is as regen left it** (:meth:`Entry.vouches`): its ``stat`` (size, mtime, inode, ctime) is the one
   the entry recorded when regen wrote it or last read it and found it equal to what it would write, and its mtime
-  is over :data:`~pipeline.result_cache.RACY_NS` older than that moment (git's racy rule: a file rewritten in the
+  is over :data:`~pipeline.stamps.RACY_NS` older than that moment (git's racy rule: a file rewritten in the
   same clock tick as it was read could keep its stat). The assumption, as git's and the result cache's: a
   file whose size, mtime, inode and ctime are all unchanged holds the same bytes (an edit changes the ctime, which
   a user cannot set back without setting the clock back). A file whose stat differs, or is racy, is read and its
@@ -52,8 +52,8 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from pipeline.artifacts import ARTIFACT_SUFFIX
-from pipeline.result_cache import (RACY_NS, CacheKeys, Record, ResultCache, content_digest, line_checksum,
-                                   stat_text)
+from pipeline.result_cache import CacheKeys, Record, ResultCache, line_checksum
+from pipeline.stamps import RACY_NS, content_digest, stat_text
 
 #: The file of the cache folder holding the entries.
 ARTIFACTS_FILE = "artifacts"
@@ -90,12 +90,12 @@ class Entry:
 
     Attributes:
         spec_digest: SHA-256 of the spec's bytes (the result cache's ``Record.digest``).
-        environment: :func:`~pipeline.result_cache.environment_digest` it was built under.
+        environment: :func:`~pipeline.stamps.environment_digest` it was built under.
         profiles: The digest of the profiles the spec's check consulted (``Record.profiles``).
         file: The artifact's file name in ``resolved/`` (``<name>.json``).
         digest: The artifact's own ``digest`` member (the index lists it).
         sha256: SHA-256 of the artifact file's bytes.
-        stat: :func:`~pipeline.result_cache.stat_text` of the file when regen wrote it or read it equal.
+        stat: :func:`~pipeline.stamps.stat_text` of the file when regen wrote it or read it equal.
         read_ns: When (``time.time_ns()``), for the racy rule.
     """
 

@@ -34,7 +34,6 @@ everything else here is pure.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple

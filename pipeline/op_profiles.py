@@ -516,7 +516,7 @@ def load_op_profiles(root: Optional[Path] = None, cache: Optional[Path] = None) 
 
     Args:
         root: The profiles folder.
-        cache: A result cache folder (:func:`pipeline.result_cache.cache_folder`) in which the checked
+        cache: A result cache folder (:func:`pipeline.stamps.cache_folder`) in which the checked
             profiles are kept between runs; ``None`` reads and checks them afresh.
 
     Raises:

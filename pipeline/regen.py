@@ -204,7 +204,8 @@ def _known(display: str, path: Path, cache: "ArtifactCache") -> Optional[Resolut
     then restated), and the cache knows its artifact, or its recorded verdict fails check."""
     # pylint: disable=import-outside-toplevel
     from pipeline.artifact_cache import Vouched
-    from pipeline.result_cache import content_digest, now_ns, regular_file_stat
+    from pipeline.result_cache import now_ns, regular_file_stat
+    from pipeline.stamps import content_digest
     from pipeline.runner import decoded_verdict, read_spec_bytes
 
     record = cache.results.record(display)
@@ -244,7 +245,8 @@ class _Builder:
     def resolve(self, path: Path, display: str) -> Resolution:
         """Check the spec at *path* (making its record, with a cache) and build its artifact if it resolves."""
         # pylint: disable=import-outside-toplevel
-        from pipeline.result_cache import content_digest, now_ns, regular_file_stat
+        from pipeline.result_cache import now_ns, regular_file_stat
+        from pipeline.stamps import content_digest
         from pipeline.runner import check_file, check_recorded, read_spec_bytes
 
         status = regular_file_stat(path) if self.cache is not None else None
@@ -384,7 +386,7 @@ def _same_bytes(data: bytes, claims) -> Optional[Tuple[str, object]]:
 
 
 def _digest(data: bytes) -> str:
-    from pipeline.result_cache import content_digest  # pylint: disable=import-outside-toplevel
+    from pipeline.stamps import content_digest  # pylint: disable=import-outside-toplevel
 
     return content_digest(data)
 

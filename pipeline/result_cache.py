@@ -50,6 +50,7 @@ selection of problems a configuration makes later), the name the file states
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import itertools
@@ -66,8 +67,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Op
 from pipeline.escape import first_unprintable
 from pipeline.problems import PASSES, FileResult, InlineIgnore, Location, Outcome, Problem, Severity
 from pipeline.runner import Verdict, read_spec_bytes, shared_outcomes, stated_name_of
-from pipeline.stamps import (CACHE_DIR_ENV, CACHE_FOLDER, RACY_NS, cache_folder, content_digest, environment_digest,
-                             stat_text)
+from pipeline.stamps import RACY_NS, content_digest, environment_digest, stat_text
 
 #: The format of the ``results`` file; another format's file is ignored whole.
 FORMAT = 2
@@ -601,14 +601,18 @@ class CatalogueIndex:
         Raises:
             OSError: If one cannot be written.
         """
-        names = rows = None
-        if spooled is not None:
-            def names() -> Iterator[Tuple[str, str]]:
-                return ((file, f"{record.stat}\t{record.read_ns}\t{record.stated}") for file, record in spooled())
+        if spooled is None:
+            self._names.save()
+            self._rows.save()
+            return
 
-            def rows() -> Iterator[Tuple[str, str]]:
-                return ((file, f"{record.stat}\t{record.read_ns}\t{_row_line(_listed_or_unknown(record), record)}")
-                        for file, record in spooled())
+        def names() -> Iterator[Tuple[str, str]]:
+            return ((file, f"{record.stat}\t{record.read_ns}\t{record.stated}") for file, record in spooled())
+
+        def rows() -> Iterator[Tuple[str, str]]:
+            return ((file, f"{record.stat}\t{record.read_ns}\t{_row_line(_listed_or_unknown(record), record)}")
+                    for file, record in spooled())
+
         self._names.save(names, replaced)
         self._rows.save(rows, replaced)
 
@@ -943,13 +947,16 @@ def prepare_folder(folder: Path) -> None:
         _write_profile_entry(folder, waiting)
 
 
-def replace_file(path: Path, text: Iterable[str]) -> None:
-    """Write *text* (a string, or its pieces) to a temporary file beside *path*, then rename it over *path*
-    (no fsync: a torn file is caught by the header and the checksums, and costs only a re-check)."""
+@contextlib.contextmanager
+def _replacing(path: Path, binary: bool = False) -> Iterator[Any]:
+    """A handle on a temporary file beside *path*, renamed over *path* when the block ends, removed if it
+    raises (no fsync: a torn file is caught by the header and the checksums, and costs only a re-check).
+    Text is UTF-8 with a file name's undecodable bytes written as they were."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
-            handle.writelines([text] if isinstance(text, str) else text)
+        options = {} if binary else {"encoding": "utf-8", "errors": "surrogateescape", "newline": "\n"}
+        with os.fdopen(fd, "wb" if binary else "w", **options) as handle:
+            yield handle
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
@@ -960,33 +967,33 @@ def replace_file(path: Path, text: Iterable[str]) -> None:
         raise
 
 
+def replace_file(path: Path, text: Iterable[str]) -> None:
+    """Write *text* (a string, or its pieces) to *path* whole or not at all (:func:`_replacing`).
+
+    Raises:
+        OSError: If it cannot be written.
+    """
+    with _replacing(path) as handle:
+        handle.writelines([text] if isinstance(text, str) else text)
+
+
 def _replace_summed(path: Path, header: str, key: str, lines: Iterable[Tuple[str, str]]) -> None:
     """Write *header*, the :func:`line_checksum` of the body under *key*, then a line ``file TAB rest`` per pair
-    of *lines* to a temporary file renamed over *path*: the body is summed as it is written, never held whole.
+    of *lines* to *path* (:func:`_replacing`): the body is summed as it is written, never held whole.
 
     Raises:
         OSError: If it cannot be written.
     """
     summed = hashlib.blake2b(f"{key}\t".encode("utf-8", "surrogatepass"), digest_size=16)
     start = header.encode("utf-8", "surrogateescape")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(start + b"0" * 32 + b"\n")  # the checksum's place, filled in below
-            for file, rest in lines:
-                line = f"{file}\t{rest}\n"
-                summed.update(line.encode("utf-8", "surrogatepass"))
-                handle.write(line.encode("utf-8", "surrogateescape"))
-            handle.seek(len(start))
-            handle.write(summed.hexdigest().encode("ascii"))
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    with _replacing(path, binary=True) as handle:
+        handle.write(start + b"0" * 32 + b"\n")  # the checksum's place, filled in below
+        for file, rest in lines:
+            line = f"{file}\t{rest}\n"
+            summed.update(line.encode("utf-8", "surrogatepass"))
+            handle.write(line.encode("utf-8", "surrogateescape"))
+        handle.seek(len(start))
+        handle.write(summed.hexdigest().encode("ascii"))
 
 
 def regular_file_stat(path: "str | os.PathLike[str]") -> Optional[os.stat_result]:

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any, Dict, Iterator, List, Tuple
 
 from pipeline.model import ModelSpec, ModelSpecError
-from pipeline.problems import FieldPath, Problem, Severity, dotted
+from pipeline.problems import FieldPath, Severity, dotted
 
 CODES: Dict[str, str] = {
     "roundtrip.null": "A key is stated as null, which is the same as leaving it out.",

@@ -22,7 +22,8 @@ import pytest
 from pipeline import regen, runner
 from pipeline.artifact_cache import ARTIFACTS_FILE, ARTIFACTS_FORMAT, ARTIFACTS_HEADER, ArtifactCache
 from pipeline.op_profiles import load_op_profiles
-from pipeline.result_cache import CACHE_DIR_ENV, PROFILES_FILE, PROFILES_HEADER, cache_keys, line_checksum, now_ns
+from pipeline.result_cache import PROFILES_FILE, PROFILES_HEADER, cache_keys, line_checksum, now_ns
+from pipeline.stamps import CACHE_DIR_ENV
 from spec_repos import GIT_ENV, SPECS, commit_all, edit, git_repo, make_repo, modelspec_argv, run
 
 DEEPSEEK, LLAMA, QWEN = SPECS

@@ -16,7 +16,6 @@ import json
 import re
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import pytest
 from click.testing import CliRunner

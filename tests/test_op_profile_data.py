@@ -26,7 +26,7 @@ import pytest
 
 from pipeline import yaml_source
 from pipeline.op_profiles import load_op_profiles
-from pipeline.weights import ALWAYS, Condition, Weight
+from pipeline.weights import Condition, Weight
 
 PROFILE_DIR = Path(__file__).resolve().parent.parent / "op_profiles"
 

@@ -13,7 +13,7 @@ from typing import List
 import pytest
 
 import pipeline
-from pipeline import op_profiles, result_cache
+from pipeline import op_profiles, result_cache, stamps
 from pipeline.op_profiles import OpProfileError, _load_folder, bundled_profiles_dir, load_op_profiles
 from pipeline.result_cache import PROFILES_FILE, PROFILES_HEADER, json_exact
 
@@ -178,7 +178,7 @@ def test_check_reports_the_same_from_kept_profiles(tmp_path: Path) -> None:
         command = [sys.executable, "-c", "from pipeline.cli import main; main()", "check", "--root", str(repo),
                    "--jobs", "1", "--format", "json", *args]
         return subprocess.run(command, capture_output=True, text=True, check=False,
-                              env={**os.environ, result_cache.CACHE_DIR_ENV: str(env_cache)})
+                              env={**os.environ, stamps.CACHE_DIR_ENV: str(env_cache)})
 
     cold = run()
     # the folder is made by the results' save, at the end, and the profiles checked before it are kept then

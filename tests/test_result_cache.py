@@ -25,7 +25,8 @@ import pipeline
 from pipeline import result_cache, runner, stamps
 from pipeline.cli import main
 from pipeline.op_profiles import _load_folder, bundled_profiles_dir
-from pipeline.result_cache import CACHE_DIR_ENV, HEADER, RESULTS_FILE, ResultCache, parse_record
+from pipeline.result_cache import HEADER, RESULTS_FILE, ResultCache, parse_record
+from pipeline.stamps import CACHE_DIR_ENV
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

@@ -17,7 +17,7 @@ from browser import CHROMIUM, SKIP_REASON, dump_dom, screenshot
 from pipeline.catalogue_diff import load_catalogue
 from pipeline.repo import SpecRepo
 from pipeline.site import _environment, _model_page, MANIFEST, SiteError, build_site, page_file, parameter_segments, source_header, write_site
-from spec_repos import commit_all, edit, git_repo, make_repo, run, tree
+from spec_repos import edit, git_repo, make_repo, run, tree
 
 ROOT = Path(__file__).resolve().parents[1]
 DEEPSEEK = "specs/deepseek/deepseek-v3.yaml"

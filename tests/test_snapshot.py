@@ -16,7 +16,7 @@ from pipeline import runner, snapshot
 from pipeline.cli import main
 from pipeline.op_profiles import _load_folder
 from pipeline.resources import bundled_profiles_dir
-from pipeline.result_cache import CACHE_DIR_ENV
+from pipeline.stamps import CACHE_DIR_ENV
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

@@ -88,7 +88,7 @@ def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit
     from pipeline.git_changes import check_revision
     from pipeline.repo import find_repo
 
-    from pipeline.result_cache import cache_folder
+    from pipeline.stamps import cache_folder
 
     repo = find_repo(root)
     with git_errors():

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
 import click
 
 from pipeline.escape import json_text
 from pipeline.output import echo, echo_rendered
 
-from pipeline.commands.options import (no_cache_option, open_cache, progress_bar, root_option, run_profiles,
-                                       save_cache, snapshot_key)
+from pipeline.commands.options import (no_cache_option, progress_bar, root_option, save_cache, snapshot_key,
+                                       walk_catalogue)
 
 if TYPE_CHECKING:
     from pipeline.repo import SpecRepo
@@ -71,22 +71,14 @@ def command(fmt: str, root: Optional[Path], no_cache: bool) -> None:
 def _listed(repo: "SpecRepo", fmt: str, no_cache: bool) -> Tuple[str, bool, List[str], Optional[str]]:
     """``(the listing as printed, whether a spec failed, the snapshot's sources, their stat lines)``; each failing
     spec's errors are shown on stderr. The sources are stat'ed before any spec is read (:func:`snapshot.take`)."""
-    from pipeline import snapshot
     from pipeline.catalogue import list_cells, render_list_cells
     from pipeline.escape import printable
     from pipeline.problems import Severity
     from pipeline.result_cache import CELL_SEPARATOR, regular_file_stat
-    from pipeline.runner import spec_file_names, verdicts
+    from pipeline.runner import verdicts
 
-    profiles = run_profiles(repo, not no_cache)
-    folders: Set[str] = set()
-    try:
-        files = spec_file_names([repo.specs], folders)
-    except FileNotFoundError as error:
-        raise click.UsageError(str(error)) from None
-    sources = snapshot.sources(folders, files, repo.profiles)
-    taken = snapshot.take(sources) if not no_cache else None
-    cache = open_cache(repo, profiles, not no_cache)
+    walked = walk_catalogue(repo, no_cache)
+    cache, files = walked.cache, walked.files
     indexed, todo = [], []  # (file, cells, row JSON) the catalogue index holds, and the files it does not answer
     for path, display in zip(files, repo.displays(files)):
         status = regular_file_stat(path) if cache is not None else None
@@ -97,7 +89,7 @@ def _listed(repo: "SpecRepo", fmt: str, no_cache: bool) -> Tuple[str, bool, List
             todo.append((path, display))
     rows, failed = [], False
     with progress_bar(len(todo), "reading the catalogue") as update:
-        checked = verdicts(todo, profiles, progress=update, cache=cache, with_rows=True)
+        checked = verdicts(todo, walked.profiles, progress=update, cache=cache, with_rows=True)
     save_cache(cache)
     for item in checked:
         errors = [p for p in item.result.problems if p.severity is Severity.ERROR]
@@ -111,10 +103,11 @@ def _listed(repo: "SpecRepo", fmt: str, no_cache: bool) -> Tuple[str, bool, List
     if fmt == "json":
         rows += json.loads(f"[{','.join(row for _, _, row in indexed)}]")
         rows.sort(key=lambda row: (row["name"], row["file"]))
-        return json_text(json.dumps(rows, indent=2)) + "\n", failed, sources, taken
+        return json_text(json.dumps(rows, indent=2)) + "\n", failed, walked.sources, walked.taken
     # the index's cells as they are: no row decoded, none formatted again
     table = [(cells.split(CELL_SEPARATOR) if cells != "-" else list_cells(json.loads(row)), file)
              for file, cells, row in indexed]
     table += [(list_cells(row), row["file"]) for row in rows]
     ordered = sorted((cells[0], file, cells) for cells, file in table)  # by name, then file
-    return printable(render_list_cells([cells for _, _, cells in ordered]), keep="\n\t"), failed, sources, taken
+    text = render_list_cells([cells for _, _, cells in ordered])
+    return printable(text, keep="\n\t"), failed, walked.sources, walked.taken

@@ -14,7 +14,8 @@ import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Sequence, Set, Tuple
 
 import click
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from pipeline.config import Config
     from pipeline.op_profiles import OpProfiles
     from pipeline.repo import SpecRepo
+    from pipeline.result_cache import ResultCache
 
 root_option = click.option(
     "--root", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
@@ -63,6 +65,46 @@ def snapshot_key(repo: "SpecRepo", *parts: str) -> str:
     from pipeline import snapshot  # pylint: disable=import-outside-toplevel
 
     return snapshot.key(*parts, str(repo.root), "" if repo.root.is_absolute() else os.getcwd())
+
+
+@dataclass(frozen=True)
+class WalkedCatalogue:
+    """The whole catalogue as ``list`` and ``show`` read it the long way.
+
+    Attributes:
+        profiles: The op profiles (:func:`run_profiles`).
+        files: Every spec file under ``specs/`` (:func:`pipeline.runner.spec_file_names`).
+        cache: The result cache, or ``None`` under ``--no-cache``.
+        sources: What the command's snapshot comes from (:func:`pipeline.snapshot.sources`).
+        taken: Their stat lines, taken before any spec was read (:func:`pipeline.snapshot.take`); ``None`` when
+            no snapshot may be kept.
+    """
+
+    profiles: "OpProfiles"
+    files: List[str]
+    cache: Optional["ResultCache"]
+    sources: List[str]
+    taken: Optional[str]
+
+
+def walk_catalogue(repo: "SpecRepo", no_cache: bool) -> WalkedCatalogue:
+    """Load the profiles, walk ``specs/``, stat what a snapshot of the answer would come from, open the cache.
+
+    Raises:
+        click.UsageError: If there is no ``specs/`` folder.
+    """
+    from pipeline import snapshot  # pylint: disable=import-outside-toplevel
+    from pipeline.runner import spec_file_names as found_names  # pylint: disable=import-outside-toplevel
+
+    profiles = run_profiles(repo, not no_cache)
+    folders: Set[str] = set()
+    try:
+        files = found_names([repo.specs], folders)
+    except FileNotFoundError as error:
+        raise click.UsageError(str(error)) from None
+    sources = snapshot.sources(folders, files, repo.profiles)
+    taken = snapshot.take(sources) if not no_cache else None
+    return WalkedCatalogue(profiles, files, open_cache(repo, profiles, not no_cache), sources, taken)
 
 
 def run_config(repo: "SpecRepo") -> "Config":
@@ -163,7 +205,8 @@ def open_cache(repo, profiles, use: bool):
     """
     if not use:
         return None
-    from pipeline.result_cache import ResultCache, cache_folder, cache_keys  # pylint: disable=import-outside-toplevel
+    from pipeline.result_cache import ResultCache, cache_keys  # pylint: disable=import-outside-toplevel
+    from pipeline.stamps import cache_folder  # pylint: disable=import-outside-toplevel
 
     return ResultCache(cache_folder(repo.root), cache_keys(profiles))
 

@@ -124,7 +124,8 @@ def _open_cache(repo, profiles):
     """The repository's :class:`~pipeline.artifact_cache.ArtifactCache` (its result cache folder)."""
     # pylint: disable=import-outside-toplevel
     from pipeline.artifact_cache import ArtifactCache
-    from pipeline.result_cache import cache_folder, cache_keys
+    from pipeline.result_cache import cache_keys
+    from pipeline.stamps import cache_folder
 
     return ArtifactCache(cache_folder(repo.root), cache_keys(profiles))
 

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import click
 
 from pipeline.escape import json_text
 from pipeline.output import echo, echo_rendered
 
-from pipeline.commands.options import (no_cache_option, open_cache, root_option, run_profiles, save_cache,
-                                       snapshot_key)
+from pipeline.commands.options import (no_cache_option, root_option, run_profiles, save_cache, snapshot_key,
+                                       walk_catalogue)
 
 if TYPE_CHECKING:
     from pipeline.catalogue import Entry
@@ -78,21 +78,12 @@ def _catalogue(repo: "SpecRepo", no_cache: bool, folder: Path, key: str) -> List
     snapshot *key* (see :func:`_named`) unless *no_cache*."""
     from pipeline import snapshot
     from pipeline.catalogue import entries
-    from pipeline.runner import spec_file_names
 
-    profiles = run_profiles(repo, not no_cache)
-    folders: Set[str] = set()
-    try:
-        files = spec_file_names([repo.specs], folders)
-    except FileNotFoundError as error:
-        raise click.UsageError(str(error)) from None
-    sources = snapshot.sources(folders, files, repo.profiles)
-    taken = snapshot.take(sources) if not no_cache else None
-    cache = open_cache(repo, profiles, not no_cache)
-    catalogue = entries(files, repo.displays, cache)
-    save_cache(cache)
+    walked = walk_catalogue(repo, no_cache)
+    catalogue = entries(walked.files, repo.displays, walked.cache)
+    save_cache(walked.cache)
     if not no_cache:
-        snapshot.keep(folder, key, sources, taken,
+        snapshot.keep(folder, key, walked.sources, walked.taken,
                       "".join(f"{_folded(item.name)}\t{json.dumps(item.name)}\t{item.file}\t{item.path}\n"
                               for item in catalogue))
     return catalogue
