@@ -54,6 +54,14 @@ class SpecRepo:
         own = self.root / "op_profiles"
         return own if own.is_dir() else bundled_profiles_dir()
 
+    @property
+    def profiles_chosen_by(self) -> Path:
+        """What decides :attr:`profiles`, for a snapshot (:mod:`pipeline.snapshot`) to stat: ``op_profiles/`` as
+        named when there is one (a link to it retargeted stats as another folder), else the root (an
+        ``op_profiles/`` made there changes the root's mtime)."""
+        own = self.root / "op_profiles"
+        return own if own.is_dir() else self.root
+
     @functools.cached_property
     def _resolved_root(self) -> Path:
         """The root with its symlinks resolved (once: :meth:`display` runs per file)."""

@@ -7,11 +7,17 @@ states NAME. When nothing has changed since one of them last did, its
 answer is the same. A snapshot keeps that answer with the ``stat`` of
 everything it came from:
 
-- each folder the walk of ``specs/`` entered (its real path): an entry
-  added, removed or renamed in a folder changes the folder's mtime, so an
-  unchanged folder means the walk would find the same files;
+- each folder the walk of ``specs/`` entered, as the walk spelled it (a
+  link on the way followed): an entry added, removed or renamed in a
+  folder changes the folder's mtime, so an unchanged folder means the walk
+  would find the same files, and a link on the way retargeted (outside
+  ``specs/`` too) makes it another folder;
+- each link the walk passed over (to a folder or a file it took already,
+  to no folder and no spec), which retargeted could lead to other specs;
 - each spec file;
-- the op profiles folder and each of its profiles.
+- what chose the op profiles folder (the repository's ``op_profiles/`` as
+  named, else the root, where making one changes the mtime), the folder
+  and each of its profiles.
 
 While every one of those stats is as recorded, and modelspec is the same
 (:func:`pipeline.stamps.environment_digest`), the snapshot stands for the
@@ -56,17 +62,18 @@ def key(*parts: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
-def sources(folders: Iterable[str], files: Sequence[str], profiles: Path) -> List[str]:
+def sources(watched: Iterable[str], files: Sequence[str], profiles: Path, chosen_by: Path) -> List[str]:
     """The paths a catalogue's answer comes from, in the order they are stat'ed.
 
     Args:
-        folders: The real paths of the folders the walk entered
+        watched: The folders the walk entered and the links it passed over
             (:func:`pipeline.runner.spec_file_names`).
         files: The spec files the walk found.
         profiles: The op profiles folder, whose ``*.yaml`` files are the profiles
             (:func:`pipeline.op_profiles.load_op_profiles`).
+        chosen_by: What chose that folder (:attr:`pipeline.repo.SpecRepo.profiles_chosen_by`).
     """
-    return [*sorted(folders), *files, *profile_sources(profiles)]
+    return [*sorted(watched), *files, str(chosen_by), *profile_sources(profiles)]
 
 
 def take(paths: Sequence[str]) -> Optional[str]:

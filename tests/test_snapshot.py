@@ -30,6 +30,15 @@ def age(*folders: Path) -> None:
             os.utime(path, (OLD, OLD), follow_symlinks=False)
 
 
+def age_written(*folders: Path) -> None:
+    """Make old what was written under *folders* since :func:`age` (an mtime not old), and nothing else: any
+    other file or folder keeps its stat, ctime included, so only what a change touched can tell a run of it."""
+    for folder in folders:
+        for path in [folder, *folder.rglob("*")]:
+            if path.lstat().st_mtime_ns != OLD * 1_000_000_000:
+                os.utime(path, (OLD, OLD), follow_symlinks=False)
+
+
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A repository of the shipped catalogue and its own copy of the op profiles, everything aged."""
@@ -138,7 +147,7 @@ def test_any_change_it_came_from_sends_the_next_run_the_long_way(repo: Path, cha
     run(repo, *command)
     run(repo, *command)
     change(repo)
-    age(repo / "specs", repo / "op_profiles")
+    age_written(repo / "specs", repo / "op_profiles")
     _load_folder.cache_clear()  # a command's process reads the profiles once; these runs share one process
     answers: List[object] = []
     real = snapshot.answer
@@ -275,3 +284,138 @@ def test_a_spec_that_fails_its_check_is_shown_failing_every_time(repo: Path) -> 
     assert first[0] == 1 and "fails its check" in first[2]
     assert run(repo, "show", "llama-3.1-8b") == first
     assert not (repo / ".modelspec_cache" / "views").exists()
+
+
+# ---- what decides the walk besides the folders it entered: links, and the op profiles folder chosen -----------
+
+def _age_tree(top: Path) -> None:
+    """Make every entry under *top* old, links themselves included, without following a link."""
+    for folder, names, files in os.walk(top):
+        for name in [*names, *files]:
+            os.utime(os.path.join(folder, name), (OLD, OLD), follow_symlinks=False)
+    os.utime(top, (OLD, OLD))
+
+
+def _vendored(repo: Path, name: str) -> str:
+    """A copy of llama-3.1-8b that states *name*."""
+    text = (repo / "specs" / "llama" / "llama-3.1-8b.yaml").read_text(encoding="utf-8")
+    return text.replace("name: llama-3.1-8b", f"name: {name}").replace("parameters:\n  total: 8030261248\n", "")
+
+
+def _relink(link: Path, target: str) -> None:
+    """Point the symlink *link* at *target* (its folder, outside specs/, gets a new entry: nothing the walk
+    entered changes)."""
+    link.unlink()
+    link.symlink_to(target)
+
+
+def _outside_link_to_an_empty_folder(repo: Path) -> Tuple[str, callable]:
+    vendor = repo / "vendor"
+    (vendor / "v1").mkdir(parents=True)
+    (vendor / "v2").mkdir()
+    (vendor / "v2" / "v.yaml").write_text(_vendored(repo, "vendored"), encoding="utf-8")
+    (vendor / "current").symlink_to("v1")
+    (repo / "specs" / "ext").symlink_to("../vendor/current")
+    return "vendored", lambda: _relink(vendor / "current", "v2")
+
+
+def _outside_link_of_a_folder_walked_already(repo: Path) -> Tuple[str, callable]:
+    vendor = repo / "vendor"
+    (vendor / "v1").mkdir(parents=True)
+    (vendor / "v2").mkdir()
+    (vendor / "v1" / "a.yaml").write_text(_vendored(repo, "vendored-a"), encoding="utf-8")
+    (vendor / "v2" / "b.yaml").write_text(_vendored(repo, "vendored-b"), encoding="utf-8")
+    (vendor / "current").symlink_to("v1")
+    (repo / "specs" / "a_direct").symlink_to("../vendor/v1")
+    (repo / "specs" / "b_current").symlink_to("../vendor/current")  # the folder a_direct walked: passed over
+    return "vendored-b", lambda: _relink(vendor / "current", "v2")
+
+
+def _outside_link_of_a_spec_taken_already(repo: Path) -> Tuple[str, callable]:
+    vendor = repo / "vendor"
+    vendor.mkdir()
+    (vendor / "a.yaml").write_text(_vendored(repo, "vendored-a"), encoding="utf-8")
+    (vendor / "b.yaml").write_text(_vendored(repo, "vendored-b"), encoding="utf-8")
+    (vendor / "current.yaml").symlink_to("a.yaml")
+    (repo / "specs" / "a.yaml").symlink_to("../vendor/a.yaml")
+    (repo / "specs" / "b.yaml").symlink_to("../vendor/current.yaml")  # the file a.yaml is: taken once
+    return "vendored-b", lambda: _relink(vendor / "current.yaml", "b.yaml")
+
+
+def _dangling_link_whose_folder_appears(repo: Path) -> Tuple[str, callable]:
+    (repo / "specs" / "ext").symlink_to("../vendor")
+
+    def change() -> None:
+        (repo / "vendor").mkdir()
+        (repo / "vendor" / "v.yaml").write_text(_vendored(repo, "vendored"), encoding="utf-8")
+    return "vendored", change
+
+
+def _link_to_a_file_retargeted_to_a_folder(repo: Path) -> Tuple[str, callable]:
+    vendor = repo / "vendor"
+    (vendor / "v2").mkdir(parents=True)
+    (vendor / "v2" / "v.yaml").write_text(_vendored(repo, "vendored"), encoding="utf-8")
+    (vendor / "notes.txt").write_text("not a spec\n", encoding="utf-8")
+    (vendor / "current").symlink_to("notes.txt")
+    (repo / "specs" / "ext").symlink_to("../vendor/current")
+    return "vendored", lambda: _relink(vendor / "current", "v2")
+
+
+def _specs_folder_through_an_outside_link(repo: Path) -> Tuple[str, callable]:
+    shutil.rmtree(repo / "specs")
+    (repo / "vendor" / "empty").mkdir(parents=True)
+    (repo / "vendor" / "current").symlink_to("empty")
+    (repo / "specs").symlink_to("vendor/current")
+    (repo / "vendor" / "other").mkdir()
+    (repo / "vendor" / "other" / "v.yaml").write_text(_vendored(ROOT, "vendored"), encoding="utf-8")
+    return "vendored", lambda: _relink(repo / "vendor" / "current", "other")
+
+
+LINKS = [_outside_link_to_an_empty_folder, _outside_link_of_a_folder_walked_already,
+         _outside_link_of_a_spec_taken_already, _dangling_link_whose_folder_appears,
+         _link_to_a_file_retargeted_to_a_folder, _specs_folder_through_an_outside_link]
+
+
+@pytest.mark.parametrize("layout", LINKS, ids=[layout.__name__.strip("_") for layout in LINKS])
+def test_a_link_retargeted_outside_the_catalogue_sends_the_next_run_the_long_way(repo: Path, layout) -> None:
+    name, change = layout(repo)
+    _age_tree(repo)
+    commands = [("list",), ("list", "--format", "json"), ("show", name)]
+    before = [run(repo, *command) for command in commands]
+    assert [run(repo, *command) for command in commands] == before
+    assert before[2][0] == 2 and f"no spec in the catalogue is named {name!r}" in before[2][2]
+    change()
+    after = [run(repo, *command, "--no-cache") for command in commands]
+    assert after[0][0] == 0 and f"\n{name} " in after[0][1] and after[2][0] == 0
+    assert [run(repo, *command) for command in commands] == after
+
+
+def _own_profiles_made(repo: Path) -> None:  # the bundled profiles were the repository's until now
+    shutil.copytree(bundled_profiles_dir(), repo / "op_profiles")
+    (repo / "op_profiles" / "qwen3.yaml").unlink()
+
+
+def _profiles_link_retargeted(repo: Path) -> None:
+    (repo / "op_profiles").unlink()
+    (repo / "op_profiles").symlink_to("../elsewhere/trimmed")
+
+
+@pytest.mark.parametrize("change", [_own_profiles_made, _profiles_link_retargeted],
+                         ids=["own profiles made", "profiles link retargeted"])
+def test_the_op_profiles_folder_chosen_anew_sends_the_next_run_the_long_way(repo: Path, change) -> None:
+    shutil.rmtree(repo / "op_profiles")
+    if change is _profiles_link_retargeted:
+        shutil.copytree(bundled_profiles_dir(), repo.parent / "elsewhere" / "full")
+        shutil.copytree(bundled_profiles_dir(), repo.parent / "elsewhere" / "trimmed")
+        (repo.parent / "elsewhere" / "trimmed" / "qwen3.yaml").unlink()
+        (repo / "op_profiles").symlink_to("../elsewhere/full")
+        _age_tree(repo.parent / "elsewhere")
+    _age_tree(repo)
+    before = run(repo, "list")
+    _age_tree(repo)  # the first run made the cache folder: without op_profiles/, the root is a source
+    assert before[0] == 0 and run(repo, "list") == before and len(snapshots(repo)) == 1
+    change(repo)
+    _load_folder.cache_clear()  # a command's process reads the profiles once; these runs share one process
+    after = run(repo, "list", "--no-cache")
+    assert after[0] == 1 and "specs/qwen/qwen3-8b.yaml" in after[2]  # no qwen3 profile any more
+    assert run(repo, "list") == after

@@ -97,12 +97,12 @@ def walk_catalogue(repo: "SpecRepo", no_cache: bool) -> WalkedCatalogue:
     from pipeline.runner import spec_file_names as found_names  # pylint: disable=import-outside-toplevel
 
     profiles = run_profiles(repo, not no_cache)
-    folders: Set[str] = set()
+    watched: Set[str] = set()
     try:
-        files = found_names([repo.specs], folders)
+        files = found_names([repo.specs], watched)
     except FileNotFoundError as error:
         raise click.UsageError(str(error)) from None
-    sources = snapshot.sources(folders, files, repo.profiles)
+    sources = snapshot.sources(watched, files, repo.profiles, repo.profiles_chosen_by)
     taken = snapshot.take(sources) if not no_cache else None
     return WalkedCatalogue(profiles, files, open_cache(repo, profiles, not no_cache), sources, taken)
 
