@@ -26,8 +26,10 @@ folder is listed, and no spec, profile or cache record is read. This module
 imports nothing of the check, so that answer costs no more than that.
 
 A snapshot is taken only around a run that saw the whole catalogue clean.
-Every path is stat'ed before the run reads anything (:func:`take`) and again
-after it has its answer (:func:`keep`). The snapshot is written only if the
+Every path is stat'ed before the run reads what it stands for (:func:`take`:
+the profiles before they are loaded, the walk's folders and specs once the
+walk, which reads no spec, has found them) and again after it has its
+answer (:func:`keep`). The snapshot is written only if the
 two agree and no mtime is within :data:`~pipeline.stamps.RACY_NS` of the
 first stat. Git's racy rule applies here too: a file written in the clock
 tick it was stat'ed in could change again and keep its stat.
@@ -62,18 +64,17 @@ def key(*parts: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
-def sources(watched: Iterable[str], files: Sequence[str], profiles: Path, chosen_by: Path) -> List[str]:
-    """The paths a catalogue's answer comes from, in the order they are stat'ed.
+def profiles_chosen(profiles: Path, chosen_by: Path) -> List[str]:
+    """The first of the paths a catalogue's answer comes from, stat'ed before the profiles are read: what chose
+    the op profiles folder (:attr:`pipeline.repo.SpecRepo.profiles_chosen_by`), the folder *profiles* and its
+    ``*.yaml`` profiles (:func:`pipeline.op_profiles.load_op_profiles`)."""
+    return [str(chosen_by), *profile_sources(profiles)]
 
-    Args:
-        watched: The folders the walk entered and the links it passed over
-            (:func:`pipeline.runner.spec_file_names`).
-        files: The spec files the walk found.
-        profiles: The op profiles folder, whose ``*.yaml`` files are the profiles
-            (:func:`pipeline.op_profiles.load_op_profiles`).
-        chosen_by: What chose that folder (:attr:`pipeline.repo.SpecRepo.profiles_chosen_by`).
-    """
-    return [*sorted(watched), *files, str(chosen_by), *profile_sources(profiles)]
+
+def walked(watched: Iterable[str], files: Sequence[str]) -> List[str]:
+    """The rest of those paths, stat'ed after the walk: the folders it entered and the links it passed over
+    (*watched*, :func:`pipeline.runner.spec_file_names`), and the spec files it found."""
+    return [*sorted(watched), *files]
 
 
 def take(paths: Sequence[str]) -> Optional[str]:

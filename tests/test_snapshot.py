@@ -419,3 +419,37 @@ def test_the_op_profiles_folder_chosen_anew_sends_the_next_run_the_long_way(repo
     after = run(repo, "list", "--no-cache")
     assert after[0] == 1 and "specs/qwen/qwen3-8b.yaml" in after[2]  # no qwen3 profile any more
     assert run(repo, "list") == after
+
+
+def test_a_profile_changed_after_it_was_read_and_before_the_walk_leaves_no_snapshot(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = runner.spec_file_names
+
+    def walking(*args, **kwargs):  # the profiles were read, the stats are not taken yet: a profile goes
+        (repo / "op_profiles" / "qwen3.yaml").unlink()
+        os.utime(repo / "op_profiles", (OLD, OLD))
+        return real(*args, **kwargs)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(runner, "spec_file_names", walking)
+        assert run(repo, "list")[0] == 0  # drawn with the qwen3 profile it read
+    assert snapshots(repo) == []
+    _load_folder.cache_clear()
+    after = run(repo, "list", "--no-cache")
+    assert after[0] == 1 and "specs/qwen/qwen3-8b.yaml" in after[2]
+    assert run(repo, "list") == after
+
+
+@pytest.mark.parametrize("command, code", [(("list",), 0), (("check",), 0)], ids=["list", "check"])
+def test_a_profile_removed_after_the_profiles_were_read_runs_the_command_uncached(
+        repo: Path, monkeypatch: pytest.MonkeyPatch, command: Tuple[str, ...], code: int) -> None:
+    expected = run(repo, *command, "--no-cache")
+    real = runner.spec_file_names
+
+    def walking(*args, **kwargs):  # the cache's keys hash every profile read: one is gone before they are made
+        (repo / "op_profiles" / "qwen3.yaml").unlink(missing_ok=True)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "spec_file_names", walking)
+    assert expected[0] == code
+    assert run(repo, *command) == expected  # the run the profiles it read decide, as --no-cache's: no traceback
