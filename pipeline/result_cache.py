@@ -67,7 +67,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Op
 from pipeline.escape import first_unprintable
 from pipeline.problems import PASSES, FileResult, InlineIgnore, Location, Outcome, Problem, Severity
 from pipeline.runner import Verdict, read_spec_bytes, shared_outcomes, stated_name_of
-from pipeline.stamps import RACY_NS, content_digest, environment_digest, stat_text
+from pipeline.stamps import RACY_NS, content_digest, environment_digest, open_regular, stat_text
 
 #: The format of the ``results`` file; another format's file is ignored whole.
 FORMAT = 2
@@ -362,7 +362,8 @@ def load_profile_data(folder: Path, key: str) -> Optional[Dict[str, dict]]:
     """The checked documents (``{file name: document}``) kept in *folder* under *key*, or ``None``: no
     file, another format or key, or a line whose checksum fails (a torn or edited entry is never trusted)."""
     try:
-        text = (folder / PROFILES_FILE).read_text(encoding="utf-8")
+        with open_regular(folder / PROFILES_FILE, "r", encoding="utf-8") as handle:
+            text = handle.read()
     except (OSError, UnicodeDecodeError):
         return None
     header, _, line = text.partition("\n")
@@ -446,7 +447,7 @@ class _IndexTable:
     def _read(self) -> Dict[str, str]:
         """``{file: the rest of its line}``, or empty: no file, another header, a checksum that fails."""
         try:
-            with open(self.path, "r", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
+            with open_regular(self.path, "r", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
                 text = handle.read()
         except OSError:
             return {}
@@ -463,7 +464,7 @@ class _IndexTable:
     def stamped(self) -> bool:
         """Whether the file's header names this index's stamp (its lines are not read, nor their checksum)."""
         try:
-            with open(self.path, "r", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
+            with open_regular(self.path, "r", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
                 return handle.readline().startswith(f"{INDEX_HEADER}\t{self._stamp}\t")
         except OSError:
             return False
@@ -905,7 +906,7 @@ def _read_lines(path: Path, header: str = HEADER) -> Tuple[Dict[str, str], int]:
     lines: Dict[str, str] = {}
     total = 0
     try:
-        with open(path, "r", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
+        with open_regular(path, "r", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
             if handle.readline() != header:
                 return {}, 0
             for line in handle:

@@ -50,7 +50,7 @@ import time
 from pathlib import Path
 from typing import Iterable, List, Optional, Sequence
 
-from pipeline.stamps import RACY_NS, environment_digest, stat_text
+from pipeline.stamps import RACY_NS, environment_digest, open_regular, stat_text
 
 #: The snapshot file's format; a file of another format is ignored.
 FORMAT = 1
@@ -104,7 +104,7 @@ def answer(folder: Path, snapshot_key: str) -> Optional[str]:
     every path it records still has the recorded stat.
     """
     try:
-        with open(folder / f"snapshot-{snapshot_key}", "rb") as handle:
+        with open_regular(folder / f"snapshot-{snapshot_key}") as handle:
             data = handle.read()
     except OSError:
         return None
@@ -195,7 +195,8 @@ def kept_view(folder: Path, display: str, view: str) -> Optional[str]:
     """The view JSON kept in *folder* for the spec shown as *display*, when it was kept under the key *view*;
     else ``None``."""
     try:
-        with open(_view_file(folder, display), encoding="utf-8", errors="surrogateescape", newline="") as handle:
+        with open_regular(_view_file(folder, display), "r", encoding="utf-8", errors="surrogateescape",
+                          newline="") as handle:
             text = handle.read()
     except OSError:
         return None

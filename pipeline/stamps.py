@@ -10,11 +10,13 @@ result cache's module imports the runner, and with it every pass, 40 ms).
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import os
+import stat
 from pathlib import Path
-from typing import List
+from typing import IO, Any, List
 
 #: The environment variable that moves the cache folder.
 CACHE_DIR_ENV = "MODELSPEC_CACHE_DIR"
@@ -41,6 +43,24 @@ def cache_folder(root: Path) -> Path:
     """Where the cache of the repository at *root* lives: ``$MODELSPEC_CACHE_DIR``, else ``root/.modelspec_cache``."""
     moved = os.environ.get(CACHE_DIR_ENV)
     return Path(moved) if moved else root / CACHE_FOLDER
+
+
+def open_regular(path: "str | os.PathLike[str]", mode: str = "rb", **options: Any) -> IO:
+    """*path*, a file of the cache folder, open for reading (``os.fdopen(..., mode, **options)``) when it is a
+    regular file: a FIFO put in its place would block the open or the read forever, a device (a link to
+    ``/dev/zero``) never end the read.
+
+    Raises:
+        OSError: If it cannot be opened, or is not a regular file (``EINVAL``).
+    """
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO's open waits for no writer
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+        return os.fdopen(descriptor, mode, **options)
+    except BaseException:
+        os.close(descriptor)
+        raise
 
 
 @functools.lru_cache(maxsize=None)

@@ -231,3 +231,33 @@ def test_a_fifo_is_refused_by_every_command_that_reads_a_path(tmp_path: Path, ar
     assert done.returncode == code, done.stderr + done.stdout
     assert said in done.stderr + done.stdout
     assert "Traceback" not in done.stderr
+
+
+# --- a FIFO or a device in place of a cache file ----------------------------------------------------------
+
+_COMMANDS = [("check",), ("list",), ("list", "--format", "json"), ("show", "llama-3.1-8b")]
+
+
+@needs_fifo
+def test_a_fifo_in_place_of_a_cache_file_is_an_unreadable_one(tmp_path: Path) -> None:
+    """Each file the cache folder holds is read only when it is a regular file: a FIFO there (or a link to one,
+    or to ``/dev/zero``) would block the run forever. Ignored, it is a cache that cannot be read."""
+    repo = make_repo(tmp_path / "repo")
+    old = 1_600_000_000  # stats a snapshot may stand for
+    for path in [repo, *repo.rglob("*")]:
+        os.utime(path, (old, old))
+    expected = [_run(*args, "--root", str(repo), "--no-cache") for args in _COMMANDS]
+    for args in _COMMANDS:
+        _run(*args, "--root", str(repo))
+    cache = repo / ".modelspec_cache"
+    found = sorted(path for pattern in ("results", "names", "rows", "profiles", "snapshot-*", "views/*")
+                   for path in cache.glob(pattern))
+    assert [path.relative_to(cache).as_posix().split("-")[0].split("/")[0] for path in found] == [
+        "names", "profiles", "results", "rows", "snapshot", "snapshot", "snapshot", "views"]
+    for path in found:
+        path.unlink()
+        os.mkfifo(path)
+    for args, (code, out, _) in zip(_COMMANDS, [(e.returncode, e.stdout, e.stderr) for e in expected]):
+        done = _run(*args, "--root", str(repo))
+        assert (args, done.returncode, done.stdout) == (args, code, out)
+        assert "Traceback" not in done.stderr
