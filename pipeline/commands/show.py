@@ -2,7 +2,11 @@
 
 The model is found by the ``name`` its spec states (:mod:`pipeline.catalogue`),
 checked with the five passes, and drawn from its resolved stack; a spec that
-fails its check is not drawn, its problems are shown instead.
+fails its check is not drawn, its problems are shown instead. Which file
+states the name comes from the catalogue's snapshot while nothing in the
+catalogue has changed, and the model's view from the one kept for it while
+neither its spec nor an op profile has (:mod:`pipeline.snapshot`), so a
+repeated ``show`` reads no spec.
 """
 
 from __future__ import annotations
