@@ -49,9 +49,14 @@ class SpecRepo:
         return self.root / "resolved"
 
     @property
+    def own_profiles(self) -> Path:
+        """Where the repository's own op profiles are, if it has them: ``op_profiles/``."""
+        return self.root / "op_profiles"
+
+    @property
     def profiles(self) -> Path:
         """The repository's own ``op_profiles/``, else the bundled ones."""
-        own = self.root / "op_profiles"
+        own = self.own_profiles
         return own if own.is_dir() else bundled_profiles_dir()
 
     @functools.cached_property

@@ -56,34 +56,43 @@ def key(*parts: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
-def sources(folders: Iterable[str], files: Sequence[str], profiles: Path) -> List[str]:
+def sources(folders: Iterable[str], files: Sequence[str], own_profiles: Path, profiles: Path) -> List[str]:
     """The paths a catalogue's answer comes from, in the order they are stat'ed.
 
     Args:
         folders: The real paths of the folders the walk entered
             (:func:`pipeline.runner.spec_file_names`).
         files: The spec files the walk found.
-        profiles: The op profiles folder, whose ``*.yaml`` files are the profiles
-            (:func:`pipeline.op_profiles.load_op_profiles`).
+        own_profiles, profiles: See :func:`profile_sources`.
     """
-    return [*sorted(folders), *files, *profile_sources(profiles)]
+    return [*sorted(folders), *files, *profile_sources(own_profiles, profiles)]
+
+
+#: The stat a snapshot records for a path that does not exist.
+MISSING = "-"
 
 
 def take(paths: Sequence[str]) -> Optional[str]:
-    """The stat lines of *paths*, ``path TAB stat``, one per path.
+    """The stat lines of *paths*, ``path TAB stat`` (:data:`MISSING` for a path that does not exist), one per
+    path.
 
     Returns ``None`` when a snapshot cannot stand for them: a path cannot be
-    stat'ed or holds a line break, or its mtime is within
-    :data:`~pipeline.stamps.RACY_NS` of now.
+    stat'ed (but for not existing) or holds a line break, or its mtime is
+    within :data:`~pipeline.stamps.RACY_NS` of now.
     """
     now = time.time_ns()
     lines = []
     for path in paths:
+        if "\n" in path:
+            return None
         try:
             status = os.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            lines.append(f"{path}\t{MISSING}")
+            continue
         except (OSError, ValueError):
             return None
-        if "\n" in path or status.st_mtime_ns + RACY_NS > now:
+        if status.st_mtime_ns + RACY_NS > now:
             return None
         lines.append(f"{path}\t{stat_text(status)}")
     return "\n".join(lines)
@@ -132,6 +141,10 @@ def _unchanged(lines: Sequence[str]) -> bool:
                 folder = parent
                 if parent and name and _BY_FOLDER:
                     descriptor = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+            if recorded == MISSING:
+                if os.path.lexists(path):
+                    return False
+                continue
             status = stat(name, dir_fd=descriptor) if descriptor is not None else stat(path)
             # stat_text, written out: this line runs once per spec file
             if f"{status.st_size}:{status.st_mtime_ns}:{status.st_ino}:{status.st_ctime_ns}" != recorded:
@@ -177,10 +190,12 @@ def view_key(display: str, stat_lines: str) -> str:
     return key("view", environment_digest(), display, stat_lines)
 
 
-def profile_sources(profiles: Path) -> List[str]:
-    """The op profiles folder and its profiles, as :func:`sources` lists them."""
+def profile_sources(own_profiles: Path, profiles: Path) -> List[str]:
+    """Where the op profiles come from: the repository's own profiles folder, *own_profiles*, whether it exists
+    or not (creating it changes which profiles are read), then the folder read, *profiles* (the own one or the
+    bundled one, :attr:`pipeline.repo.SpecRepo.profiles`), and its profiles."""
     folder = profiles.resolve()
-    return [str(folder), *(str(path) for path in sorted(folder.glob("*.yaml")))]
+    return [str(own_profiles), str(folder), *(str(path) for path in sorted(folder.glob("*.yaml")))]
 
 
 def kept_view(folder: Path, display: str, view: str) -> Optional[str]:

@@ -214,6 +214,31 @@ def test_a_path_with_a_line_break_is_listed_and_never_snapshotted(repo: Path) ->
     assert run(repo, "list") == expected and snapshots(repo) == []
 
 
+@pytest.mark.parametrize("command", [("list",), ("show", "llama-3.1-8b")], ids=" ".join)
+def test_a_repository_that_gains_its_own_op_profiles_is_read_again(tmp_path: Path, command: Tuple[str, ...],
+                                                                  no_long_way) -> None:
+    dest = tmp_path / "bare"  # no op_profiles/: the bundled profiles price it
+    shutil.copytree(ROOT / "specs", dest / "specs")
+    (dest / ".git").mkdir()
+    age(dest / "specs")
+    bundled = run(dest, *command)
+    assert bundled[0] == 0 and run(dest, *command) == bundled
+    with no_long_way():
+        assert run(dest, *command) == bundled
+    shutil.copytree(bundled_profiles_dir(), dest / "op_profiles")
+    llama = dest / "op_profiles" / "llama.yaml"
+    llama.write_text(llama.read_text(encoding="utf-8").replace("arch: llama", "arch: llama\n# a profile of its "
+                                                               "own", 1), encoding="utf-8")
+    age(dest / "op_profiles")  # the specs keep their stat: only the new folder can tell
+    _load_folder.cache_clear()
+    answers: List[object] = []
+    real = snapshot.answer
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(snapshot, "answer", lambda *a: answers.append(real(*a)) or answers[-1])
+        assert run(dest, *command) == run(dest, *command, "--no-cache")
+    assert answers == [None]
+
+
 def test_no_cache_neither_reads_nor_writes_a_snapshot(repo: Path) -> None:
     run(repo, "list", "--no-cache")
     run(repo, "show", "llama-3.1-8b", "--no-cache")

@@ -102,7 +102,7 @@ def walk_catalogue(repo: "SpecRepo", no_cache: bool) -> WalkedCatalogue:
         files = found_names([repo.specs], folders)
     except FileNotFoundError as error:
         raise click.UsageError(str(error)) from None
-    sources = snapshot.sources(folders, files, repo.profiles)
+    sources = snapshot.sources(folders, files, repo.own_profiles, repo.profiles)
     taken = snapshot.take(sources) if not no_cache else None
     return WalkedCatalogue(profiles, files, open_cache(repo, profiles, not no_cache), sources, taken)
 
