@@ -49,15 +49,18 @@ class SpecRepo:
         return self.root / "resolved"
 
     @property
-    def own_profiles(self) -> Path:
-        """Where the repository's own op profiles are, if it has them: ``op_profiles/``."""
-        return self.root / "op_profiles"
-
-    @property
     def profiles(self) -> Path:
         """The repository's own ``op_profiles/``, else the bundled ones."""
-        own = self.own_profiles
+        own = self.root / "op_profiles"
         return own if own.is_dir() else bundled_profiles_dir()
+
+    @property
+    def profiles_chosen_by(self) -> Path:
+        """What decides :attr:`profiles`, for a snapshot (:mod:`pipeline.snapshot`) to stat: ``op_profiles/`` as
+        named when there is one (a link to it retargeted stats as another folder), else the root (an
+        ``op_profiles/`` made there changes the root's mtime)."""
+        own = self.root / "op_profiles"
+        return own if own.is_dir() else self.root
 
     @functools.cached_property
     def _resolved_root(self) -> Path:

@@ -116,7 +116,11 @@ class CacheKeys:
 
 
 def cache_keys(profiles: Any) -> CacheKeys:
-    """The :class:`CacheKeys` of a run against *profiles* (an :class:`~pipeline.op_profiles.OpProfiles`)."""
+    """The :class:`CacheKeys` of a run against *profiles* (an :class:`~pipeline.op_profiles.OpProfiles`).
+
+    Raises:
+        OSError: If a profile's file cannot be read any more (removed since the profiles were loaded).
+    """
     from pipeline.op_profiles import profile_files  # pylint: disable=import-outside-toplevel
 
     return CacheKeys(environment_digest(),

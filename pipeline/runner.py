@@ -306,27 +306,32 @@ def find_spec_files(paths: Sequence[Path]) -> List[Path]:
     return [Path(path) for path in spec_file_names(paths)]
 
 
-def spec_file_names(paths: Sequence[Path], folders: Optional[Set[str]] = None) -> List[str]:
+def spec_file_names(paths: Sequence[Path], watched: Optional[Set[str]] = None) -> List[str]:
     """:func:`find_spec_files` as path strings (a catalogue-wide pass over names needs no ``Path`` objects).
 
     Args:
         paths: The paths named.
-        folders: When given, gets the real path of every folder walked: what a snapshot of the walk
-            (:mod:`pipeline.snapshot`) stats, since an entry added, removed or renamed changes its folder's mtime.
+        watched: When given, gets every path besides the files found whose ``stat`` (links followed) decides
+            what the walk finds: what a snapshot of the walk (:mod:`pipeline.snapshot`) stats. Each folder
+            walked, as the walk spelled it: an entry added, removed or renamed changes its mtime, and a link on
+            the way retargeted (one outside the folders walked among them) changes which folder it is. And each
+            link the walk passed over (to a folder walked already, to a file taken already, to no folder and
+            no spec): retargeted, it could lead to specs. A dangling one cannot be stat'ed, so no snapshot
+            stands for the walk.
     """
-    return [path for path, _ in spec_files_and_reals(paths, folders)]
+    return [path for path, _ in spec_files_and_reals(paths, watched)]
 
 
-def spec_files_and_reals(paths: Sequence[Path], folders: Optional[Set[str]] = None) -> List[Tuple[str, str]]:
-    """``(path, real path)`` of each of :func:`spec_file_names` (*folders* as there): the file a link among them
+def spec_files_and_reals(paths: Sequence[Path], watched: Optional[Set[str]] = None) -> List[Tuple[str, str]]:
+    """``(path, real path)`` of each of :func:`spec_file_names` (*watched* as there): the file a link among them
     stands for, which is taken once, under the first of its names in path order."""
     found: List[Tuple[str, str, str]] = []
-    entered: Set[str] = folders if folders is not None else set()
+    entered: Set[str] = set()
     for path in paths:
         if path.is_dir():
             # Whatever bears a spec's name is a spec: a dangling link or a FIFO under specs/ is reported
             # (yaml.unreadable), not silently left out.
-            found.extend(_folder_specs(os.path.normpath(path), os.path.realpath(path), entered))
+            found.extend(_folder_specs(os.path.normpath(path), os.path.realpath(path), entered, watched))
         elif path.is_file():
             found.append((_path_key(str(path)), str(path), _real(path)))
         elif path.exists():
@@ -336,7 +341,8 @@ def spec_files_and_reals(paths: Sequence[Path], folders: Optional[Set[str]] = No
     found.sort()
     unique: Dict[str, str] = {}
     for _, path, real in found:
-        unique.setdefault(real, path)
+        if unique.setdefault(real, path) != path and watched is not None:
+            watched.add(path)  # a second name of a file taken: retargeted, it could name another spec
     return [(path, real) for real, path in unique.items()]
 
 
@@ -364,14 +370,18 @@ def _spec_suffix(name: str) -> bool:
     return 0 < dot < len(name) - 1 and name[dot:].lower() in SPEC_SUFFIXES
 
 
-def _folder_specs(folder: str, real_folder: str, entered: Set[str]) -> Iterator[Tuple[str, str, str]]:
+def _folder_specs(folder: str, real_folder: str, entered: Set[str],
+                  watched: Optional[Set[str]] = None) -> Iterator[Tuple[str, str, str]]:
     """``(sort key, path, real path)`` of each spec-named entry under *folder* that is not a folder, by the
     policy of :func:`find_spec_files`; *entered* holds the real paths of the folders walked so far (loop
     protection), and entries are walked in name order, so the first link to a folder in path order wins.
+    *watched* gets the folders and the links passed over, as :func:`spec_file_names` says.
 
     One ``scandir`` per folder: only a symlink costs a ``stat`` (is it a folder?) and a ``resolve``;
     any other entry's real path is its folder's, which is known.
     """
+    if watched is not None:
+        watched.add(folder)
     if real_folder in entered:
         return
     entered.add(real_folder)
@@ -388,14 +398,16 @@ def _folder_specs(folder: str, real_folder: str, entered: Set[str]) -> Iterator[
         if name.startswith("."):
             continue
         if entry.is_dir(follow_symlinks=False):
-            yield from _folder_specs(entry.path, real_prefix + name, entered)
+            yield from _folder_specs(entry.path, real_prefix + name, entered, watched)
         elif entry.is_symlink() and entry.is_dir():
-            yield from _folder_specs(entry.path, os.path.realpath(entry.path), entered)
+            yield from _folder_specs(entry.path, os.path.realpath(entry.path), entered, watched)
         elif _spec_suffix(name):
             if not entry.is_symlink():
                 yield key + name, entry.path, real_prefix + name
             elif not entry.is_dir():
                 yield key + name, entry.path, _real(Path(entry.path))
+        elif watched is not None and entry.is_symlink():
+            watched.add(entry.path)  # a link to no folder and no spec: retargeted, it could lead to specs
 
 
 def _check_chunk(items: Sequence[Tuple[str, str, Optional[Tuple[str, str]]]], profiles_root: str,

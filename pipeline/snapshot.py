@@ -7,11 +7,17 @@ states NAME. When nothing has changed since one of them last did, its
 answer is the same. A snapshot keeps that answer with the ``stat`` of
 everything it came from:
 
-- each folder the walk of ``specs/`` entered (its real path): an entry
-  added, removed or renamed in a folder changes the folder's mtime, so an
-  unchanged folder means the walk would find the same files;
+- each folder the walk of ``specs/`` entered, as the walk spelled it (a
+  link on the way followed): an entry added, removed or renamed in a
+  folder changes the folder's mtime, so an unchanged folder means the walk
+  would find the same files, and a link on the way retargeted (outside
+  ``specs/`` too) makes it another folder;
+- each link the walk passed over (to a folder or a file it took already,
+  to no folder and no spec), which retargeted could lead to other specs;
 - each spec file;
-- the op profiles folder and each of its profiles.
+- what chose the op profiles folder (the repository's ``op_profiles/`` as
+  named, else the root, where making one changes the mtime), the folder
+  and each of its profiles.
 
 While every one of those stats is as recorded, and modelspec is the same
 (:func:`pipeline.stamps.environment_digest`), the snapshot stands for the
@@ -20,8 +26,10 @@ folder is listed, and no spec, profile or cache record is read. This module
 imports nothing of the check, so that answer costs no more than that.
 
 A snapshot is taken only around a run that saw the whole catalogue clean.
-Every path is stat'ed before the run reads anything (:func:`take`) and again
-after it has its answer (:func:`keep`). The snapshot is written only if the
+Every path is stat'ed before the run reads what it stands for (:func:`take`:
+the profiles before they are loaded, the walk's folders and specs once the
+walk, which reads no spec, has found them) and again after it has its
+answer (:func:`keep`). The snapshot is written only if the
 two agree and no mtime is within :data:`~pipeline.stamps.RACY_NS` of the
 first stat. Git's racy rule applies here too: a file written in the clock
 tick it was stat'ed in could change again and keep its stat.
@@ -56,43 +64,34 @@ def key(*parts: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
-def sources(folders: Iterable[str], files: Sequence[str], own_profiles: Path, profiles: Path) -> List[str]:
-    """The paths a catalogue's answer comes from, in the order they are stat'ed.
-
-    Args:
-        folders: The real paths of the folders the walk entered
-            (:func:`pipeline.runner.spec_file_names`).
-        files: The spec files the walk found.
-        own_profiles, profiles: See :func:`profile_sources`.
-    """
-    return [*sorted(folders), *files, *profile_sources(own_profiles, profiles)]
+def profiles_chosen(profiles: Path, chosen_by: Path) -> List[str]:
+    """The first of the paths a catalogue's answer comes from, stat'ed before the profiles are read: what chose
+    the op profiles folder (:attr:`pipeline.repo.SpecRepo.profiles_chosen_by`), the folder *profiles* and its
+    ``*.yaml`` profiles (:func:`pipeline.op_profiles.load_op_profiles`)."""
+    return [str(chosen_by), *profile_sources(profiles)]
 
 
-#: The stat a snapshot records for a path that does not exist.
-MISSING = "-"
+def walked(watched: Iterable[str], files: Sequence[str]) -> List[str]:
+    """The rest of those paths, stat'ed after the walk: the folders it entered and the links it passed over
+    (*watched*, :func:`pipeline.runner.spec_file_names`), and the spec files it found."""
+    return [*sorted(watched), *files]
 
 
 def take(paths: Sequence[str]) -> Optional[str]:
-    """The stat lines of *paths*, ``path TAB stat`` (:data:`MISSING` for a path that does not exist), one per
-    path.
+    """The stat lines of *paths*, ``path TAB stat``, one per path.
 
     Returns ``None`` when a snapshot cannot stand for them: a path cannot be
-    stat'ed (but for not existing) or holds a line break, or its mtime is
-    within :data:`~pipeline.stamps.RACY_NS` of now.
+    stat'ed or holds a line break, or its mtime is within
+    :data:`~pipeline.stamps.RACY_NS` of now.
     """
     now = time.time_ns()
     lines = []
     for path in paths:
-        if "\n" in path:
-            return None
         try:
             status = os.stat(path)
-        except (FileNotFoundError, NotADirectoryError):
-            lines.append(f"{path}\t{MISSING}")
-            continue
         except (OSError, ValueError):
             return None
-        if status.st_mtime_ns + RACY_NS > now:
+        if "\n" in path or status.st_mtime_ns + RACY_NS > now:
             return None
         lines.append(f"{path}\t{stat_text(status)}")
     return "\n".join(lines)
@@ -141,10 +140,6 @@ def _unchanged(lines: Sequence[str]) -> bool:
                 folder = parent
                 if parent and name and _BY_FOLDER:
                     descriptor = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
-            if recorded == MISSING:
-                if os.path.lexists(path):
-                    return False
-                continue
             status = stat(name, dir_fd=descriptor) if descriptor is not None else stat(path)
             # stat_text, written out: this line runs once per spec file
             if f"{status.st_size}:{status.st_mtime_ns}:{status.st_ino}:{status.st_ctime_ns}" != recorded:
@@ -190,12 +185,10 @@ def view_key(display: str, stat_lines: str) -> str:
     return key("view", environment_digest(), display, stat_lines)
 
 
-def profile_sources(own_profiles: Path, profiles: Path) -> List[str]:
-    """Where the op profiles come from: the repository's own profiles folder, *own_profiles*, whether it exists
-    or not (creating it changes which profiles are read), then the folder read, *profiles* (the own one or the
-    bundled one, :attr:`pipeline.repo.SpecRepo.profiles`), and its profiles."""
+def profile_sources(profiles: Path) -> List[str]:
+    """The op profiles folder and its profiles, as :func:`sources` lists them."""
     folder = profiles.resolve()
-    return [str(own_profiles), str(folder), *(str(path) for path in sorted(folder.glob("*.yaml")))]
+    return [str(folder), *(str(path) for path in sorted(folder.glob("*.yaml")))]
 
 
 def kept_view(folder: Path, display: str, view: str) -> Optional[str]:

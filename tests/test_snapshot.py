@@ -30,6 +30,15 @@ def age(*folders: Path) -> None:
             os.utime(path, (OLD, OLD), follow_symlinks=False)
 
 
+def age_written(*folders: Path) -> None:
+    """Make old what was written under *folders* since :func:`age` (an mtime not old), and nothing else: any
+    other file or folder keeps its stat, ctime included, so only what a change touched can tell a run of it."""
+    for folder in folders:
+        for path in [folder, *folder.rglob("*")]:
+            if path.lstat().st_mtime_ns != OLD * 1_000_000_000:
+                os.utime(path, (OLD, OLD), follow_symlinks=False)
+
+
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A repository of the shipped catalogue and its own copy of the op profiles, everything aged."""
@@ -138,7 +147,7 @@ def test_any_change_it_came_from_sends_the_next_run_the_long_way(repo: Path, cha
     run(repo, *command)
     run(repo, *command)
     change(repo)
-    age(repo / "specs", repo / "op_profiles")
+    age_written(repo / "specs", repo / "op_profiles")
     _load_folder.cache_clear()  # a command's process reads the profiles once; these runs share one process
     answers: List[object] = []
     real = snapshot.answer
@@ -214,31 +223,6 @@ def test_a_path_with_a_line_break_is_listed_and_never_snapshotted(repo: Path) ->
     assert run(repo, "list") == expected and snapshots(repo) == []
 
 
-@pytest.mark.parametrize("command", [("list",), ("show", "llama-3.1-8b")], ids=" ".join)
-def test_a_repository_that_gains_its_own_op_profiles_is_read_again(tmp_path: Path, command: Tuple[str, ...],
-                                                                  no_long_way) -> None:
-    dest = tmp_path / "bare"  # no op_profiles/: the bundled profiles price it
-    shutil.copytree(ROOT / "specs", dest / "specs")
-    (dest / ".git").mkdir()
-    age(dest / "specs")
-    bundled = run(dest, *command)
-    assert bundled[0] == 0 and run(dest, *command) == bundled
-    with no_long_way():
-        assert run(dest, *command) == bundled
-    shutil.copytree(bundled_profiles_dir(), dest / "op_profiles")
-    llama = dest / "op_profiles" / "llama.yaml"
-    llama.write_text(llama.read_text(encoding="utf-8").replace("arch: llama", "arch: llama\n# a profile of its "
-                                                               "own", 1), encoding="utf-8")
-    age(dest / "op_profiles")  # the specs keep their stat: only the new folder can tell
-    _load_folder.cache_clear()
-    answers: List[object] = []
-    real = snapshot.answer
-    with pytest.MonkeyPatch.context() as patched:
-        patched.setattr(snapshot, "answer", lambda *a: answers.append(real(*a)) or answers[-1])
-        assert run(dest, *command) == run(dest, *command, "--no-cache")
-    assert answers == [None]
-
-
 def test_no_cache_neither_reads_nor_writes_a_snapshot(repo: Path) -> None:
     run(repo, "list", "--no-cache")
     run(repo, "show", "llama-3.1-8b", "--no-cache")
@@ -300,3 +284,172 @@ def test_a_spec_that_fails_its_check_is_shown_failing_every_time(repo: Path) -> 
     assert first[0] == 1 and "fails its check" in first[2]
     assert run(repo, "show", "llama-3.1-8b") == first
     assert not (repo / ".modelspec_cache" / "views").exists()
+
+
+# ---- what decides the walk besides the folders it entered: links, and the op profiles folder chosen -----------
+
+def _age_tree(top: Path) -> None:
+    """Make every entry under *top* old, links themselves included, without following a link."""
+    for folder, names, files in os.walk(top):
+        for name in [*names, *files]:
+            os.utime(os.path.join(folder, name), (OLD, OLD), follow_symlinks=False)
+    os.utime(top, (OLD, OLD))
+
+
+def _vendored(repo: Path, name: str) -> str:
+    """A copy of llama-3.1-8b that states *name*."""
+    text = (repo / "specs" / "llama" / "llama-3.1-8b.yaml").read_text(encoding="utf-8")
+    return text.replace("name: llama-3.1-8b", f"name: {name}").replace("parameters:\n  total: 8030261248\n", "")
+
+
+def _relink(link: Path, target: str) -> None:
+    """Point the symlink *link* at *target* (its folder, outside specs/, gets a new entry: nothing the walk
+    entered changes)."""
+    link.unlink()
+    link.symlink_to(target)
+
+
+def _outside_link_to_an_empty_folder(repo: Path) -> Tuple[str, callable]:
+    vendor = repo / "vendor"
+    (vendor / "v1").mkdir(parents=True)
+    (vendor / "v2").mkdir()
+    (vendor / "v2" / "v.yaml").write_text(_vendored(repo, "vendored"), encoding="utf-8")
+    (vendor / "current").symlink_to("v1")
+    (repo / "specs" / "ext").symlink_to("../vendor/current")
+    return "vendored", lambda: _relink(vendor / "current", "v2")
+
+
+def _outside_link_of_a_folder_walked_already(repo: Path) -> Tuple[str, callable]:
+    vendor = repo / "vendor"
+    (vendor / "v1").mkdir(parents=True)
+    (vendor / "v2").mkdir()
+    (vendor / "v1" / "a.yaml").write_text(_vendored(repo, "vendored-a"), encoding="utf-8")
+    (vendor / "v2" / "b.yaml").write_text(_vendored(repo, "vendored-b"), encoding="utf-8")
+    (vendor / "current").symlink_to("v1")
+    (repo / "specs" / "a_direct").symlink_to("../vendor/v1")
+    (repo / "specs" / "b_current").symlink_to("../vendor/current")  # the folder a_direct walked: passed over
+    return "vendored-b", lambda: _relink(vendor / "current", "v2")
+
+
+def _outside_link_of_a_spec_taken_already(repo: Path) -> Tuple[str, callable]:
+    vendor = repo / "vendor"
+    vendor.mkdir()
+    (vendor / "a.yaml").write_text(_vendored(repo, "vendored-a"), encoding="utf-8")
+    (vendor / "b.yaml").write_text(_vendored(repo, "vendored-b"), encoding="utf-8")
+    (vendor / "current.yaml").symlink_to("a.yaml")
+    (repo / "specs" / "a.yaml").symlink_to("../vendor/a.yaml")
+    (repo / "specs" / "b.yaml").symlink_to("../vendor/current.yaml")  # the file a.yaml is: taken once
+    return "vendored-b", lambda: _relink(vendor / "current.yaml", "b.yaml")
+
+
+def _dangling_link_whose_folder_appears(repo: Path) -> Tuple[str, callable]:
+    (repo / "specs" / "ext").symlink_to("../vendor")
+
+    def change() -> None:
+        (repo / "vendor").mkdir()
+        (repo / "vendor" / "v.yaml").write_text(_vendored(repo, "vendored"), encoding="utf-8")
+    return "vendored", change
+
+
+def _link_to_a_file_retargeted_to_a_folder(repo: Path) -> Tuple[str, callable]:
+    vendor = repo / "vendor"
+    (vendor / "v2").mkdir(parents=True)
+    (vendor / "v2" / "v.yaml").write_text(_vendored(repo, "vendored"), encoding="utf-8")
+    (vendor / "notes.txt").write_text("not a spec\n", encoding="utf-8")
+    (vendor / "current").symlink_to("notes.txt")
+    (repo / "specs" / "ext").symlink_to("../vendor/current")
+    return "vendored", lambda: _relink(vendor / "current", "v2")
+
+
+def _specs_folder_through_an_outside_link(repo: Path) -> Tuple[str, callable]:
+    shutil.rmtree(repo / "specs")
+    (repo / "vendor" / "empty").mkdir(parents=True)
+    (repo / "vendor" / "current").symlink_to("empty")
+    (repo / "specs").symlink_to("vendor/current")
+    (repo / "vendor" / "other").mkdir()
+    (repo / "vendor" / "other" / "v.yaml").write_text(_vendored(ROOT, "vendored"), encoding="utf-8")
+    return "vendored", lambda: _relink(repo / "vendor" / "current", "other")
+
+
+LINKS = [_outside_link_to_an_empty_folder, _outside_link_of_a_folder_walked_already,
+         _outside_link_of_a_spec_taken_already, _dangling_link_whose_folder_appears,
+         _link_to_a_file_retargeted_to_a_folder, _specs_folder_through_an_outside_link]
+
+
+@pytest.mark.parametrize("layout", LINKS, ids=[layout.__name__.strip("_") for layout in LINKS])
+def test_a_link_retargeted_outside_the_catalogue_sends_the_next_run_the_long_way(repo: Path, layout) -> None:
+    name, change = layout(repo)
+    _age_tree(repo)
+    commands = [("list",), ("list", "--format", "json"), ("show", name)]
+    before = [run(repo, *command) for command in commands]
+    assert [run(repo, *command) for command in commands] == before
+    assert before[2][0] == 2 and f"no spec in the catalogue is named {name!r}" in before[2][2]
+    change()
+    after = [run(repo, *command, "--no-cache") for command in commands]
+    assert after[0][0] == 0 and f"\n{name} " in after[0][1] and after[2][0] == 0
+    assert [run(repo, *command) for command in commands] == after
+
+
+def _own_profiles_made(repo: Path) -> None:  # the bundled profiles were the repository's until now
+    shutil.copytree(bundled_profiles_dir(), repo / "op_profiles")
+    (repo / "op_profiles" / "qwen3.yaml").unlink()
+
+
+def _profiles_link_retargeted(repo: Path) -> None:
+    (repo / "op_profiles").unlink()
+    (repo / "op_profiles").symlink_to("../elsewhere/trimmed")
+
+
+@pytest.mark.parametrize("change", [_own_profiles_made, _profiles_link_retargeted],
+                         ids=["own profiles made", "profiles link retargeted"])
+def test_the_op_profiles_folder_chosen_anew_sends_the_next_run_the_long_way(repo: Path, change) -> None:
+    shutil.rmtree(repo / "op_profiles")
+    if change is _profiles_link_retargeted:
+        shutil.copytree(bundled_profiles_dir(), repo.parent / "elsewhere" / "full")
+        shutil.copytree(bundled_profiles_dir(), repo.parent / "elsewhere" / "trimmed")
+        (repo.parent / "elsewhere" / "trimmed" / "qwen3.yaml").unlink()
+        (repo / "op_profiles").symlink_to("../elsewhere/full")
+        _age_tree(repo.parent / "elsewhere")
+    _age_tree(repo)
+    before = run(repo, "list")
+    _age_tree(repo)  # the first run made the cache folder: without op_profiles/, the root is a source
+    assert before[0] == 0 and run(repo, "list") == before and len(snapshots(repo)) == 1
+    change(repo)
+    _load_folder.cache_clear()  # a command's process reads the profiles once; these runs share one process
+    after = run(repo, "list", "--no-cache")
+    assert after[0] == 1 and "specs/qwen/qwen3-8b.yaml" in after[2]  # no qwen3 profile any more
+    assert run(repo, "list") == after
+
+
+def test_a_profile_changed_after_it_was_read_and_before_the_walk_leaves_no_snapshot(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = runner.spec_file_names
+
+    def walking(*args, **kwargs):  # the profiles were read, the stats are not taken yet: a profile goes
+        (repo / "op_profiles" / "qwen3.yaml").unlink()
+        os.utime(repo / "op_profiles", (OLD, OLD))
+        return real(*args, **kwargs)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(runner, "spec_file_names", walking)
+        assert run(repo, "list")[0] == 0  # drawn with the qwen3 profile it read
+    assert snapshots(repo) == []
+    _load_folder.cache_clear()
+    after = run(repo, "list", "--no-cache")
+    assert after[0] == 1 and "specs/qwen/qwen3-8b.yaml" in after[2]
+    assert run(repo, "list") == after
+
+
+@pytest.mark.parametrize("command, code", [(("list",), 0), (("check",), 0)], ids=["list", "check"])
+def test_a_profile_removed_after_the_profiles_were_read_runs_the_command_uncached(
+        repo: Path, monkeypatch: pytest.MonkeyPatch, command: Tuple[str, ...], code: int) -> None:
+    expected = run(repo, *command, "--no-cache")
+    real = runner.spec_file_names
+
+    def walking(*args, **kwargs):  # the cache's keys hash every profile read: one is gone before they are made
+        (repo / "op_profiles" / "qwen3.yaml").unlink(missing_ok=True)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "spec_file_names", walking)
+    assert expected[0] == code
+    assert run(repo, *command) == expected  # the run the profiles it read decide, as --no-cache's: no traceback

@@ -96,15 +96,20 @@ def walk_catalogue(repo: "SpecRepo", no_cache: bool) -> WalkedCatalogue:
     from pipeline import snapshot  # pylint: disable=import-outside-toplevel
     from pipeline.runner import spec_file_names as found_names  # pylint: disable=import-outside-toplevel
 
+    # Each source is stat'ed before what it stands for is read: the profiles before they are loaded, the
+    # folders and specs the walk finds (it reads no spec) after the walk.
+    chosen = snapshot.profiles_chosen(repo.profiles, repo.profiles_chosen_by)
+    taken = snapshot.take(chosen) if not no_cache else None
     profiles = run_profiles(repo, not no_cache)
-    folders: Set[str] = set()
+    watched: Set[str] = set()
     try:
-        files = found_names([repo.specs], folders)
+        files = found_names([repo.specs], watched)
     except FileNotFoundError as error:
         raise click.UsageError(str(error)) from None
-    sources = snapshot.sources(folders, files, repo.own_profiles, repo.profiles)
-    taken = snapshot.take(sources) if not no_cache else None
-    return WalkedCatalogue(profiles, files, open_cache(repo, profiles, not no_cache), sources, taken)
+    walked = snapshot.walked(watched, files)
+    walked_taken = snapshot.take(walked) if taken is not None else None
+    taken = f"{taken}\n{walked_taken}" if walked_taken is not None else None  # as take(chosen + walked) says
+    return WalkedCatalogue(profiles, files, open_cache(repo, profiles, not no_cache), chosen + walked, taken)
 
 
 def run_config(repo: "SpecRepo") -> "Config":
@@ -201,14 +206,19 @@ no_cache_option = click.option(
 def open_cache(repo, profiles, use: bool):
     """The repository's :class:`~pipeline.result_cache.ResultCache`, or ``None`` under ``--no-cache``.
 
-    A cache that cannot be read is an empty one; nothing about the cache ever fails a command.
+    A cache that cannot be read is an empty one; nothing about the cache ever fails a command. A profile
+    removed since *profiles* were read leaves the run no key to file its results under: it runs uncached.
     """
     if not use:
         return None
     from pipeline.result_cache import ResultCache, cache_keys  # pylint: disable=import-outside-toplevel
     from pipeline.stamps import cache_folder  # pylint: disable=import-outside-toplevel
 
-    return ResultCache(cache_folder(repo.root), cache_keys(profiles))
+    try:
+        keys = cache_keys(profiles)
+    except OSError:
+        return None
+    return ResultCache(cache_folder(repo.root), keys)
 
 
 def save_cache(cache, quiet: bool = False) -> None:

@@ -121,13 +121,18 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
 
 
 def _open_cache(repo, profiles):
-    """The repository's :class:`~pipeline.artifact_cache.ArtifactCache` (its result cache folder)."""
+    """The repository's :class:`~pipeline.artifact_cache.ArtifactCache` (its result cache folder), or ``None``
+    when a profile went since *profiles* were read."""
     # pylint: disable=import-outside-toplevel
     from pipeline.artifact_cache import ArtifactCache
     from pipeline.result_cache import cache_keys
     from pipeline.stamps import cache_folder
 
-    return ArtifactCache(cache_folder(repo.root), cache_keys(profiles))
+    try:
+        keys = cache_keys(profiles)
+    except OSError:  # a profile removed since it was read: no key to file artifacts under, the run is uncached
+        return None
+    return ArtifactCache(cache_folder(repo.root), keys)
 
 
 def _shown(repo, file: str) -> str:

@@ -126,7 +126,7 @@ def _view(repo: "SpecRepo", entry: "Entry", folder: Optional[Path]) -> Dict[str,
     """
     from pipeline import snapshot
 
-    sources = [str(entry.path), *snapshot.profile_sources(repo.own_profiles, repo.profiles)]
+    sources = [str(entry.path), *snapshot.profile_sources(repo.profiles)]
     taken = snapshot.take(sources) if folder is not None else None
     key = snapshot.view_key(entry.file, taken) if taken is not None else None
     kept = snapshot.kept_view(folder, entry.file, key) if key is not None else None
