@@ -320,9 +320,10 @@ def new_record(status: os.stat_result, read_ns: int, digest: str, environment: s
                   profiles, verdict, named, row)
 
 
-def parse_record(file: str, checksum: str, rest: str) -> Optional[Record]:
-    """The record of a cache line, or ``None`` when the line is not one this format wrote for *file*."""
-    if line_checksum(file, rest) != checksum:
+def parse_record(file: str, checksum: str, rest: str, verify: bool = True) -> Optional[Record]:
+    """The record of a cache line, or ``None`` when the line is not one this format wrote for *file* (its
+    checksum is not verified unless *verify*: a line this run wrote itself)."""
+    if verify and line_checksum(file, rest) != checksum:
         return None
     fields = rest.split("\t")
     if len(fields) != len(Record._fields) or not fields[1].isdigit():
@@ -816,7 +817,7 @@ class ResultCache:
         """The record of a line this run wrote, when it is of this environment."""
         file_part, _, rest = line.rstrip("\n").partition("\t")
         checksum, _, fields = rest.partition("\t")
-        record = parse_record(file_part, checksum, fields)
+        record = parse_record(file_part, checksum, fields, verify=False)
         return record if record is not None and record.environment == self.keys.environment else None
 
     def _spooled_records(self) -> Iterator[Tuple[str, Record]]:

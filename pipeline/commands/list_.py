@@ -2,9 +2,11 @@
 
 Every spec under the repository's ``specs/`` is checked (a spec the result
 cache holds a current result of is not checked again: its row is kept in
-the cache); a spec that fails is left out of the table and its problems are
-shown on stderr. Without a
-``specs/`` folder there is no catalogue to list, which is a usage error (as
+the catalogue index); a spec that fails is left out of the table and its
+problems are shown on stderr. A catalogue where nothing changed since the
+last clean list is answered from that list's snapshot
+(:mod:`pipeline.snapshot`): the same bytes, for a ``stat`` per file. Without
+a ``specs/`` folder there is no catalogue to list, which is a usage error (as
 for ``check``), not an empty table.
 """
 

@@ -2,7 +2,11 @@
 
 The model is found by the ``name`` its spec states (:mod:`pipeline.catalogue`),
 checked with the five passes, and drawn from its resolved stack; a spec that
-fails its check is not drawn, its problems are shown instead.
+fails its check is not drawn, its problems are shown instead. Which file
+states the name comes from the catalogue's snapshot while nothing in the
+catalogue has changed, and the model's view from the one kept for it while
+neither its spec nor an op profile has (:mod:`pipeline.snapshot`), so a
+repeated ``show`` reads no spec.
 """
 
 from __future__ import annotations
@@ -99,10 +103,14 @@ def _named(kept: str, name: str) -> List["Entry"]:
         _, stated, file, path = line.split("\t", 3)
         return Entry(path, file, json.loads(stated))
 
-    needle = f"{_folded(name)}\t"
-    lines = kept.split("\n")[:-1]  # each line ends with a line break (a path may hold any other separator)
-    matches = [entry(line) for line in lines if line.startswith(needle)]
-    return matches or [entry(line) for line in lines]
+    # every line ends with a line break, the one separator no path in a snapshot holds
+    text, needle = "\n" + kept, f"\n{_folded(name)}\t"
+    matches, start = [], text.find(needle)
+    while start != -1:
+        end = text.index("\n", start + 1)
+        matches.append(entry(text[start + 1:end]))
+        start = text.find(needle, end)
+    return matches or [entry(line) for line in kept.split("\n")[:-1]]
 
 
 def _folded(name: Optional[str]) -> str:
