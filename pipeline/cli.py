@@ -55,6 +55,7 @@ class LazyGroup(click.Group):
         line modelspec prints (:func:`pipeline.escape.printable`).
         """
         try:
+            _current_folder_exists()
             return super().invoke(ctx)
         except click.ClickException as error:
             from pipeline.escape import printable  # pylint: disable=import-outside-toplevel
@@ -66,6 +67,22 @@ class LazyGroup(click.Group):
         """List the subcommands with their one-line help, without importing them."""
         with formatter.section("Commands"):
             formatter.write_dl([(name, help_text) for name, (_, help_text) in _COMMANDS.items()])
+
+
+def _current_folder_exists() -> None:
+    """Refuse, as git does, to run in a current folder that was removed: the repository is found from it, and
+    report paths are spelled from it.
+
+    Raises:
+        click.UsageError: If the current folder no longer exists.
+    """
+    import os  # pylint: disable=import-outside-toplevel
+
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise click.UsageError("the current folder no longer exists (it was removed after the shell entered it); "
+                               "cd to an existing folder") from None
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

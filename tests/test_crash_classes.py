@@ -261,3 +261,22 @@ def test_a_fifo_in_place_of_a_cache_file_is_an_unreadable_one(tmp_path: Path) ->
         done = _run(*args, "--root", str(repo))
         assert (args, done.returncode, done.stdout) == (args, code, out)
         assert "Traceback" not in done.stderr
+
+
+# --- a current folder that was removed ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [("list",), ("list", "--root", "."), ("show", "llama-3.1-8b", "--root", "."),
+                                  ("check", "--root", "{repo}"), ("list", "--root", "{repo}")], ids=" ".join)
+def test_a_removed_current_folder_is_a_usage_error(tmp_path: Path, args: tuple) -> None:
+    repo = make_repo(tmp_path / "repo")
+    shown = [str(repo) if arg == "{repo}" else arg for arg in args]
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    # the shell enters the folder, which is then removed under it
+    script = 'cd "$1" && rmdir "$1" && shift && exec "$@"'
+    done = subprocess.run(["sh", "-c", script, "sh", str(gone), *modelspec_argv(*shown)], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.endswith("Error: the current folder no longer exists (it was removed after the shell "
+                                "entered it); cd to an existing folder\n")
+    assert done.stdout == ""
