@@ -57,10 +57,9 @@ class SpecRepo:
     @property
     def profiles_chosen_by(self) -> Path:
         """What decides :attr:`profiles`, for a snapshot (:mod:`pipeline.snapshot`) to stat: ``op_profiles/`` as
-        named when there is one (a link to it retargeted stats as another folder), else the root (an
-        ``op_profiles/`` made there changes the root's mtime)."""
-        own = self.root / "op_profiles"
-        return own if own.is_dir() else self.root
+        named, whether it exists or not (a link to it retargeted stats as another folder; one made where there
+        was none is a path that now exists). Not the root: every file made there would change its mtime."""
+        return self.root / "op_profiles"
 
     @functools.cached_property
     def _resolved_root(self) -> Path:

@@ -77,21 +77,33 @@ def walked(watched: Iterable[str], files: Sequence[str]) -> List[str]:
     return [*sorted(watched), *files]
 
 
+#: The stat a snapshot records for a path that does not exist (nor is a link): creating it is a change.
+MISSING = "-"
+
+
 def take(paths: Sequence[str]) -> Optional[str]:
-    """The stat lines of *paths*, ``path TAB stat``, one per path.
+    """The stat lines of *paths*, ``path TAB stat`` (:data:`MISSING` for a path that does not exist), one per
+    path.
 
     Returns ``None`` when a snapshot cannot stand for them: a path cannot be
-    stat'ed or holds a line break, or its mtime is within
-    :data:`~pipeline.stamps.RACY_NS` of now.
+    stat'ed (a dangling link among them) or holds a line break, or its mtime
+    is within :data:`~pipeline.stamps.RACY_NS` of now.
     """
     now = time.time_ns()
     lines = []
     for path in paths:
+        if "\n" in path:
+            return None
         try:
             status = os.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            if os.path.lexists(path):
+                return None
+            lines.append(f"{path}\t{MISSING}")
+            continue
         except (OSError, ValueError):
             return None
-        if "\n" in path or status.st_mtime_ns + RACY_NS > now:
+        if status.st_mtime_ns + RACY_NS > now:
             return None
         lines.append(f"{path}\t{stat_text(status)}")
     return "\n".join(lines)
@@ -140,6 +152,10 @@ def _unchanged(lines: Sequence[str]) -> bool:
                 folder = parent
                 if parent and name and _BY_FOLDER:
                     descriptor = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+            if recorded == MISSING:
+                if os.path.lexists(path):
+                    return False
+                continue
             status = stat(name, dir_fd=descriptor) if descriptor is not None else stat(path)
             # stat_text, written out: this line runs once per spec file
             if f"{status.st_size}:{status.st_mtime_ns}:{status.st_ino}:{status.st_ctime_ns}" != recorded:

@@ -223,6 +223,19 @@ def test_a_path_with_a_line_break_is_listed_and_never_snapshotted(repo: Path) ->
     assert run(repo, "list") == expected and snapshots(repo) == []
 
 
+def test_a_file_made_at_the_root_of_a_repository_on_the_bundled_profiles_changes_nothing(
+        tmp_path: Path, no_long_way) -> None:
+    dest = tmp_path / "bare"  # no op_profiles/: what chose the bundled profiles is that there is none
+    shutil.copytree(ROOT / "specs", dest / "specs")
+    (dest / ".git").mkdir()
+    age(dest / "specs")
+    listed = run(dest, "list")
+    assert listed[0] == 0 and len(snapshots(dest)) == 1  # taken by the run that made the cache folder
+    (dest / "notes.txt").write_text("an editor's swap file, a README\n", encoding="utf-8")
+    with no_long_way():
+        assert run(dest, "list") == listed
+
+
 def test_no_cache_neither_reads_nor_writes_a_snapshot(repo: Path) -> None:
     run(repo, "list", "--no-cache")
     run(repo, "show", "llama-3.1-8b", "--no-cache")
@@ -412,7 +425,7 @@ def test_the_op_profiles_folder_chosen_anew_sends_the_next_run_the_long_way(repo
         _age_tree(repo.parent / "elsewhere")
     _age_tree(repo)
     before = run(repo, "list")
-    _age_tree(repo)  # the first run made the cache folder: without op_profiles/, the root is a source
+    _age_tree(repo)
     assert before[0] == 0 and run(repo, "list") == before and len(snapshots(repo)) == 1
     change(repo)
     _load_folder.cache_clear()  # a command's process reads the profiles once; these runs share one process

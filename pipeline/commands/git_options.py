@@ -113,7 +113,7 @@ def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpP
     # pylint: disable=import-outside-toplevel
     from pipeline.git_changes import changes_since, select_specs, spec_facts
 
-    by_display = {repo.display(path): path for path in files}
+    by_display = dict(zip(repo.displays([str(path) for path in files]), files))  # a catalogue's worth at once
     own_profiles = repo.profiles.resolve().is_relative_to(repo.root.resolve())
     with git_errors():
         changes = changes_since(repo.root, ref, _catalogue_name(repo, by_display))
