@@ -92,8 +92,9 @@ def find(catalogue: Sequence[Entry], name: str) -> Entry:
 
     Raises:
         CatalogueError: When no spec states it (naming the closest names,
-            else every name, else that there is none) or two do (naming both
-            files; ``stated`` is then true).
+            else every name, else that there is none, and the files whose
+            name cannot be read) or two do (naming both files; ``stated`` is
+            then true).
     """
     folded = name.casefold()
     matches = [entry for entry in catalogue if entry.name is not None and entry.name.casefold() == folded]
@@ -116,6 +117,11 @@ def find(catalogue: Sequence[Entry], name: str) -> Entry:
         hint = f"; none of the {len(names)} names is close to it (modelspec list shows them all)"
     else:
         hint = f"; the names are {', '.join(names)}" if names else "; no spec under specs/ states a name"
+    unnamed = [entry.file for entry in catalogue if entry.name is None]
+    if unnamed:  # one of them may be the spec asked for: say where to look
+        files = ", ".join(unnamed[:3]) + (f" and {len(unnamed) - 3} more" if len(unnamed) > 3 else "")
+        hint += f"; {files} state{'s' if len(unnamed) == 1 else ''} no name that can be read (modelspec check " \
+                "says why)"
     raise CatalogueError(f"no spec in the catalogue is named {name!r}{hint}")
 
 

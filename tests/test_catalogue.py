@@ -325,7 +325,8 @@ def test_find_refuses_an_absent_name_listing_the_names_when_none_is_close():
     catalogue = [Entry(Path("a.yaml"), "a.yaml", "alpha"), Entry(Path("b.yaml"), "b.yaml", None)]
     with pytest.raises(CatalogueError) as caught:
         find(catalogue, "zzz")
-    assert str(caught.value) == "no spec in the catalogue is named 'zzz'; the names are alpha"
+    assert str(caught.value) == ("no spec in the catalogue is named 'zzz'; the names are alpha; b.yaml states no "
+                                 "name that can be read (modelspec check says why)")
     assert find(catalogue, "alpha").file == "a.yaml"
 
 
@@ -349,11 +350,16 @@ def test_find_tells_names_apart_case_folded_as_check_does():
     assert str(caught.value) == "the name 'x' is stated by a.yaml and b.yaml; a name picks one spec, so rename one of them"
 
 
-@pytest.mark.parametrize("catalogue", [[], [Entry(Path("b.yaml"), "b.yaml", None)]])
-def test_find_in_a_catalogue_without_names_says_so(catalogue):
+@pytest.mark.parametrize(("catalogue", "unnamed"), [
+    ([], ""),
+    ([Entry(Path("b.yaml"), "b.yaml", None)], "; b.yaml states no name that can be read (modelspec check says why)"),
+    ([Entry(Path(f"{n}.yaml"), f"{n}.yaml", None) for n in "abcde"],
+     "; a.yaml, b.yaml, c.yaml and 2 more state no name that can be read (modelspec check says why)"),
+])
+def test_find_in_a_catalogue_without_names_says_so(catalogue, unnamed):
     with pytest.raises(CatalogueError) as caught:
         find(catalogue, "zzz")
-    assert str(caught.value) == "no spec in the catalogue is named 'zzz'; no spec under specs/ states a name"
+    assert str(caught.value) == f"no spec in the catalogue is named 'zzz'; no spec under specs/ states a name{unnamed}"
 
 
 @pytest.mark.parametrize("args", [["list"], ["list", "--format", "json"], ["show", "deepseek-v3"]])

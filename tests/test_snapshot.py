@@ -279,6 +279,21 @@ def test_show_refuses_from_a_snapshot_as_it_does_the_long_way(repo: Path, no_lon
         assert [run(repo, "show", *case) for case in cases] == expected
 
 
+def test_show_of_a_name_no_readable_spec_states_points_at_the_files_that_state_none(repo: Path,
+                                                                                   no_long_way) -> None:
+    broken = repo / "specs" / "llama" / "broken.yaml"
+    broken.write_text("name: [half a flow\n", encoding="utf-8")
+    age(repo / "specs")
+    expected = run(repo, "show", "broken-model", "--no-cache")
+    assert expected[0] == 2 and expected[2].splitlines()[-1] == (
+        "Error: Invalid value for NAME: no spec in the catalogue is named 'broken-model'; none of the 32 names is "
+        "close to it (modelspec list shows them all); specs/llama/broken.yaml states no name that can be read "
+        "(modelspec check says why)")
+    assert run(repo, "show", "broken-model") == expected
+    with no_long_way():
+        assert run(repo, "show", "broken-model") == expected
+
+
 def test_a_spec_edited_since_its_view_was_kept_is_checked_again(repo: Path) -> None:
     run(repo, "show", "llama-3.1-8b")
     _edit(repo)
