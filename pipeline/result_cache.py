@@ -492,7 +492,7 @@ class _IndexTable:
 
     def learn(self, file: str, record: Record, known: str) -> None:
         """Note *known* of *file*, read under *record*'s stat and time, unless the line says so already."""
-        rest = f"{record.stat}\t{record.read_ns}\t{known}"
+        rest = _index_rest(record, known)
         if self.entries.get(file) != rest:
             self._updates[file] = rest
 
@@ -580,8 +580,8 @@ class CatalogueIndex:
             file: The file's path as the run shows it.
             record: Its current record.
             listed: ``1``, ``0`` or ``-`` (see :class:`CatalogueIndex`) to learn its ``list`` row too; ``None``
-                for its name alone (a ``check``: ``list`` learns the rows it reads, and a check of 30k files
-                holding every row to write would double its memory).
+                for its name alone (a check of a few files; one over the whole catalogue streams both tables
+                from its spooled records as it saves, :meth:`save`).
         """
         if not learnable(record):
             return
@@ -613,14 +613,19 @@ class CatalogueIndex:
             return
 
         def names() -> Iterator[Tuple[str, str]]:
-            return ((file, f"{record.stat}\t{record.read_ns}\t{record.stated}") for file, record in spooled())
+            return ((file, _index_rest(record, record.stated)) for file, record in spooled())
 
         def rows() -> Iterator[Tuple[str, str]]:
-            return ((file, f"{record.stat}\t{record.read_ns}\t{_row_line(_listed_or_unknown(record), record)}")
+            return ((file, _index_rest(record, _row_line(_listed_or_unknown(record), record)))
                     for file, record in spooled())
 
         self._names.save(names, replaced)
         self._rows.save(rows, replaced)
+
+
+def _index_rest(record: Record, known: str) -> str:
+    """An index line after its file: the stat and reading time of *record*, then what the table knows."""
+    return f"{record.stat}\t{record.read_ns}\t{known}"
 
 
 #: What joins a row's table cells in the rows file: no cell of a spec that passed holds it (its name and arch
@@ -638,8 +643,8 @@ def _row_line(listed: str, record: Record) -> str:
         try:
             row_cells = list_cells(json.loads(record.row))
         except (KeyError, TypeError, ValueError):
-            row_cells = ("\t",)
-        if all(is_plain_cell(cell) for cell in row_cells):
+            row_cells = None  # not a row list draws: list decodes its JSON, and says so if it must
+        if row_cells is not None and all(is_plain_cell(cell) for cell in row_cells):
             cells = CELL_SEPARATOR.join(row_cells)
     return f"{listed}\t{cells}\t{record.row or '-'}"
 

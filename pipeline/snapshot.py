@@ -16,8 +16,8 @@ everything it came from:
   to no folder and no spec), which retargeted could lead to other specs;
 - each spec file;
 - what chose the op profiles folder (the repository's ``op_profiles/`` as
-  named, else the root, where making one changes the mtime), the folder
-  and each of its profiles.
+  named, recorded as missing when there is none, so that making one is a
+  change), the folder and each of its profiles.
 
 While every one of those stats is as recorded, and modelspec is the same
 (:func:`pipeline.stamps.environment_digest`), the snapshot stands for the
@@ -48,7 +48,7 @@ import hashlib
 import os
 import time
 from pathlib import Path
-from typing import Iterable, List, Optional, Sequence
+from typing import Callable, Iterable, List, Optional, Sequence
 
 from pipeline.stamps import RACY_NS, environment_digest, open_regular, stat_text
 
@@ -157,8 +157,7 @@ def _unchanged(lines: Sequence[str]) -> bool:
                     return False
                 continue
             status = stat(name, dir_fd=descriptor) if descriptor is not None else stat(path)
-            # stat_text, written out: this line runs once per spec file
-            if f"{status.st_size}:{status.st_mtime_ns}:{status.st_ino}:{status.st_ctime_ns}" != recorded:
+            if stat_text(status) != recorded:
                 return False
     except (OSError, ValueError):
         return False
@@ -177,15 +176,10 @@ def keep(folder: Path, snapshot_key: str, paths: Sequence[str], taken: Optional[
     """
     if not paths or taken is None or take(paths) != taken:
         return
-    from pipeline.result_cache import prepare_folder, replace_file  # pylint: disable=import-outside-toplevel
-
     rest = f"{taken}\n{text}"
-    try:
-        header = "\t".join([HEADER, environment_digest(), snapshot_key, str(len(paths)), _text_checksum(rest)])
-        prepare_folder(folder)
-        replace_file(folder / f"snapshot-{snapshot_key}", f"{header}\n{rest}")
-    except (OSError, UnicodeError):
-        pass
+    _write(folder, folder / f"snapshot-{snapshot_key}",
+           lambda: "\t".join([HEADER, environment_digest(), snapshot_key, str(len(paths)), _text_checksum(rest)]),
+           rest)
 
 
 # ---- one spec's view ------------------------------------------------------------------------------
@@ -202,7 +196,7 @@ def view_key(display: str, stat_lines: str) -> str:
 
 
 def profile_sources(profiles: Path) -> List[str]:
-    """The op profiles folder and its profiles, as :func:`sources` lists them."""
+    """The op profiles folder and its profiles, as :func:`profiles_chosen` lists them."""
     folder = profiles.resolve()
     return [str(folder), *(str(path) for path in sorted(folder.glob("*.yaml")))]
 
@@ -211,28 +205,32 @@ def kept_view(folder: Path, display: str, view: str) -> Optional[str]:
     """The view JSON kept in *folder* for the spec shown as *display*, when it was kept under the key *view*;
     else ``None``."""
     try:
-        with open_regular(_view_file(folder, display), "r", encoding="utf-8", errors="surrogateescape",
-                          newline="") as handle:
-            text = handle.read()
+        with open_regular(_view_file(folder, display)) as handle:
+            data = handle.read()
     except OSError:
         return None
-    header, _, body = text.partition("\n")
-    try:
-        return body if header == f"{VIEW_HEADER}\t{view}\t{_text_checksum(body)}" else None
-    except UnicodeError:
+    header, _, body = data.partition(b"\n")
+    if header.decode("utf-8", "replace") != f"{VIEW_HEADER}\t{view}\t{_checksum(body)}":
         return None
+    return body.decode("utf-8", "surrogateescape")
 
 
 def keep_view(folder: Path, display: str, view: str, text: str) -> None:
     """Keep the view JSON *text*, of key *view*, for the spec shown as *display* (one file per spec, the last
     view kept); one that cannot be written is let go."""
+    _write(folder, _view_file(folder, display), lambda: f"{VIEW_HEADER}\t{view}\t{_text_checksum(text)}", text)
+
+
+def _write(folder: Path, path: Path, header: Callable[[], str], body: str) -> None:
+    """Write *header()*, a line break and *body* to *path* in the cache folder *folder*, whole or not at all
+    (:func:`pipeline.result_cache.replace_file`); what cannot be written (or encoded) is let go, as a cache's
+    loss costs only the long way next time."""
     from pipeline.result_cache import prepare_folder, replace_file  # pylint: disable=import-outside-toplevel
 
-    path = _view_file(folder, display)
     try:
         prepare_folder(folder)
         path.parent.mkdir(exist_ok=True)
-        replace_file(path, f"{VIEW_HEADER}\t{view}\t{_text_checksum(text)}\n{text}")
+        replace_file(path, f"{header()}\n{body}")
     except (OSError, UnicodeError):
         pass
 

@@ -110,11 +110,13 @@ def environment_digest() -> str:
     return content_digest("\n".join(parts).encode())[:32]
 
 
+@functools.lru_cache(maxsize=None)
 def _installed(name: str) -> str:
     """Which build of the module *name* is installed: the path, size and mtime of its file, and for a package
     of every file in its folder (PyYAML's libyaml binding, ``_yaml*.so``, among them), which a reinstall or an
     upgrade changes; cheaper than asking ``importlib.metadata``. Found without importing it: a run the cache
-    answers neither parses YAML nor validates a schema, and importing PyYAML and jsonschema_rs costs 20 ms."""
+    answers neither parses YAML nor validates a schema, and importing PyYAML and jsonschema_rs costs 20 ms.
+    Found once per process (a run asks for its environment several times)."""
     import importlib.util  # pylint: disable=import-outside-toplevel
 
     try:

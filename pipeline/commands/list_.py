@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, Optional, Tuple
 
 import click
 
@@ -25,6 +25,7 @@ from pipeline.commands.options import (no_cache_option, progress_bar, root_optio
                                        walk_catalogue)
 
 if TYPE_CHECKING:
+    from pipeline.commands.options import WalkedCatalogue
     from pipeline.repo import SpecRepo
 
 
@@ -61,18 +62,18 @@ def command(fmt: str, root: Optional[Path], no_cache: bool) -> None:
     if kept is not None:  # nothing it came from has changed since a list drew it
         echo_rendered(kept, nl=False)
         raise SystemExit(0)
-    shown, failed, sources, taken = _listed(repo, fmt, no_cache)
+    shown, failed, walked = _listed(repo, fmt, no_cache)
     echo_rendered(shown, nl=False)
     if failed:
         raise SystemExit(1)
     if not no_cache:
-        snapshot.keep(folder, key, sources, taken, shown)
+        snapshot.keep(folder, key, walked.sources, walked.taken, shown)
     raise SystemExit(0)
 
 
-def _listed(repo: "SpecRepo", fmt: str, no_cache: bool) -> Tuple[str, bool, List[str], Optional[str]]:
-    """``(the listing as printed, whether a spec failed, the snapshot's sources, their stat lines)``; each failing
-    spec's errors are shown on stderr. The sources are stat'ed before any spec is read (:func:`snapshot.take`)."""
+def _listed(repo: "SpecRepo", fmt: str, no_cache: bool) -> Tuple[str, bool, "WalkedCatalogue"]:
+    """``(the listing as printed, whether a spec failed, the catalogue as walked)``; each failing spec's errors
+    are shown on stderr. The snapshot's sources were stat'ed before any spec was read (:func:`walk_catalogue`)."""
     from pipeline.catalogue import list_cells, render_list_cells
     from pipeline.escape import printable
     from pipeline.problems import Severity
@@ -105,11 +106,11 @@ def _listed(repo: "SpecRepo", fmt: str, no_cache: bool) -> Tuple[str, bool, List
     if fmt == "json":
         rows += json.loads(f"[{','.join(row for _, _, row in indexed)}]")
         rows.sort(key=lambda row: (row["name"], row["file"]))
-        return json_text(json.dumps(rows, indent=2)) + "\n", failed, walked.sources, walked.taken
+        return json_text(json.dumps(rows, indent=2)) + "\n", failed, walked
     # the index's cells as they are: no row decoded, none formatted again
     table = [(cells.split(CELL_SEPARATOR) if cells != "-" else list_cells(json.loads(row)), file)
              for file, cells, row in indexed]
     table += [(list_cells(row), row["file"]) for row in rows]
     ordered = sorted((cells[0], file, cells) for cells, file in table)  # by name, then file
     text = render_list_cells([cells for _, _, cells in ordered])
-    return printable(text, keep="\n\t"), failed, walked.sources, walked.taken
+    return printable(text, keep="\n\t"), failed, walked

@@ -75,7 +75,8 @@ class WalkedCatalogue:
         profiles: The op profiles (:func:`run_profiles`).
         files: Every spec file under ``specs/`` (:func:`pipeline.runner.spec_file_names`).
         cache: The result cache, or ``None`` under ``--no-cache``.
-        sources: What the command's snapshot comes from (:func:`pipeline.snapshot.sources`).
+        sources: What the command's snapshot comes from (:func:`pipeline.snapshot.profiles_chosen`, then
+            :func:`pipeline.snapshot.walked`).
         taken: Their stat lines, taken before any spec was read (:func:`pipeline.snapshot.take`); ``None`` when
             no snapshot may be kept.
     """
