@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
-from pipeline.git_changes import Changes, FileChange, SpecFacts, changes_since, merge_base_of, select_specs
+from pipeline.git_changes import (ChangesAsked, Changes, FileChange, GitError, SpecFacts, changes_since, merge_base_of,
+                                  select_specs)
 from spec_repos import GIT_ENV, commit_all, edit, git, git_repo, make_repo, run
 
 DEEPSEEK = "specs/deepseek/deepseek-v3.yaml"
@@ -302,6 +303,24 @@ def test_an_unknown_ref_is_refused(repo: Path) -> None:
     assert (result.exit_code, result.stdout, result.stderr) == (2, "", (
         "Error: 'origin/nope' names no commit in this repository; name a branch, tag or commit that exists here "
         "(git branch -a lists them), and in CI fetch it first, e.g. git fetch origin main\n"))
+
+
+def test_the_questions_put_early_answer_as_changes_since_and_refuse_only_when_asked(repo: Path) -> None:
+    edit(repo / DEEPSEEK, "mtp_depth: 1", "mtp_depth: 2")
+    assert ChangesAsked(repo, "main").changes() == changes_since(repo, "main")
+    asked = ChangesAsked(repo, "origin/nope")  # git runs in a thread: nothing is raised until the answer is taken
+    with pytest.raises(GitError) as refused:
+        asked.changes()
+    assert str(refused.value).startswith("'origin/nope' names no commit in this repository; ")
+
+
+def test_a_run_with_no_specs_says_so_before_what_git_refuses(repo: Path) -> None:
+    shutil.rmtree(repo / "specs")
+    (repo / "specs").mkdir()
+    result = run(repo, "check", "--changed-since", "origin/nope")
+    assert result.exit_code == 2
+    assert f"no spec files (*.yaml, *.yml) in {repo / 'specs'}" in result.stderr
+    assert "origin/nope" not in result.stderr
 
 
 @pytest.mark.parametrize("ref", ["--output=x", "-x", "--", "-"])

@@ -122,10 +122,15 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     from pipeline.suppress import suppress
 
     repo = find_repo(root)
+    stdin = "-" in map(str, paths)
+    asked = None
+    if changed_since is not None and not stdin:  # git answers while the catalogue is walked
+        from pipeline.commands.git_options import ask_changes
+
+        asked = ask_changes(repo, changed_since)
     config = run_config(repo)
     profiles = run_profiles(repo, not no_cache)
     named = list(paths) or list(config.specs) or [repo.specs]
-    stdin = "-" in map(str, paths)
     if stdin:
         files = [_stdin_file(paths, fix, changed_since)]
         no_cache = True
@@ -139,7 +144,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     if changed_since is not None:
         from pipeline.commands.git_options import changed_files
 
-        files, selection = changed_files(repo, changed_since, files, profiles, named, quiet)
+        files, selection = changed_files(repo, changed_since, files, profiles, named, quiet, asked)
         scope = Scope(selection.ref, selection.base, selection.candidates, selection.removed)
     _refuse_outputs(outputs, [*files, *repo_folders(repo)])
     pairs = [(files[0], stdin_filename or STDIN_NAME)] if stdin else list(zip(files, repo.report_names(files)))

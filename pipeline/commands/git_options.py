@@ -94,8 +94,16 @@ def _catalogue_name(repo: SpecRepo, by_display: Mapping[str, Path]) -> Callable[
     return name
 
 
+def ask_changes(repo: SpecRepo, ref: str) -> Any:
+    """Put ``--changed-since``'s git questions at once (:class:`~pipeline.git_changes.ChangesAsked`), for
+    :func:`changed_files` to take the answers from once the command has walked its catalogue."""
+    from pipeline.git_changes import ChangesAsked  # pylint: disable=import-outside-toplevel
+
+    return ChangesAsked(repo.root, ref)
+
+
 def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpProfiles,
-                  paths: Sequence[Path], quiet: bool = False) -> Tuple[List[Path], Any]:
+                  paths: Sequence[Path], quiet: bool = False, asked: Any = None) -> Tuple[List[Path], Any]:
     """Return the files among *files* that the change since *ref* touches, and the
     :class:`~pipeline.git_changes.Selection` (the run's scope), saying on stderr what was chosen (unless *quiet*).
 
@@ -106,17 +114,18 @@ def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpP
         profiles: The op profiles (to tell each spec's arch when a profile changed).
         paths: The folders or files the user named (default: ``specs/``), scoping the removed specs.
         quiet: Say nothing (``check --quiet``: nothing on success).
+        asked: The git questions, when the command put them already (:func:`ask_changes`).
 
     Raises:
         GitFailure: If the change cannot be computed (exit code 2).
     """
     # pylint: disable=import-outside-toplevel
-    from pipeline.git_changes import changes_since, select_specs, spec_facts
+    from pipeline.git_changes import select_specs, spec_facts
 
     by_display = dict(zip(repo.displays([str(path) for path in files]), files))  # a catalogue's worth at once
     own_profiles = repo.profiles.resolve().is_relative_to(repo.root.resolve())
     with git_errors():
-        changes = changes_since(repo.root, ref, _catalogue_name(repo, by_display))
+        changes = (asked or ask_changes(repo, ref)).changes(_catalogue_name(repo, by_display))
     selection = select_specs(changes, sorted(by_display), lambda display: spec_facts(by_display[display], profiles),
                              repo.display(repo.profiles) + "/" if own_profiles else None, _scope(repo, paths),
                              rule_folders(repo), changes.pin)
