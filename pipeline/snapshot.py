@@ -44,13 +44,12 @@ edited or foreign fails its header and is ignored.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from pathlib import Path
 from typing import Callable, Iterable, List, Optional, Sequence
 
-from pipeline.stamps import RACY_NS, environment_digest, open_regular, stat_text
+from pipeline.stamps import RACY_NS, environment_digest, fingerprint, open_regular, stat_text
 
 #: The snapshot file's format; a file of another format is ignored.
 FORMAT = 1
@@ -59,9 +58,8 @@ HEADER = f"modelspec catalogue snapshot, format {FORMAT}"
 
 def key(*parts: str) -> str:
     """The key of the snapshot of an answer that *parts* decide (the command, its format, the repository's
-    root): 32 hex digits of SHA-256."""
-    text = "\0".join(parts)
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    root): 32 hex digits of BLAKE2b (:func:`pipeline.stamps.fingerprint`)."""
+    return fingerprint("\0".join(parts).encode("utf-8", "surrogateescape"))
 
 
 def profiles_chosen(profiles: Path, chosen_by: Path) -> List[str]:
@@ -124,7 +122,7 @@ def answer(folder: Path, snapshot_key: str) -> Optional[str]:
     fields = header.decode("utf-8", "replace").split("\t")
     if len(fields) != 5 or fields[0] != HEADER or fields[2] != snapshot_key or not fields[3].isdigit():
         return None
-    if fields[4] != _checksum(rest) or fields[1] != environment_digest():
+    if fields[4] != fingerprint(rest) or fields[1] != environment_digest():
         return None
     count = int(fields[3])
     parts = rest.decode("utf-8", "surrogateescape").split("\n", count)
@@ -210,7 +208,7 @@ def kept_view(folder: Path, display: str, view: str) -> Optional[str]:
     except OSError:
         return None
     header, _, body = data.partition(b"\n")
-    if header.decode("utf-8", "replace") != f"{VIEW_HEADER}\t{view}\t{_checksum(body)}":
+    if header.decode("utf-8", "replace") != f"{VIEW_HEADER}\t{view}\t{fingerprint(body)}":
         return None
     return body.decode("utf-8", "surrogateescape")
 
@@ -239,11 +237,7 @@ def _view_file(folder: Path, display: str) -> Path:
     return folder / "views" / key("view file", display)
 
 
-def _checksum(data: bytes) -> str:
-    """BLAKE2b (128 bits, hex) of *data*."""
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
 def _text_checksum(text: str) -> str:
-    """:func:`_checksum` of *text* as it is written (UTF-8, a file name's undecodable bytes as they were)."""
-    return _checksum(text.encode("utf-8", "surrogateescape"))
+    """:func:`~pipeline.stamps.fingerprint` of *text* as it is written (UTF-8, a file name's undecodable bytes
+    as they were)."""
+    return fingerprint(text.encode("utf-8", "surrogateescape"))
