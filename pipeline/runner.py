@@ -698,11 +698,14 @@ def run_result(checked: Sequence[Verdict], strict: bool,
             not check (``--changed-since``, or named files), so a checked spec
             cannot take the name of one left out.
     """
-    by_name: Dict[str, List[str]] = {key: [display for _, display in found]
-                                     for key, found in (elsewhere or {}).items()}
+    others = elsewhere or {}
+    by_name: Dict[str, List[str]] = {}  # the files of each name a checked spec states: the others', then its own
     for item in checked:
         if item.name is not None:
-            by_name.setdefault(item.name.casefold(), []).append(item.result.file)
+            key = item.name.casefold()
+            if key not in by_name:
+                by_name[key] = [display for _, display in others.get(key, ())]
+            by_name[key].append(item.result.file)
     return RunResult(tuple(_with_clash(item, by_name[item.name.casefold()])
                            if item.name is not None and len(by_name[item.name.casefold()]) > 1
                            else item.result for item in checked), strict)

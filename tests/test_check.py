@@ -542,6 +542,17 @@ def test_a_checked_spec_cannot_take_the_name_of_one_left_out(repo: Path) -> None
                                                "its own name (it names its resolved artifact)")]])
 
 
+def test_a_clash_names_the_specs_left_out_first_then_the_checked_ones(repo: Path) -> None:
+    for name in ("a.yaml", "b.yaml", "c.yaml", "d.yaml"):
+        (repo / "specs" / name).write_text(LLAMA, encoding="utf-8")
+    code, document = report(repo, repo / "specs" / "d.yaml", repo / "specs" / "b.yaml")
+    assert (code, {f["file"]: [p[4] for p in found(f)] for f in document["files"]}) == (1, {
+        "specs/b.yaml": ["name 'llama-x' is also the name of specs/a.yaml, specs/c.yaml, specs/d.yaml; each spec "
+                         "needs its own name (it names its resolved artifact)"],
+        "specs/d.yaml": ["name 'llama-x' is also the name of specs/a.yaml, specs/c.yaml, specs/b.yaml; each spec "
+                         "needs its own name (it names its resolved artifact)"]})
+
+
 @pytest.mark.parametrize("named", ["a.yaml", "link.yml"])
 @pytest.mark.parametrize("cache", [[], ["--no-cache"]])
 def test_a_named_spec_does_not_clash_with_a_link_to_itself(repo: Path, named: str, cache: List[str]) -> None:
