@@ -172,6 +172,12 @@ class ArtifactCache:
         """The cache folder."""
         return self.results.folder
 
+    def expect_lookups(self, count: int) -> None:
+        """Say that the run is about to look up *count* specs' records and entries
+        (:meth:`~pipeline.result_cache.ResultCache.expect_lookups`)."""
+        self.results.expect_lookups(count)
+        self._entries.expect_lookups(count)
+
     def entry(self, path: str) -> Optional[Entry]:
         """The valid entry of the spec *path* (this run's, else the file's), or ``None``."""
         if path not in self._parsed:

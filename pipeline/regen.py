@@ -180,6 +180,8 @@ def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles,
     """
     builder = _Builder(profiles, cache)
     resolutions = []
+    if cache is not None:
+        cache.expect_lookups(len(files))
     display_of = shown.__getitem__ if shown is not None else repo.display
     for display, path in sorted((display_of(path), path) for path in files):
         known = _known(display, path, cache) if cache is not None else None

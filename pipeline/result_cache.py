@@ -10,8 +10,9 @@ every profile's patterns, read them all), and nothing else.
 
 Where it lives: ``.modelspec_cache/`` at the repository's root (it holds its
 own ``.gitignore`` and a ``CACHEDIR.TAG``), or ``$MODELSPEC_CACHE_DIR`` (a CI
-job caches that folder between runs). One file, ``results``: a header line,
-then one line per spec file::
+job caches that folder between runs). One file, ``results``: a header line
+(the format, and the file's size in bytes when it was last compacted), then
+one line per spec file::
 
     <report path> TAB <checksum> TAB <JSON record>
 
@@ -24,12 +25,15 @@ ctime) is what the record saw is taken as unchanged without reading it, once
 its mtime is over :data:`RACY_NS` older than when it was read (a file
 rewritten in the same clock tick as it was read is hashed again).
 
-Writing: a run collects its new records and, at the end, merges them into
-the file under a ``filelock`` lock (``results.lock``): it re-reads the file
-(another run may have written since), replaces its own lines, and writes a
-temporary file renamed over ``results``. A reader never takes the lock: the
-rename is atomic, so it sees the old file or the new one. A cache that
-cannot be written is reported once on stderr and the run goes on.
+Writing: a run collects its new records and, at the end, appends them to
+the file under a ``filelock`` lock (``results.lock``), a later line of a file
+winning; once appending has doubled the file, it is compacted instead: read
+again (another run may have written since), its replaced lines dropped, and
+written to a temporary file renamed over ``results``. A reader never takes
+the lock: the rename is atomic, so it sees the old file or the new one. A
+run that looks up a few records (a one-file check) finds each by a search of
+the file's bytes instead of reading it into a table. A cache that cannot be
+written is reported once on stderr and the run goes on.
 
 A second file, ``profiles``, keeps the last checked op profiles folder (:func:`load_profile_data`): a
 header line, then ``<key> TAB <checksum> TAB <JSON documents>``, the key a SHA-256 over the folder's files'
@@ -703,7 +707,9 @@ class ResultCache:
         self.header = header
         self._index: Optional[CatalogueIndex] = None
         self._learning = False  # a check rebuilding the index's names (rebuild_index)
-        self._read: Optional[Tuple[Optional[str], Dict[str, str], int]] = None  # read when first asked
+        self._read: Optional[Tuple[Optional[str], Dict[str, str]]] = None  # read when first asked
+        self._searched: Dict[str, Optional[str]] = {}  # the lines found by a search, before the file is read
+        self._many = False  # a run about to look up many files (expect_lookups): the file is read at once
         self._new: set = set()  # the files this run has new lines for; the lines wait in a spool file
         self._spool: Optional[Any] = None
 
@@ -723,6 +729,11 @@ class ResultCache:
         if not self.index.stamped():
             self._learning = True
 
+    def expect_lookups(self, count: int) -> None:
+        """Say that the run is about to look up *count* files' records: more than :data:`_SEARCHES` and the
+        file is read into a table at the first, instead of searched for each."""
+        self._many = self._many or count > _SEARCHES
+
     @property
     def _lines(self) -> Dict[str, str]:
         """The results file's lines by file (:func:`_read_lines`), read on first use: a run the catalogue
@@ -730,7 +741,7 @@ class ResultCache:
         if self._read is None:
             path = self.folder / self.file
             read_as = _file_stat(path)
-            self._read = (read_as, *_read_lines(path, self.header))
+            self._read = (read_as, _read_lines(path, self.header))
         return self._read[1]
 
     def reuse(self, file: str, path: "str | os.PathLike[str]", with_row: bool = False) -> Optional[Verdict]:
@@ -798,8 +809,15 @@ class ResultCache:
         return iter(self._lines)
 
     def line(self, file: str) -> Optional[Tuple[str, str]]:
-        """*file*'s raw ``(checksum, record)``, to hand to a worker process."""
-        tail = self._lines.get(file)
+        """*file*'s raw ``(checksum, record)``, to hand to a worker process: searched for in the file's bytes
+        (:func:`_search_line`) for the first :data:`_SEARCHES` files a run looks up, unless it expects more
+        (:meth:`expect_lookups`); from the file read whole after that."""
+        if self._read is None and not self._many and (file in self._searched or len(self._searched) < _SEARCHES):
+            if file not in self._searched:
+                self._searched[file] = _search_line(self.folder / self.file, self.header, file)
+            tail = self._searched[file]
+        else:
+            tail = self._lines.get(file)
         if tail is None:
             return None
         checksum, _, rest = tail.partition("\t")
@@ -837,12 +855,15 @@ class ResultCache:
 
         Under the lock, the lines are appended to the file (a later line of a
         file wins), which costs what they weigh, not what the cache does. When
-        the file holds more than twice as many lines as files (or is missing,
-        or of another format), it is compacted instead: read again unless it
-        is the one this run read (another run may have saved since), its valid
-        lines this run replaces dropped, and the whole written line by line to
-        a temporary file renamed over it. A reader never sees half a file; it
-        may see half of an appended last line, which fails its checksum.
+        that would make the file more than twice the size its header says it
+        was compacted at, plus :data:`_SLACK_BYTES` (or it is missing, of
+        another format, or its header says no size), it is compacted instead:
+        read again unless it is the one this run read (another run may have
+        saved since), its valid lines this run replaces dropped, and the whole
+        written line by line to a temporary file renamed over it, its size
+        then written into its header. Neither needs the file read to decide. A
+        reader never sees half a file; it may see half of an appended last
+        line, which fails its checksum.
         """
         if not self._new and (self._index is None or not self._index.learnt):
             return None
@@ -853,13 +874,15 @@ class ResultCache:
             prepare_folder(self.folder)
             with filelock.FileLock(str(self.folder / LOCK_FILE), timeout=30):
                 if self._new:
-                    read_as, lines, total = self._read if self._read is not None else (None, {}, 0)
-                    same = read_as is not None and _file_stat(path) == read_as
-                    current, total = (lines, total) if same else _read_lines(path, self.header)
-                    if current and total + len(self._new) <= 2 * len(current) + _SLACK:
+                    self._spool.flush()
+                    compacted, size = _compacted_size(path, self.header)
+                    if compacted is not None and size + os.fstat(self._spool.fileno()).st_size <= \
+                            2 * compacted + _SLACK_BYTES:
                         _append(path, self._spooled())
                     else:
-                        replace_file(path, self._merged(current))
+                        read_as, lines = self._read if self._read is not None else (None, {})
+                        same = read_as is not None and _file_stat(path) == read_as
+                        _write_compacted(path, self.header, self._merged(lines if same else _read_lines(path, self.header)))
                 if self._index is not None:
                     if self._learning and self._spool is not None:  # every record this run read, streamed
                         self._index.save(self._spooled_records, self._new)
@@ -875,9 +898,8 @@ class ResultCache:
         return None
 
     def _merged(self, current: Mapping[str, str]) -> Iterator[str]:
-        """The text of the merged file, in pieces: the header, the valid lines of *current* this run does not
-        replace (a damaged line is dropped, not carried on), then this run's."""
-        yield self.header
+        """The lines of the merged file: the valid lines of *current* this run does not replace (a damaged line
+        is dropped, not carried on), then this run's."""
         for file, tail in current.items():
             if file not in self._new:
                 checksum, _, rest = tail.partition("\t")
@@ -898,31 +920,123 @@ def _file_stat(path: Path) -> Optional[str]:
         return None
 
 
-#: Lines a results file may hold beyond twice its files before a save compacts it.
-_SLACK = 1000
+#: Bytes a results file may grow by beyond twice its compacted size before a save compacts it (about a
+#: thousand records).
+_SLACK_BYTES = 1 << 20
+
+#: How many files' records a run finds by searching the results file before it reads the file into a table.
+_SEARCHES = 4
+
+#: The width of the compacted size in a header (bytes, zero-padded): written after the lines, in its place.
+_SIZE_WIDTH = 20
 
 
-def _read_lines(path: Path, header: str = HEADER) -> Tuple[Dict[str, str], int]:
-    """``{file: "checksum TAB record"}`` of a results file (a later line of a file wins), and how many lines it
-    holds; empty when it is missing or of another format.
+def _header_ok(first: str, header: str) -> bool:
+    """Whether *first*, a file's first line, is *header* (its format), with or without a compacted size."""
+    return first == header or (len(first) == len(header) + _SIZE_WIDTH + 1 and first.startswith(header[:-1] + "\t")
+                               and first[len(header):-1].isdigit() and first.endswith("\n"))
+
+
+def _compacted_size(path: Path, header: str) -> Tuple[Optional[int], int]:
+    """``(the size its header says the file at *path* was compacted at, its size now)``, in bytes; ``None`` for
+    the first when it is missing, not regular, of another format than *header*, or its header says no size."""
+    try:
+        with open_regular(path) as handle:
+            first = handle.readline(len(header.encode()) + _SIZE_WIDTH + 1).decode("utf-8", "surrogateescape")
+            size = os.fstat(handle.fileno()).st_size
+    except OSError:
+        return None, 0
+    sized = first != header and _header_ok(first, header)
+    return (int(first[len(header):-1]) if sized else None), size
+
+
+def _write_compacted(path: Path, header: str, lines: Iterable[str]) -> None:
+    """Write *header* with the file's size after it, then *lines*, to *path* (:func:`_replacing`): the size is
+    written in its place once the lines are.
+
+    Raises:
+        OSError: If it cannot be written.
+    """
+    start = f"{header[:-1]}\t".encode("utf-8")
+    with _replacing(path, binary=True) as handle:
+        handle.write(start + b"0" * _SIZE_WIDTH + b"\n")
+        for line in lines:
+            handle.write(line.encode("utf-8", "surrogateescape"))
+        size = handle.tell()
+        handle.seek(len(start))
+        handle.write(f"{size:0{_SIZE_WIDTH}d}".encode("ascii"))
+
+
+#: How much of a results file a search reads at a time, from its end (bytes).
+_SEARCH_CHUNK = 1 << 20
+
+
+def _search_line(path: Path, header: str, file: str) -> Optional[str]:
+    """What :func:`_read_lines` would give for *file*, found without reading the file into a table: the last
+    line of *file* with its two tabs, searched for from the end of the file's bytes, a chunk at a time (a
+    line holds no line break, so a line break, *file* and a tab start it and nothing else).
+
+    Every line starts after a line break (the first after the header's), so the
+    search cannot match inside a record; a line without its second tab (a
+    truncated last line) is passed over for the one before it, as the table
+    keeps the last whole line.
+    """
+    if "\t" in file or "\n" in file:  # no line is of such a file: the table's files end at the first tab
+        return None
+    needle = f"\n{file}\t".encode("utf-8", "surrogateescape")
+    try:
+        with open_regular(path) as handle:
+            if not _header_ok(handle.readline().decode("utf-8", "surrogateescape"), header):
+                return None
+            start, high = handle.tell() - 1, os.fstat(handle.fileno()).st_size
+            while high > start:
+                low = max(start, high - _SEARCH_CHUNK)
+                handle.seek(low)
+                chunk = handle.read(high - low + len(needle) - 1)  # a needle across the chunks' border too
+                found = chunk.rfind(needle)
+                while found != -1:
+                    tail = _rest_of_line(handle, low + found + len(needle))
+                    if b"\t" in tail:
+                        return tail.decode("utf-8", "surrogateescape")
+                    found = chunk.rfind(needle, 0, found)
+                high = low
+    except OSError:
+        return None
+    return None
+
+
+def _rest_of_line(handle: Any, offset: int) -> bytes:
+    """The bytes of the file open as *handle* from *offset* to the next line break (or the end)."""
+    handle.seek(offset)
+    pieces = []
+    while True:
+        block = handle.read(1 << 16)
+        cut = block.find(b"\n")
+        if cut != -1 or not block:
+            pieces.append(block[:cut] if cut != -1 else block)
+            return b"".join(pieces)
+        pieces.append(block)
+
+
+def _read_lines(path: Path, header: str = HEADER) -> Dict[str, str]:
+    """``{file: "checksum TAB record"}`` of a results file (a later line of a file wins); empty when it is
+    missing or of another format.
 
     A line without its two tabs (a truncated last line) is left out here; one
     whose checksum fails is left out by :func:`parse_record`.
     """
     lines: Dict[str, str] = {}
-    total = 0
     try:
         with open_regular(path, "r", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
-            if handle.readline() != header:
-                return {}, 0
+            if not _header_ok(handle.readline(), header):
+                return {}
             for line in handle:
-                total += 1
                 file, tab, tail = line.rstrip("\n").partition("\t")
                 if tab and "\t" in tail:
                     lines[file] = tail
     except OSError:
-        return {}, 0
-    return lines, total
+        return {}
+    return lines
 
 
 def _append(path: Path, lines: Iterable[str]) -> None:

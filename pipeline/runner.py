@@ -609,6 +609,8 @@ def verdicts(files: Sequence[Tuple[Path, str]], profiles: OpProfiles, jobs: Opti
         with_rows: Give each verdict its ``list`` row (decoded from a reused record only when asked).
     """
     keys = cache.keys if cache is not None else None
+    if cache is not None:
+        cache.expect_lookups(len(files))
     found: List[Verdict] = []
     todo: List[Tuple[Path, str, Optional[Tuple[str, str]]]] = []
     for path, display in files:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -85,9 +86,10 @@ def results_lines(folder: Path) -> Dict[str, str]:
     """The cache file's records of spec files (the last line of each file wins), every one checked valid (a
     garbage line for no spec file may stay until the file is compacted: every reader ignores it)."""
     text = (folder / RESULTS_FILE).read_text(encoding="utf-8", errors="surrogateescape")
-    assert text.startswith(HEADER)
+    first, _, body = text.partition("\n")
+    assert re.fullmatch(re.escape(HEADER[:-1]) + r"\t\d{20}", first), first  # the format, the compacted size
     lines = {}
-    for line in text[len(HEADER):].splitlines():
+    for line in body.splitlines():
         if line.startswith("specs/"):
             lines[line.split("\t", 1)[0]] = line
     for file, line in lines.items():
@@ -318,7 +320,7 @@ def test_a_cache_that_cannot_be_written_is_said_once_and_the_run_goes_on(tmp_pat
 
 def test_saves_append_and_the_file_is_compacted_before_it_doubles(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(result_cache, "_SLACK", 0)
+    monkeypatch.setattr(result_cache, "_SLACK_BYTES", 0)
     keys = result_cache.CacheKeys("env", {})
     sizes = []
     for run in range(6):
@@ -331,6 +333,66 @@ def test_saves_append_and_the_file_is_compacted_before_it_doubles(tmp_path: Path
         assert {file: line.split("\t")[2] for file, line in results_lines(tmp_path).items()} == {
             f"specs/{index}.yaml": f"{run}:2:3:4" for index in range(3)}  # the last line of each file wins
     assert sizes == [3, 6, 3, 6, 3, 6]  # appended once, then compacted
+
+
+def test_a_compacted_file_says_its_size_and_a_save_that_would_double_it_compacts(tmp_path: Path) -> None:
+    keys = result_cache.CacheKeys("env", {})
+    path = tmp_path / RESULTS_FILE
+    cache = ResultCache(tmp_path, keys)
+    cache.add("specs/a.yaml", result_cache.Record("1:2:3:4", 5, "d" * 64, "env", '"a"').to_line("specs/a.yaml"))
+    assert cache.save() is None
+    size = path.stat().st_size
+    assert path.read_text().partition("\n")[0] == f"{HEADER[:-1]}\t{size:020d}"
+    assert result_cache._compacted_size(path, HEADER) == (size, size)
+    path.write_text(HEADER + path.read_text().partition("\n")[2])  # a header that says no size: compacted next
+    assert result_cache._compacted_size(path, HEADER) == (None, size - 21)
+    assert result_cache._read_lines(path).keys() == {"specs/a.yaml"}  # its lines are read all the same
+
+
+SEARCHED = [("specs/a.yaml", "c1\tr1"), ("specs/b.yaml", "c2\tr2"), ("specs/a.yaml", "c3\tr3 \u00e9"),
+            ("specs/ab.yaml", "c4\tr4"), ("specs/b.yaml\tc5", "r5"), ("specs/c.yaml", "c6\tr6"),
+            ("x", "y" * 300 + "\tz"), ("specs/d.yaml", "no second tab")]
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 13, 64, 1 << 20])
+@pytest.mark.parametrize("ending", ["", "specs/c.yaml\tc7", "specs/a.yaml\t", "\n"])
+def test_a_line_searched_for_is_the_line_the_table_holds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         chunk: int, ending: str) -> None:
+    # A later line wins; one without its second tab (a truncated last line) leaves the one before it; a name that
+    # is another's prefix is no match, nor one holding a tab; a match across the chunks' border is found.
+    monkeypatch.setattr(result_cache, "_SEARCH_CHUNK", chunk)
+    path = tmp_path / RESULTS_FILE
+    path.write_text(HEADER + "".join(f"{file}\t{tail}\n" for file, tail in SEARCHED) + ending, encoding="utf-8")
+    table = result_cache._read_lines(path)
+    assert table == {"specs/a.yaml": "c3\tr3 \u00e9", "specs/b.yaml": "c5\tr5", "specs/ab.yaml": "c4\tr4",
+                     "specs/c.yaml": "c6\tr6", "x": "y" * 300 + "\tz"}
+    for file in ["specs/a.yaml", "specs/b.yaml", "specs/ab.yaml", "specs/c.yaml", "x", "specs/d.yaml", "specs/",
+                 "specs/b.yaml\tc5", "specs/e.yaml", ""]:
+        assert result_cache._search_line(path, HEADER, file) == table.get(file), file
+    path.write_text(HEADER.replace("format", "format 0"), encoding="utf-8")
+    assert result_cache._search_line(path, HEADER, "specs/a.yaml") is None
+
+
+def test_a_one_file_check_finds_its_record_without_reading_the_cache_into_a_table(
+        tmp_path: Path, checked: List[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _tiny_repo(tmp_path / "repo")
+    assert check(repo)[0] == 0  # every record, and the catalogue index
+    target = sorted((repo / "specs").rglob("*.yaml"))[0]
+    target.write_text(target.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    os.utime(target, (OLD, OLD))  # the others keep the stat their records have
+    edited = check(repo, "--no-cache", "--format", "json", str(target))
+
+    def no_table(*_: object) -> None:
+        raise AssertionError("the results file was read into a table")
+
+    monkeypatch.setattr(result_cache, "_read_lines", no_table)
+    results = repo / ".modelspec_cache" / RESULTS_FILE
+    lines = len(results.read_text().splitlines())
+    checked.clear()
+    assert check(repo, "--format", "json", str(target)) == edited and len(checked) == 1  # checked, appended
+    assert len(results.read_text().splitlines()) == lines + 1
+    checked.clear()
+    assert check(repo, "--format", "json", str(target)) == edited and checked == []  # its new record found
 
 
 @given(st.one_of(st.text(), st.none(), st.integers(), st.lists(st.text(), max_size=2)))
