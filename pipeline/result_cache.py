@@ -241,6 +241,11 @@ def _location(line: str, column: str) -> Location:
     return Location(int(line), int(column))
 
 
+def _known_name(known: Optional[str]) -> Tuple[bool, Optional[str]]:
+    """``(True, the name)`` of what a names line knows (:func:`json_name` of it), ``(False, None)`` for none."""
+    return (True, json_name(known)) if known is not None and "\t" not in known else (False, None)
+
+
 def json_name(text: str) -> Optional[str]:
     """The name a record's JSON *text* holds, when it is text, else ``None``. A string literal with no escape
     in it (what nearly every name is) is its own content, read without the JSON parser: :func:`json_text`
@@ -437,6 +442,15 @@ INDEX_FORMAT = 2
 INDEX_HEADER = f"modelspec catalogue index, format {INDEX_FORMAT}"
 
 
+def _standing(rest: Optional[str], stat: str) -> Optional[str]:
+    """What an index line's *rest* (``<stat> TAB <read ns> TAB <what it knows>``) knows, when its stat is *stat*
+    (:func:`~pipeline.stamps.stat_text`); else ``None``."""
+    if rest is None or not rest.startswith(stat) or rest[len(stat):len(stat) + 1] != "\t":
+        return None
+    _, tab, known = rest[len(stat) + 1:].partition("\t")
+    return known if tab else None
+
+
 class _IndexTable:
     """One file of the catalogue index: a line per spec file, ``<path> TAB <stat> TAB <read ns> TAB <what it
     knows>``, under a header holding the index's stamp and a BLAKE2b checksum of the lines (a torn, edited or
@@ -485,14 +499,7 @@ class _IndexTable:
     def standing(self, file: str, status: os.stat_result) -> Optional[str]:
         """What *file*'s line knows, when *status* is the stat it records; else ``None``. Only a
         :func:`learnable` record becomes a line, so a line whose stat is the file's is no racy one."""
-        rest = self.entries.get(file)
-        if rest is None:
-            return None
-        stat = stat_text(status) + "\t"
-        if not rest.startswith(stat):
-            return None
-        _, tab, known = rest.partition("\t")[2].partition("\t")
-        return known if tab else None
+        return _standing(self.entries.get(file), stat_text(status))
 
     def learn(self, file: str, record: Record, known: str) -> None:
         """Note *known* of *file*, read under *record*'s stat and time, unless the line says so already."""
@@ -574,8 +581,21 @@ class CatalogueIndex:
     def known_name(self, file: str, status: os.stat_result) -> Tuple[bool, Optional[str]]:
         """``(True, the name file states)`` when its line stands for it (:meth:`_IndexTable.standing`), else
         ``(False, None)``: the duplicate-name rule's question about every other spec."""
-        known = self._names.standing(file, status)
-        return (True, json_name(known)) if known is not None and "\t" not in known else (False, None)
+        return _known_name(self._names.standing(file, status))
+
+    def known_names(self, files: Iterable[Tuple["str | os.PathLike[str]", str]]) -> Iterator[Tuple[bool, Optional[str]]]:
+        """:meth:`known_name` of each ``(path, display)`` of *files* (``(False, None)`` for one that is no
+        regular file), in order: the loop over every other spec of the duplicate-name rule, one ``stat`` and
+        a look at one line per file, with no call between them."""
+        lines, stat, regular = self._names.entries.get, os.stat, stat_module.S_ISREG
+        for path, display in files:
+            try:
+                status = stat(path)
+            except (OSError, ValueError):
+                yield False, None
+                continue
+            yield _known_name(_standing(lines(display), stat_text(status))) if regular(status.st_mode) \
+                else (False, None)
 
     def learn(self, file: str, record: Record, listed: Optional[str] = None) -> None:
         """Note *record* (current, its stat the file's) as *file*'s lines, unless the index has them already.
@@ -767,13 +787,10 @@ class ResultCache:
         line = self.line(file)
         return parse_record(file, *line) if line is not None else None
 
-    def stated_names(self, files: Iterable[Tuple["str | os.PathLike[str]", str]]) -> Iterator[Optional[str]]:
+    def stated_names(self, files: Sequence[Tuple["str | os.PathLike[str]", str]]) -> Iterator[Optional[str]]:
         """:meth:`stated_name` of each ``(path, display)`` of *files*, in order: the duplicate-name rule's pass
         over every other spec of a catalogue, where the index answers nearly every file."""
-        known_name = self.index.known_name
-        for path, display in files:
-            status = regular_file_stat(path)
-            known, name = known_name(display, status) if status is not None else (False, None)
+        for (path, display), (known, name) in zip(files, self.index.known_names(files)):
             yield name if known else self.stated_name(path, display)
 
     def stated_name(self, path: "str | os.PathLike[str]", display: str) -> Optional[str]:
