@@ -74,7 +74,8 @@ def entries(paths: Sequence["Path | str"], display: Any, cache: Any = None) -> L
     from pipeline.runner import stated_name
 
     shown = list(zip(paths, display(paths)))
-    names = cache.stated_names(shown) if cache is not None else (stated_name(Path(path), file) for path, file in shown)
+    names = ((name for name, _ in cache.stated_names(shown)) if cache is not None
+             else (stated_name(Path(path), file) for path, file in shown))
     return [Entry(path, file, name) for (path, file), name in zip(shown, names)]
 
 

@@ -583,19 +583,22 @@ class CatalogueIndex:
         ``(False, None)``: the duplicate-name rule's question about every other spec."""
         return _known_name(self._names.standing(file, status))
 
-    def known_names(self, files: Iterable[Tuple["str | os.PathLike[str]", str]]) -> Iterator[Tuple[bool, Optional[str]]]:
-        """:meth:`known_name` of each ``(path, display)`` of *files* (``(False, None)`` for one that is no
-        regular file), in order: the loop over every other spec of the duplicate-name rule, one ``stat`` and
-        a look at one line per file, with no call between them."""
+    def known_names(self, files: Iterable[Tuple["str | os.PathLike[str]", str]]
+                    ) -> Iterator[Tuple[Optional[os.stat_result], bool, Optional[str]]]:
+        """``(stat, *known_name)`` of each ``(path, display)`` of *files*, in order (``(None, False, None)`` for
+        one that is no regular file): the loop over every other spec of the duplicate-name rule, one ``stat``
+        and a look at one line per file, with no call between them."""
         lines, stat, regular = self._names.entries.get, os.stat, stat_module.S_ISREG
         for path, display in files:
             try:
                 status = stat(path)
             except (OSError, ValueError):
-                yield False, None
+                yield None, False, None
                 continue
-            yield _known_name(_standing(lines(display), stat_text(status))) if regular(status.st_mode) \
-                else (False, None)
+            if regular(status.st_mode):
+                yield (status, *_known_name(_standing(lines(display), stat_text(status))))
+            else:
+                yield None, False, None
 
     def learn(self, file: str, record: Record, listed: Optional[str] = None) -> None:
         """Note *record* (current, its stat the file's) as *file*'s lines, unless the index has them already.
@@ -787,11 +790,14 @@ class ResultCache:
         line = self.line(file)
         return parse_record(file, *line) if line is not None else None
 
-    def stated_names(self, files: Sequence[Tuple["str | os.PathLike[str]", str]]) -> Iterator[Optional[str]]:
-        """:meth:`stated_name` of each ``(path, display)`` of *files*, in order: the duplicate-name rule's pass
-        over every other spec of a catalogue, where the index answers nearly every file."""
-        for (path, display), (known, name) in zip(files, self.index.known_names(files)):
-            yield name if known else self.stated_name(path, display)
+    def stated_names(self, files: Sequence[Tuple["str | os.PathLike[str]", str]]
+                     ) -> Iterator[Tuple[Optional[str], Optional[os.stat_result]]]:
+        """``(name, stat)`` of each ``(path, display)`` of *files*, in order: its :meth:`stated_name`, and the
+        stat the name was found under (``None``: no regular file). The duplicate-name rule's pass over every
+        other spec of a catalogue, where the index answers nearly every file; a file the index does not answer
+        is stat'ed again as it is read."""
+        for (path, display), (status, known, name) in zip(files, self.index.known_names(files)):
+            yield (name, status) if known else (self.stated_name(path, display), status)
 
     def stated_name(self, path: "str | os.PathLike[str]", display: str) -> Optional[str]:
         """The ``name`` the file at *path* (shown as *display*) states, when it is text: from the catalogue index

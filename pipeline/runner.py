@@ -667,12 +667,19 @@ def spec_names(files: Sequence[Tuple[Path, str]],
         files: ``(path, display name)`` pairs.
         cache: The result cache, or ``None`` to load every file.
     """
-    names: Dict[str, List[Tuple[str, str]]] = {}
-    found = cache.stated_names(files) if cache is not None else (stated_name(path, display) for path, display in files)
-    for (_, display), name in zip(files, found):
+    found = ((name for name, _ in cache.stated_names(files)) if cache is not None
+             else (stated_name(path, display) for path, display in files))
+    return names_of(files, found)
+
+
+def names_of(files: Sequence[Tuple[Any, str]], names: Iterable[Optional[str]]) -> Dict[str, List[Tuple[str, str]]]:
+    """:func:`spec_names` of *files*, ``(path, display)`` pairs, from the *names* they state (in order; ``None``
+    names nothing)."""
+    found: Dict[str, List[Tuple[str, str]]] = {}
+    for (_, display), name in zip(files, names):
         if name is not None:
-            names.setdefault(name.casefold(), []).append((name, display))
-    return names
+            found.setdefault(name.casefold(), []).append((name, display))
+    return found
 
 
 def stated_name(path: Path, display: str, cache: Optional["ResultCache"] = None) -> Optional[str]:

@@ -44,10 +44,11 @@ edited or foreign fails its header and is ignored.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
-from typing import Callable, Iterable, List, Optional, Sequence
+from typing import AbstractSet, Callable, Iterable, List, Optional, Sequence, Tuple
 
 from pipeline.stamps import RACY_NS, environment_digest, fingerprint, open_regular, stat_text
 
@@ -107,11 +108,13 @@ def take(paths: Sequence[str]) -> Optional[str]:
     return "\n".join(lines)
 
 
-def answer(folder: Path, snapshot_key: str) -> Optional[str]:
+def answer(folder: Path, snapshot_key: str, skipped: AbstractSet[str] = frozenset()) -> Optional[str]:
     """The answer the snapshot *snapshot_key* in *folder* keeps, or ``None``.
 
     It is ``None`` unless the snapshot is whole, of this environment, and
-    every path it records still has the recorded stat.
+    every path it records still has the recorded stat, but the paths of
+    *skipped*, each of which it must record (the files a check takes itself:
+    what the answer says of them is not used).
     """
     try:
         with open_regular(folder / f"snapshot-{snapshot_key}") as handle:
@@ -126,7 +129,7 @@ def answer(folder: Path, snapshot_key: str) -> Optional[str]:
         return None
     count = int(fields[3])
     parts = rest.decode("utf-8", "surrogateescape").split("\n", count)
-    if len(parts) != count + 1 or not _unchanged(parts[:count]):
+    if len(parts) != count + 1 or not _unchanged(parts[:count], skipped):
         return None
     return parts[count]
 
@@ -135,13 +138,17 @@ def answer(folder: Path, snapshot_key: str) -> Optional[str]:
 _BY_FOLDER = os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
 
 
-def _unchanged(lines: Sequence[str]) -> bool:
-    """Whether every ``path TAB stat`` of *lines* still holds. A run of paths in one folder is stat'ed by name
-    from the folder (``fstatat``): the kernel looks up one name, not the whole path, a sixth less per file."""
-    folder, descriptor, stat, sep = None, None, os.stat, os.sep
+def _unchanged(lines: Sequence[str], skipped: AbstractSet[str] = frozenset()) -> bool:
+    """Whether every ``path TAB stat`` of *lines* still holds, but those of the paths of *skipped*, which must
+    each be among them. A run of paths in one folder is stat'ed by name from the folder (``fstatat``): the
+    kernel looks up one name, not the whole path, a sixth less per file."""
+    folder, descriptor, stat, sep, passed = None, None, os.stat, os.sep, 0
     try:
         for line in lines:
             path, _, recorded = line.rpartition("\t")
+            if path in skipped:
+                passed += 1
+                continue
             parent, _, name = path.rpartition(sep)
             if parent != folder:
                 if descriptor is not None:
@@ -162,7 +169,7 @@ def _unchanged(lines: Sequence[str]) -> bool:
     finally:
         if descriptor is not None:
             os.close(descriptor)
-    return True
+    return passed == len(skipped)
 
 
 def keep(folder: Path, snapshot_key: str, paths: Sequence[str], taken: Optional[str], text: str) -> None:
@@ -174,10 +181,70 @@ def keep(folder: Path, snapshot_key: str, paths: Sequence[str], taken: Optional[
     """
     if not paths or taken is None or take(paths) != taken:
         return
+    _keep(folder, snapshot_key, len(paths), taken, text)
+
+
+#: The stat a snapshot records for a file whose mtime was within :data:`~pipeline.stamps.RACY_NS` of its
+#: ``stat``: it stands for no bytes, so it matches no stat, and only a run that takes the file itself
+#: (:func:`answer`'s *skipped*) can use the snapshot.
+RACY = "?"
+
+
+def stat_line(path: str, status: os.stat_result, now: int) -> str:
+    """*path*'s stat line (as :func:`take` writes it) for *status*, its ``stat`` taken before *now* (ns), with
+    :data:`RACY` for a racy file."""
+    return f"{path}\t{RACY if status.st_mtime_ns + RACY_NS > now else stat_text(status)}"
+
+
+def keep_stated(folder: Path, snapshot_key: str, lines: Sequence[str], text: str) -> None:
+    """Write the snapshot *snapshot_key* of the answer *text* to *folder*, its paths stat'ed as *lines* say
+    (:func:`take`, :func:`stat_line`): a run that found each name under the stat it records. Nothing is
+    written for no lines, or a path holding a line break; one that cannot be written is let go."""
+    if lines and not any("\n" in line for line in lines):
+        _keep(folder, snapshot_key, len(lines), "\n".join(lines), text)
+
+
+def _keep(folder: Path, snapshot_key: str, count: int, taken: str, text: str) -> None:
     rest = f"{taken}\n{text}"
     _write(folder, folder / f"snapshot-{snapshot_key}",
-           lambda: "\t".join([HEADER, environment_digest(), snapshot_key, str(len(paths)), _text_checksum(rest)]),
+           lambda: "\t".join([HEADER, environment_digest(), snapshot_key, str(count), _text_checksum(rest)]),
            rest)
+
+
+# ---- a map from name to file ----------------------------------------------------------------------
+
+def name_line(name: Optional[str], display: str, path: str) -> str:
+    """The line of a snapshot's name map (``show``'s, ``check``'s) for the spec file at *path*, shown as
+    *display*, stating *name* (``None``: none that can be read): the name case-folded and as stated, as JSON,
+    then *display* and *path*, each after a tab; a line break ends it."""
+    return f"{folded(name)}\t{json.dumps(name)}\t{display}\t{path}\n"
+
+
+def folded(name: Optional[str]) -> str:
+    """*name* case-folded, as JSON (``null`` for none): how a name map's line starts."""
+    return json.dumps(None if name is None else name.casefold())
+
+
+def stating(names: str, name: str) -> List[Tuple[str, str, str]]:
+    """``(name as stated, display, path)`` of each line of the name map *names* (:func:`name_line`, in order)
+    whose name is *name* compared case-folded."""
+    text, needle, found = "\n" + names, f"\n{folded(name)}\t", []
+    start = text.find(needle)
+    while start != -1:  # every line ends with a line break, the one separator no path in a snapshot holds
+        end = text.index("\n", start + 1)
+        found.append(_name_fields(text[start + 1:end]))
+        start = text.find(needle, end)
+    return found
+
+
+def every_name(names: str) -> List[Tuple[str, str, str]]:
+    """:func:`stating`'s fields of every line of the name map *names*."""
+    return [_name_fields(line) for line in names.split("\n")[:-1]]
+
+
+def _name_fields(line: str) -> Tuple[str, str, str]:
+    _, stated, display, path = line.split("\t", 3)
+    return json.loads(stated), display, path
 
 
 # ---- one spec's view ------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import click
 
@@ -131,16 +131,20 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     config = run_config(repo)
     profiles = run_profiles(repo, not no_cache)
     named = list(paths) or list(config.specs) or [repo.specs]
+    from pipeline.elsewhere import names_elsewhere, walk
+
+    whole = not paths and not config.specs and not config.exclude and not excludes  # the walk takes all of specs/
+    watched: Optional[Set[str]] = set() if whole else None  # the folders and links it sees
     if stdin:
         files = [_stdin_file(paths, fix, changed_since)]
         no_cache = True
     else:
-        files = spec_file_names(paths, repo, config, excludes)  # strings: no Path per file of a catalogue
+        files = spec_file_names(paths, repo, config, excludes, watched)  # strings: no Path per file of a catalogue
     if not files:
         raise click.UsageError(f"no spec files (*.yaml, *.yml) in {', '.join(str(path) for path in named)}")
     scope = None
     # The whole of specs/ was walked: the duplicate-name rule's pass over the others need not walk it again.
-    walked = files if not paths and not config.specs and not config.exclude and not excludes else None
+    walked = walk(files, watched) if watched is not None and changed_since is not None else None
     if changed_since is not None:
         from pipeline.commands.git_options import changed_files
 
@@ -158,8 +162,9 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     def run_checks():
         checked = _run(pairs, profiles, jobs, cache)
         result = run_result(checked, config.strict if strict is None else strict,
-                            {} if everything else _names_elsewhere(
-                                repo, [Path(stdin_filename)] if stdin and stdin_filename else files, cache, walked))
+                            {} if everything else names_elsewhere(
+                                repo, [stdin_filename] if stdin and stdin_filename else files, cache, checked,
+                                walked))
         result = dataclasses.replace(result, scope=scope)
         return suppress(result, config, codes, select, ignore, repo.report_base)
 
@@ -265,24 +270,6 @@ def _fix(result, paths: Dict[str, Path], repo, quiet: bool) -> Tuple[int, set]:
             echo(f"{item.problem.file}:{item.problem.line}:{item.problem.column}: fixed [{item.problem.code}] "
                  f"{item.done}", err=True)
     return fixed, files
-
-
-def _names_elsewhere(repo, files: List[str], cache, walked: Optional[List[str]] = None) -> Dict[str, list]:
-    """The names of the repository's specs this run leaves out (see :func:`pipeline.runner.spec_names`);
-    *walked* is what walking ``specs/`` found, when the run did that already."""
-    from pipeline.runner import spec_files_and_reals, spec_names
-
-    if not repo.specs.is_dir():
-        return {}
-    checked = {os.path.abspath(path) for path in files}
-    specs = os.path.abspath(repo.specs)  # the folder's paths below are then absolute and normal already
-    if walked is not None and specs == str(repo.specs):  # the run's files are among the walk's, each file once
-        others = [path for path in walked if path not in checked]
-    else:  # a file named may be one the walk takes under another name (a link to it, or it a link)
-        named = {os.path.realpath(path) for path in files}
-        others = [path for path, real in spec_files_and_reals([Path(specs)])
-                  if path not in checked and real not in named]
-    return spec_names(list(zip(others, repo.report_names(others))), cache)
 
 
 def _print(report: str) -> bool:

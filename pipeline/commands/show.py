@@ -88,34 +88,19 @@ def _catalogue(repo: "SpecRepo", no_cache: bool, folder: Path, key: str) -> List
     save_cache(walked.cache)
     if not no_cache:
         snapshot.keep(folder, key, walked.sources, walked.taken,
-                      "".join(f"{_folded(item.name)}\t{json.dumps(item.name)}\t{item.file}\t{item.path}\n"
-                              for item in catalogue))
+                      "".join(snapshot.name_line(item.name, item.file, item.path) for item in catalogue))
     return catalogue
 
 
 def _named(kept: str, name: str) -> List["Entry"]:
-    """The entries of a catalogue snapshot (a line per spec file: its name case-folded and as stated, as JSON,
-    its path as shown, its path) that state *name*, compared case-folded (:func:`pipeline.catalogue.find`);
-    every entry when none does (the closest names are then suggested)."""
+    """The entries of a catalogue snapshot's name map (:func:`pipeline.snapshot.name_line`) that state *name*,
+    compared case-folded (:func:`pipeline.catalogue.find`); every entry when none does (the closest names are
+    then suggested)."""
+    from pipeline import snapshot
     from pipeline.catalogue import Entry
 
-    def entry(line: str) -> "Entry":
-        _, stated, file, path = line.split("\t", 3)
-        return Entry(path, file, json.loads(stated))
-
-    # every line ends with a line break, the one separator no path in a snapshot holds
-    text, needle = "\n" + kept, f"\n{_folded(name)}\t"
-    matches, start = [], text.find(needle)
-    while start != -1:
-        end = text.index("\n", start + 1)
-        matches.append(entry(text[start + 1:end]))
-        start = text.find(needle, end)
-    return matches or [entry(line) for line in kept.split("\n")[:-1]]
-
-
-def _folded(name: Optional[str]) -> str:
-    """*name* case-folded, as JSON (``null`` for none)."""
-    return json.dumps(None if name is None else name.casefold())
+    found = snapshot.stating(kept, name) or snapshot.every_name(kept)
+    return [Entry(path, display, stated) for stated, display, path in found]
 
 
 def _view(repo: "SpecRepo", entry: "Entry", folder: Optional[Path]) -> Dict[str, Any]:

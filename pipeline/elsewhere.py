@@ -1,0 +1,162 @@
+"""The names of the specs a check leaves out, for the duplicate-name rule: from a snapshot of the catalogue's
+names while nothing but the checked files has changed since it was kept, else from every other spec.
+
+A check of a few files (``check FILE``, ``--changed-since``) must still
+know every other spec's name: two specs of one name, compared case-folded,
+would write one artifact. The long way walks ``specs/``, stats every other
+spec and reads its name from the catalogue index (loading the few the index
+does not answer): about 100 ms at 10,000 specs, most of such a check.
+
+What the long way finds is kept as a snapshot (:mod:`pipeline.snapshot`,
+``snapshot-<key>`` in the cache folder, the key naming the command, the
+root and the folder report paths are relative to): the stat of each folder
+the walk entered and each link it passed over, and of each spec file, with
+a line per spec file of the name it states (as ``show``'s name map writes
+it). The name of each spec was found under the stat recorded for it (the
+index's line, or the record, stands for that stat). A file whose mtime is
+within the racy window (2 s) of that stat, and every file the run checked
+itself (its name came from its check, which read it before the stat), is
+recorded with a stat that matches none; a folder within the window, and
+nothing is kept.
+
+The next check answers from the snapshot when every stat it records holds
+but those of the files that check takes itself, each of which the snapshot
+must record (their names are the check's own). A check of the same files
+again, and one of files edited in place (a folder's entries unchanged), read
+no other spec, no index and no folder.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
+
+from pipeline import snapshot
+
+if TYPE_CHECKING:
+    from pipeline.repo import SpecRepo
+    from pipeline.result_cache import ResultCache
+    from pipeline.runner import Verdict
+
+#: What a snapshot of the catalogue's names is for, in its key (:func:`pipeline.commands.options.snapshot_key`).
+SNAPSHOT = "check names"
+
+#: ``{name case-folded: [(name, display), ...]}``: :func:`pipeline.runner.spec_names`'s answer.
+Names = Dict[str, List[Tuple[str, str]]]
+
+
+def names_elsewhere(repo: "SpecRepo", files: Sequence[str], cache: Optional["ResultCache"],
+                    checked: Sequence["Verdict"], walked: Optional["Walked"] = None) -> Names:
+    """The names the repository's specs this run leaves out state (:func:`pipeline.runner.spec_names`), for
+    the names the *checked* specs state: what :func:`pipeline.runner.run_result` asks of them.
+
+    Args:
+        repo: The spec repository.
+        files: The paths of the files the run checks.
+        cache: The result cache (the catalogue index and the snapshot are kept beside it); ``None`` loads every
+            other spec.
+        checked: The run's verdicts.
+        walked: The run's walk of ``specs/`` (:func:`walk`), when it walked all of it.
+    """
+    from pipeline.commands.options import snapshot_key  # pylint: disable=import-outside-toplevel
+
+    if not repo.specs.is_dir():
+        return {}
+    taken = {os.path.abspath(path) for path in files}
+    wanted = {verdict.name.casefold() for verdict in checked if verdict.name is not None}
+    key = snapshot_key(repo, SNAPSHOT, str(repo.report_base))
+    kept = snapshot.answer(cache.folder, key, taken) if cache is not None else None
+    if kept is not None:
+        return _kept_names(kept, taken, wanted)
+    return _long_way(repo, taken, cache, checked, walked, key)
+
+
+def _kept_names(kept: str, taken: Set[str], wanted: Set[str]) -> Names:
+    """The names of *wanted* the name map *kept* has, but those of the files of *taken*."""
+    found: Names = {}
+    for name in sorted(wanted):
+        stating = [(stated, display) for stated, display, path in snapshot.stating(kept, name) if path not in taken]
+        if stating:
+            found[name] = stating
+    return found
+
+
+@dataclass(frozen=True)
+class Walked:
+    """A walk of all of ``specs/`` and what a snapshot of it records.
+
+    Attributes:
+        files: The spec files it found (:func:`pipeline.runner.spec_file_names`), in order.
+        seen: The folders it entered and the links it passed over.
+        taken: Their stat lines (:func:`pipeline.snapshot.take`) right after the walk, or ``None`` when
+            they cannot stand for it (one changed within the racy window, a dangling link).
+    """
+
+    files: Sequence[str]
+    seen: Set[str]
+    taken: Optional[str]
+
+
+def walk(files: Sequence[str], seen: Set[str]) -> Walked:
+    """The :class:`Walked` of a walk that has just found *files* and seen *seen*: stat'ed now, before any spec
+    is read, so a folder changed after the walk read it is seen as changed."""
+    return Walked(files, seen, snapshot.take(sorted(seen)))
+
+
+def _long_way(repo: "SpecRepo", taken: Set[str], cache: Optional["ResultCache"], checked: Sequence["Verdict"],
+              walked: Optional[Walked], key: str) -> Names:
+    """Every other spec's name, from the index (else loaded); kept as the snapshot *key* when there is a cache
+    and the walk took the checked files under the names the run gave them."""
+    # pylint: disable=import-outside-toplevel
+    from pipeline.runner import names_of, spec_files_and_reals, spec_names
+
+    specs = os.path.abspath(repo.specs)  # the walk's paths below are then absolute and normal already
+    linked: Set[str] = set()
+    if walked is None or specs != str(repo.specs):  # a file named may be one the walk takes under another
+        seen: Set[str] = set()                        # name (a link to it, or it a link)
+        named = {os.path.realpath(path) for path in taken}
+        found = spec_files_and_reals([Path(specs)], seen)
+        walked = walk([path for path, _ in found], seen)
+        linked = {path for path, real in found if path not in taken and real in named}
+    every = walked.files
+    others = [path for path in every if path not in taken and path not in linked]
+    shown = dict(zip(every, repo.report_names(every)))
+    pairs = [(path, shown[path]) for path in others]
+    if cache is None:
+        return spec_names(pairs)
+    now = time.time_ns()
+    stated = list(cache.stated_names(pairs))
+    if not linked:
+        _keep(cache.folder, key, walked, shown, dict(zip(others, stated)), checked, now)
+    return names_of(pairs, (name for name, _ in stated))
+
+
+def _keep(folder: Path, key: str, walked: Walked, shown: Dict[str, str],
+          stated: Dict[str, Tuple[Optional[str], Optional[os.stat_result]]], checked: Sequence["Verdict"],
+          now: int) -> None:
+    """Keep the snapshot *key* in *folder*: the stat of the folders and links the walk saw, as it was right
+    after the walk and still is, then of each file it found (shown as *shown* says) as its name was found
+    (*stated*: ``(name, stat)`` of each file the run did not check, stat'ed after *now*; a checked file is
+    racy), then the name map. Nothing is kept when a file is no regular one, or a checked file is not shown
+    as its verdict is."""
+    if walked.taken is None or snapshot.take(sorted(walked.seen)) != walked.taken:
+        return
+    by_display = {verdict.result.file: verdict.stated_name for verdict in checked}
+    lines, names = walked.taken.split("\n") if walked.taken else [], []
+    for path in walked.files:
+        display = shown[path]
+        if path in stated:
+            name, status = stated[path]
+            if status is None:
+                return  # no regular file: nothing a stat can stand for
+            lines.append(snapshot.stat_line(path, status, now))
+        elif display in by_display:
+            name = by_display[display]
+            lines.append(f"{path}\t{snapshot.RACY}")
+        else:
+            return  # a checked file the run shows under another name: its name is not known here
+        names.append(snapshot.name_line(name, display, path))
+    snapshot.keep_stated(folder, key, lines, "".join(names))

@@ -1,0 +1,238 @@
+"""The duplicate-name rule of a check of a few files (pipeline/elsewhere.py): the other specs' names come from
+the snapshot of the catalogue's names while only the checked files changed, and the long way after any other
+change, with the same report as a check without the cache."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Callable, Iterator, Tuple
+
+import pytest
+from click.testing import CliRunner
+
+from pipeline import result_cache, snapshot
+from pipeline.cli import main
+from pipeline.elsewhere import SNAPSHOT
+from pipeline.repo import SpecRepo
+from pipeline.commands.options import snapshot_key
+from pipeline.stamps import CACHE_DIR_ENV
+from spec_repos import commit_all, git
+from test_snapshot import OLD, age, age_written
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET = "specs/llama/llama-3.1-8b.yaml"
+OTHER = "specs/llama/llama-2-7b.yaml"
+CLASH = ("name 'llama-3.1-8b' is also the name of {}; each spec needs its own name (it names its resolved "
+         "artifact)")
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository of the shipped catalogue, everything aged (every stat stands for its file's bytes)."""
+    monkeypatch.delenv(CACHE_DIR_ENV, raising=False)
+    dest = tmp_path / "repo"
+    shutil.copytree(ROOT / "specs", dest / "specs")
+    (dest / ".git").mkdir()
+    age(dest / "specs")
+    return dest
+
+
+def check(repo: Path, *args: str) -> Tuple[int, str]:
+    """``modelspec check --root repo --format json ARGS``: (exit code, stdout)."""
+    result = CliRunner().invoke(main, ["check", "--root", str(repo), "--format", "json", *args],
+                                catch_exceptions=False)
+    return result.exit_code, result.stdout
+
+
+def uncached(repo: Path, *args: str) -> Tuple[int, str]:
+    """:func:`check` with ``--no-cache``: the reference every cached run must equal."""
+    return check(repo, "--no-cache", *args)
+
+
+@pytest.fixture
+def no_long_way(monkeypatch: pytest.MonkeyPatch) -> Callable[[], contextlib.AbstractContextManager]:
+    """Within ``with no_long_way():``, the pass over the other specs' names fails the test."""
+    @contextlib.contextmanager
+    def forbid() -> Iterator[None]:
+        with monkeypatch.context() as patched:
+            patched.setattr(result_cache.CatalogueIndex, "known_names",
+                            lambda *a, **k: pytest.fail("read the other specs' names the long way"))
+            yield
+    return forbid
+
+
+def names_snapshot(repo: Path) -> Path:
+    return repo / ".modelspec_cache" / f"snapshot-{snapshot_key(SpecRepo(repo), SNAPSHOT, str(repo))}"
+
+
+def test_a_check_of_one_file_again_takes_the_other_names_from_the_snapshot(repo: Path, no_long_way) -> None:
+    expected = uncached(repo, str(repo / TARGET))
+    assert expected == (0, check(repo, str(repo / TARGET))[1])  # the long way, which keeps the snapshot
+    assert names_snapshot(repo).exists()
+    (repo / TARGET).write_text((repo / TARGET).read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    expected = uncached(repo, str(repo / TARGET))
+    with no_long_way():  # the checked file itself changed: left out of the snapshot's question
+        assert check(repo, str(repo / TARGET)) == expected
+        assert check(repo, str(repo / TARGET)) == expected
+
+
+def test_the_snapshot_records_the_checked_file_and_a_new_one_as_racy(repo: Path) -> None:
+    os.utime(repo / OTHER)  # written just now: its stat may not yet stand for its bytes
+    assert check(repo, str(repo / TARGET))[0] == 0
+    text = names_snapshot(repo).read_text(encoding="utf-8")
+    assert f"\n{repo / TARGET}\t{snapshot.RACY}\n" in text and f"\n{repo / OTHER}\t{snapshot.RACY}\n" in text
+    assert text.count(f"\t{snapshot.RACY}\n") == 2
+
+
+def test_a_racy_other_file_sends_the_next_check_the_long_way(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    os.utime(repo / OTHER)
+    assert check(repo, str(repo / TARGET))[0] == 0
+    (repo / OTHER).write_text((repo / OTHER).read_text(encoding="utf-8").replace("name: llama-2-7b",
+                                                                                 "name: llama-3.1-8b"),
+                              encoding="utf-8")
+    os.utime(repo / OTHER, ns=(time.time_ns(), time.time_ns()))
+    assert check(repo, str(repo / TARGET)) == uncached(repo, str(repo / TARGET))
+    assert CLASH.format(OTHER) in check(repo, str(repo / TARGET))[1]
+
+
+def _edit_in_place(repo: Path) -> None:
+    with open(repo / OTHER, "r+", encoding="utf-8") as handle:  # same inode, the folder untouched
+        text = handle.read().replace("name: llama-2-7b", "name: llama-3.1-8b")
+        handle.seek(0)
+        handle.write(text)
+        handle.truncate()
+
+
+def _add_beside(repo: Path) -> None:
+    shutil.copyfile(repo / TARGET, repo / "specs" / "llama" / "copy.yaml")
+
+
+def _add_folder(repo: Path) -> None:
+    (repo / "specs" / "new").mkdir()
+    shutil.copyfile(repo / TARGET, repo / "specs" / "new" / "copy.yaml")
+
+
+def _link_folder(repo: Path) -> None:
+    (repo / "vendor").mkdir()
+    shutil.copyfile(repo / TARGET, repo / "vendor" / "copy.yaml")
+    (repo / "specs" / "vendor").symlink_to(repo / "vendor")
+
+
+def _fill_linked_folder(repo: Path) -> None:
+    shutil.copyfile(repo / TARGET, repo / "vendor" / "copy.yaml")
+
+
+CHANGES = {"edited in place": _edit_in_place, "added beside it": _add_beside, "added in a new folder": _add_folder,
+           "a linked folder added": _link_folder, "a linked folder filled": _fill_linked_folder}
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_another_spec_taking_the_name_is_seen_after_any_change(repo: Path, change: str) -> None:
+    if change == "a linked folder filled":
+        (repo / "vendor").mkdir()
+        (repo / "specs" / "vendor").symlink_to(repo / "vendor")
+        age(repo)
+    assert check(repo, str(repo / TARGET)) == uncached(repo, str(repo / TARGET))
+    assert uncached(repo, str(repo / TARGET))[0] == 0 and names_snapshot(repo).exists()
+    CHANGES[change](repo)
+    age_written(repo)  # the change is no racy one: only the stats can tell the next run of it
+    expected = uncached(repo, str(repo / TARGET))
+    assert expected[0] == 1 and "spec.duplicate-name" in expected[1]
+    assert check(repo, str(repo / TARGET)) == expected
+
+
+@pytest.mark.parametrize("changed_since", [False, True])
+def test_a_spec_added_while_the_names_are_read_is_seen_by_the_next_check(
+        repo: Path, monkeypatch: pytest.MonkeyPatch, changed_since: bool) -> None:
+    # Added after the walk read its folder, and made to look old: the folder's stat taken right after the walk
+    # and again before the snapshot is kept differ (its ctime), so no snapshot misses it.
+    if changed_since:
+        shutil.rmtree(repo / ".git")
+        git(repo, "init", "-q", "-b", "main")
+        commit_all(repo, "catalogue")
+        _edit_in_place(repo)
+        (repo / OTHER).write_text((repo / OTHER).read_text(encoding="utf-8").replace("llama-3.1-8b", "other"),
+                                  encoding="utf-8")
+        age(repo / "specs")
+    args = ["--changed-since", "HEAD"] if changed_since else [str(repo / TARGET)]
+    real = result_cache.CatalogueIndex.known_names
+
+    def adding(self, files):
+        _add_beside(repo)
+        age_written(repo / "specs")
+        return real(self, files)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(result_cache.CatalogueIndex, "known_names", adding)
+        check(repo, *args)
+    expected = uncached(repo, str(repo / TARGET))
+    assert expected[0] == 1 and CLASH.format("specs/llama/copy.yaml") in expected[1]
+    assert check(repo, str(repo / TARGET)) == expected
+
+
+def test_a_clash_removed_is_seen(repo: Path) -> None:
+    _add_beside(repo)
+    age(repo)
+    clashing = uncached(repo, str(repo / TARGET))
+    assert check(repo, str(repo / TARGET)) == clashing and clashing[0] == 1
+    assert CLASH.format("specs/llama/copy.yaml") in clashing[1]
+    (repo / "specs" / "llama" / "copy.yaml").unlink()
+    age_written(repo)
+    assert check(repo, str(repo / TARGET)) == uncached(repo, str(repo / TARGET))
+    assert uncached(repo, str(repo / TARGET))[0] == 0
+
+
+def test_a_check_of_another_file_goes_the_long_way_once(repo: Path, no_long_way) -> None:
+    # The first file was checked by the run that kept the snapshot, so its stat there is racy; the next
+    # snapshot, kept by a check of the second file, has the first file's own stat.
+    assert check(repo, str(repo / TARGET))[0] == 0
+    expected = uncached(repo, str(repo / OTHER))
+    assert check(repo, str(repo / OTHER)) == expected
+    with no_long_way():
+        assert check(repo, str(repo / OTHER)) == expected
+
+
+def test_a_file_outside_the_catalogue_clashes_the_long_way_every_time(repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.yaml"
+    shutil.copyfile(repo / TARGET, outside)
+    age(repo)
+    os.utime(outside, (OLD, OLD))
+    expected = uncached(repo, str(outside))
+    assert expected[0] == 1 and CLASH.format(TARGET) in expected[1]
+    for _ in range(2):
+        assert check(repo, str(outside)) == expected
+
+
+@pytest.mark.parametrize("damage", ["a name changed", "truncated", "emptied"])
+def test_a_damaged_snapshot_is_ignored(repo: Path, damage: str) -> None:
+    # Each damage leaves every recorded stat as it is: only the checksum can tell the snapshot is not what
+    # was kept (trusted, the changed name would be a clash).
+    assert check(repo, str(repo / TARGET))[0] == 0
+    path = names_snapshot(repo)
+    data = path.read_bytes()
+    changed = data.replace(b'"llama-2-7b"\t"llama-2-7b"', b'"llama-3.1-8b"\t"llama-3.1-8b"')
+    assert changed != data
+    path.write_bytes({"a name changed": changed, "truncated": data[:len(data) - 100], "emptied": b""}[damage])
+    assert check(repo, str(repo / TARGET)) == uncached(repo, str(repo / TARGET))
+    assert uncached(repo, str(repo / TARGET))[0] == 0
+
+
+def test_changed_since_takes_the_other_names_from_the_snapshot(repo: Path, no_long_way) -> None:
+    shutil.rmtree(repo / ".git")
+    git(repo, "init", "-q", "-b", "main")
+    commit_all(repo, "catalogue")
+    age(repo / "specs")
+    for edit in ("# one\n", "# two\n"):
+        (repo / TARGET).write_text((repo / TARGET).read_text(encoding="utf-8") + edit, encoding="utf-8")
+        expected = uncached(repo, "--changed-since", "HEAD")
+        assert check(repo, "--changed-since", "HEAD") == expected
+    _edit_in_place(repo)
+    age_written(repo / "specs")
+    expected = uncached(repo, "--changed-since", "HEAD")  # both changed files checked, each the other's clash
+    assert expected[0] == 1
+    with no_long_way():
+        assert check(repo, "--changed-since", "HEAD") == expected
