@@ -1,5 +1,5 @@
 """Catalogue snapshots: what ``list`` or ``show`` drew from the whole catalogue, given back while nothing it came
-from has changed.
+from has changed (and the name map a check of a few files keeps, :mod:`pipeline.elsewhere`).
 
 Both commands answer from every spec under ``specs/``: ``list`` prints a row
 per spec, and ``show NAME`` needs every spec's name to know that exactly one
