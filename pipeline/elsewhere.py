@@ -134,6 +134,32 @@ def _long_way(repo: "SpecRepo", taken: Set[str], cache: Optional["ResultCache"],
     return names_of(pairs, (name for name, _ in stated))
 
 
+def keep_whole(repo: "SpecRepo", cache: "ResultCache", walked: Walked, checked: Sequence["Verdict"]) -> None:
+    """After a check of the whole catalogue, its cache saved: keep the snapshot of the catalogue's names when
+    none is kept, from the catalogue index (each line's stat and name; a file the index has no line for,
+    learnt in its racy window, racy with its verdict's name), so that the first check of a few files after it
+    need not take the long way. A snapshot kept already is let be: checking it would cost a stat per file.
+    """
+    from pipeline.commands.options import snapshot_key  # pylint: disable=import-outside-toplevel
+
+    key = snapshot_key(repo, SNAPSHOT, str(repo.report_base))
+    if snapshot.kept(cache.folder, key) or walked.taken is None or snapshot.take(sorted(walked.seen)) != walked.taken:
+        return
+    by_display = {verdict.result.file: verdict.stated_name for verdict in checked}
+    lines, names = walked.taken.split("\n") if walked.taken else [], []
+    for path, display in zip(walked.files, repo.report_names(walked.files)):
+        indexed = cache.index.stated_under(display)
+        if indexed is not None:
+            stat, name = indexed
+        elif display in by_display:
+            stat, name = snapshot.RACY, by_display[display]
+        else:
+            return  # a file the run shows under another name: its name is not known here
+        lines.append(f"{path}\t{stat}")
+        names.append(snapshot.name_line(name, display, path))
+    snapshot.keep_stated(cache.folder, key, lines, "".join(names))
+
+
 def _keep(folder: Path, key: str, walked: Walked, shown: Dict[str, str],
           stated: Dict[str, Tuple[Optional[str], Optional[os.stat_result]]], checked: Sequence["Verdict"],
           now: int) -> None:

@@ -196,6 +196,11 @@ def stat_line(path: str, status: os.stat_result, now: int) -> str:
     return f"{path}\t{RACY if status.st_mtime_ns + RACY_NS > now else stat_text(status)}"
 
 
+def kept(folder: Path, snapshot_key: str) -> bool:
+    """Whether *folder* holds a snapshot *snapshot_key*, whole or not, current or not."""
+    return (folder / f"snapshot-{snapshot_key}").exists()
+
+
 def keep_stated(folder: Path, snapshot_key: str, lines: Sequence[str], text: str) -> None:
     """Write the snapshot *snapshot_key* of the answer *text* to *folder*, its paths stat'ed as *lines* say
     (:func:`take`, :func:`stat_line`): a run that found each name under the stat it records. Nothing is

@@ -19,7 +19,7 @@ from pipeline.cli import main
 from pipeline.elsewhere import SNAPSHOT
 from pipeline.repo import SpecRepo
 from pipeline.commands.options import snapshot_key
-from pipeline.stamps import CACHE_DIR_ENV
+from pipeline.stamps import CACHE_DIR_ENV, stat_text
 from spec_repos import commit_all, git
 from test_snapshot import OLD, age, age_written
 
@@ -236,3 +236,59 @@ def test_changed_since_takes_the_other_names_from_the_snapshot(repo: Path, no_lo
     assert expected[0] == 1
     with no_long_way():
         assert check(repo, "--changed-since", "HEAD") == expected
+
+
+# ---- a check of the whole catalogue keeps the snapshot for the first check of a few files after it ----------------
+
+def test_after_a_whole_check_the_first_check_of_one_file_takes_the_names_from_the_snapshot(repo: Path,
+                                                                                          no_long_way) -> None:
+    assert check(repo)[0] == 0
+    assert names_snapshot(repo).exists()
+    (repo / TARGET).write_text((repo / TARGET).read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    expected = uncached(repo, str(repo / TARGET))
+    with no_long_way():
+        assert check(repo, str(repo / TARGET)) == expected
+
+
+def test_a_whole_check_records_each_spec_as_the_index_does_and_a_racy_one_as_racy(repo: Path) -> None:
+    os.utime(repo / OTHER)  # written just now: the index learns no line for it
+    assert check(repo)[0] == 0
+    lines = names_snapshot(repo).read_text(encoding="utf-8").split("\n")
+    stats = {line.rpartition("\t")[0]: line.rpartition("\t")[2] for line in lines if line.startswith(str(repo))}
+    assert stats[str(repo / OTHER)] == snapshot.RACY
+    assert stats[str(repo / TARGET)] == stat_text(os.stat(repo / TARGET))
+    assert sum(stat == snapshot.RACY for stat in stats.values()) == 1
+    assert len([path for path in stats if path.endswith(".yaml")]) == len(list((repo / "specs").rglob("*.yaml")))
+
+
+def test_a_whole_check_leaves_a_kept_snapshot_alone(repo: Path) -> None:
+    assert check(repo, str(repo / TARGET))[0] == 0
+    kept = names_snapshot(repo).read_bytes()
+    assert check(repo)[0] == 0
+    assert names_snapshot(repo).read_bytes() == kept
+
+
+@pytest.mark.parametrize("change", ["edited in place", "added beside it"])
+def test_after_a_whole_check_a_change_elsewhere_is_seen(repo: Path, change: str) -> None:
+    assert check(repo)[0] == 0
+    CHANGES[change](repo)
+    age_written(repo)
+    expected = uncached(repo, str(repo / TARGET))
+    assert expected[0] == 1 and "spec.duplicate-name" in expected[1]
+    assert check(repo, str(repo / TARGET)) == expected
+
+
+@pytest.mark.parametrize("racy", [False, True])
+def test_a_whole_check_keeps_no_name_its_index_line_does_not_stand_for(repo: Path, racy: bool) -> None:
+    # A spec edited since the index learnt it is re-checked and learnt anew; edited within the racy window, it
+    # is not learnt, and its index line still says what it stated under its old stat: so does the snapshot.
+    assert check(repo)[0] == 0
+    _edit_in_place(repo)
+    if not racy:
+        age_written(repo)
+    names_snapshot(repo).unlink()
+    whole = uncached(repo)
+    assert check(repo) == whole and whole[0] == 1
+    expected = uncached(repo, str(repo / TARGET))
+    assert expected[0] == 1 and CLASH.format(OTHER) in expected[1]
+    assert check(repo, str(repo / TARGET)) == expected

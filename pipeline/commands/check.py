@@ -131,7 +131,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     config = run_config(repo)
     profiles = run_profiles(repo, not no_cache)
     named = list(paths) or list(config.specs) or [repo.specs]
-    from pipeline.elsewhere import names_elsewhere, walk
+    from pipeline.elsewhere import keep_whole, names_elsewhere, walk
 
     whole = not paths and not config.specs and not config.exclude and not excludes  # the walk takes all of specs/
     watched: Optional[Set[str]] = set() if whole else None  # the folders and links it sees
@@ -144,7 +144,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
         raise click.UsageError(f"no spec files (*.yaml, *.yml) in {', '.join(str(path) for path in named)}")
     scope = None
     # The whole of specs/ was walked: the duplicate-name rule's pass over the others need not walk it again.
-    walked = walk(files, watched) if watched is not None and changed_since is not None else None
+    walked = walk(files, watched) if watched is not None else None
     if changed_since is not None:
         from pipeline.commands.git_options import changed_files
 
@@ -158,9 +158,10 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     if everything and cache is not None:
         cache.rebuild_index()
     codes = LazyCodes()  # gathered only if an inline ignore or a report needs them
+    verdicts = []
 
     def run_checks():
-        checked = _run(pairs, profiles, jobs, cache)
+        checked = verdicts[:] = _run(pairs, profiles, jobs, cache)
         result = run_result(checked, config.strict if strict is None else strict,
                             {} if everything else names_elsewhere(
                                 repo, [stdin_filename] if stdin and stdin_filename else files, cache, checked,
@@ -178,6 +179,8 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
         fixed, fixed_files = fixed + count, fixed_files | changed
         result = run_checks()
     save_cache(cache, quiet)
+    if everything and cache is not None and walked is not None and not fix:
+        keep_whole(repo, cache, walked, verdicts)
     if fix and not quiet:
         from pipeline.fix import summary
 
