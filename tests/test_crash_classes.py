@@ -246,18 +246,19 @@ def test_a_fifo_in_place_of_a_cache_file_is_an_unreadable_one(tmp_path: Path) ->
     old = 1_600_000_000  # stats a snapshot may stand for
     for path in [repo, *repo.rglob("*")]:
         os.utime(path, (old, old))
-    expected = [_run(*args, "--root", str(repo), "--no-cache") for args in _COMMANDS]
-    for args in _COMMANDS:
+    commands = [*_COMMANDS, ("check", str(repo / "specs" / "llama" / "llama-3.1-8b.yaml"))]
+    expected = [_run(*args, "--root", str(repo), "--no-cache") for args in commands]
+    for args in commands:
         _run(*args, "--root", str(repo))
     cache = repo / ".modelspec_cache"
     found = sorted(path for pattern in ("results", "names", "rows", "profiles", "snapshot-*", "views/*")
                    for path in cache.glob(pattern))
     assert [path.relative_to(cache).as_posix().split("-")[0].split("/")[0] for path in found] == [
-        "names", "profiles", "results", "rows", "snapshot", "snapshot", "snapshot", "views"]
+        "names", "profiles", "results", "rows", "snapshot", "snapshot", "snapshot", "snapshot", "views"]
     for path in found:
         path.unlink()
         os.mkfifo(path)
-    for args, (code, out, _) in zip(_COMMANDS, [(e.returncode, e.stdout, e.stderr) for e in expected]):
+    for args, (code, out, _) in zip(commands, [(e.returncode, e.stdout, e.stderr) for e in expected]):
         done = _run(*args, "--root", str(repo))
         assert (args, done.returncode, done.stdout) == (args, code, out)
         assert "Traceback" not in done.stderr
