@@ -21,7 +21,9 @@ nothing is kept.
 
 The next check answers from the snapshot when every stat it records holds
 but those of the files that check takes itself, each of which the snapshot
-must record (their names are the check's own). A check of the same files
+must record as a spec of its own, and which must be no link (their names are
+the check's own; a link to another spec is that spec, which the long way
+leaves out of the others). A check of the same files
 again, and one of files edited in place (a folder's entries unchanged), read
 no other spec, no index and no folder.
 """
@@ -69,9 +71,17 @@ def names_elsewhere(repo: "SpecRepo", files: Sequence[str], cache: Optional["Res
     wanted = {verdict.name.casefold() for verdict in checked if verdict.name is not None}
     key = snapshot_key(repo, SNAPSHOT, str(repo.report_base))
     kept = snapshot.answer(cache.folder, key, taken) if cache is not None else None
-    if kept is not None:
+    if kept is not None and all(_its_own(kept, path) for path in taken):
         return _kept_names(kept, taken, wanted)
     return _long_way(repo, taken, cache, checked, walked, key)
+
+
+def _its_own(kept: str, path: str) -> bool:
+    """Whether the snapshot's name map *kept* can leave the checked file at *path* out of the others: it has a
+    line of its own for it, so no other spec of the map is it, and it is no link, so it is still no other
+    spec (its stat, which would tell a link retargeted, is the one the snapshot does not compare). Else the
+    long way leaves out what it is now: a link to another spec is that spec, no clash with it."""
+    return snapshot.names_file(kept, path) and not os.path.islink(path)
 
 
 def _kept_names(kept: str, taken: Set[str], wanted: Set[str]) -> Names:

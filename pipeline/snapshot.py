@@ -242,6 +242,18 @@ def stating(names: str, name: str) -> List[Tuple[str, str, str]]:
     return found
 
 
+def names_file(names: str, path: str) -> bool:
+    """Whether the name map *names* has a line for the file at *path* (its last field), not only a stat line
+    of it (a link the walk passed over, a second name of a file it took)."""
+    text, needle = "\n" + names, f"\t{path}\n"
+    start = text.find(needle)
+    while start != -1:  # the fields before the path hold no tab (JSON, a printable display): two tabs before it
+        if text.count("\t", text.rindex("\n", 0, start) + 1, start) == 2:
+            return True
+        start = text.find(needle, start + 1)
+    return False
+
+
 def every_name(names: str) -> List[Tuple[str, str, str]]:
     """:func:`stating`'s fields of every line of the name map *names*."""
     return [_name_fields(line) for line in names.split("\n")[:-1]]

@@ -292,3 +292,50 @@ def test_a_whole_check_keeps_no_name_its_index_line_does_not_stand_for(repo: Pat
     expected = uncached(repo, str(repo / TARGET))
     assert expected[0] == 1 and CLASH.format(OTHER) in expected[1]
     assert check(repo, str(repo / TARGET)) == expected
+
+
+# ---- a checked file the snapshot does not record as a spec of its own ---------------------------------------------
+
+def _link_beside(repo: Path) -> Path:
+    """A link in specs/llama/ to the target spec, after it in path order: the walk takes the spec, not it."""
+    (repo / "specs" / "llama" / "zlink.yaml").symlink_to("llama-3.1-8b.yaml")
+    return repo / "specs" / "llama" / "zlink.yaml"
+
+
+def _link_not_a_spec(repo: Path) -> Path:
+    """A link to the target spec without a spec's suffix: the walk passes over it, and the user may name it."""
+    (repo / "specs" / "llama" / "alias.txt").symlink_to("llama-3.1-8b.yaml")
+    return repo / "specs" / "llama" / "alias.txt"
+
+
+def _link_through_outside(repo: Path) -> Path:
+    """A spec that is a link to a link outside the repository, to a spec of another name: retargeting the
+    outer link changes no stat the snapshot records but the checked file's own."""
+    outside = repo.parent / "outside.yaml"
+    outside.write_text((repo / OTHER).read_text(encoding="utf-8").replace("name: llama-2-7b", "name: elsewhere"),
+                       encoding="utf-8")
+    (repo.parent / "hop.yaml").symlink_to(outside)
+    (repo / "specs" / "llama" / "zz.yaml").symlink_to(repo.parent / "hop.yaml")
+    return repo / "specs" / "llama" / "zz.yaml"
+
+
+LINKS = {"a link beside the spec": _link_beside, "a link named without a spec's suffix": _link_not_a_spec,
+         "a link retargeted outside the repository": _link_through_outside}
+
+
+@pytest.mark.parametrize("kept_by", ["a whole check", "a check of another file"])
+@pytest.mark.parametrize("link", sorted(LINKS))
+def test_a_link_to_another_spec_checked_is_no_clash_with_it(repo: Path, link: str, kept_by: str) -> None:
+    # Checked, a link to a spec of the catalogue is that spec: the long way leaves it out of the others, as a
+    # snapshot must, which recorded the link as a link passed over (or its stat, now skipped, as another file's).
+    path = LINKS[link](repo)
+    age(repo, repo.parent)
+    assert check(repo, *([] if kept_by == "a whole check" else [str(repo / OTHER)]))[0] == 0
+    assert names_snapshot(repo).exists()
+    if link == "a link retargeted outside the repository":
+        (repo.parent / "hop.yaml").unlink()
+        (repo.parent / "hop.yaml").symlink_to(repo / TARGET)
+    args = [str(repo / OTHER), str(path)]  # the file the snapshot has as racy, if any, checked with the link
+    expected = uncached(repo, *args)
+    assert expected[0] == 0 and "spec.duplicate-name" not in expected[1]
+    assert check(repo, *args) == expected
