@@ -888,7 +888,8 @@ class ResultCache:
         file wins), which costs what they weigh, not what the cache does. When
         that would make the file more than twice the size its header says it
         was compacted at, plus :data:`_SLACK_BYTES` (or it is missing, of
-        another format, or its header says no size), it is compacted instead:
+        another format, or its header says no size or more than the file
+        holds, :func:`_compacted_size`), it is compacted instead:
         read again unless it is the one this run read (another run may have
         saved since), its valid lines this run replaces dropped, and the whole
         written line by line to a temporary file renamed over it, its size
@@ -970,15 +971,17 @@ def _header_ok(first: str, header: str) -> bool:
 
 def _compacted_size(path: Path, header: str) -> Tuple[Optional[int], int]:
     """``(the size its header says the file at *path* was compacted at, its size now)``, in bytes; ``None`` for
-    the first when it is missing, not regular, of another format than *header*, or its header says no size."""
+    the first when it is missing, not regular, of another format than *header*, or its header says no size, or
+    more than the file holds: no save wrote that (a file only grows after its compaction), and trusted, an
+    edited or damaged header's size would let appends go on without end."""
     try:
         with open_regular(path) as handle:
             first = handle.readline(len(header.encode()) + _SIZE_WIDTH + 1).decode("utf-8", "surrogateescape")
             size = os.fstat(handle.fileno()).st_size
     except OSError:
         return None, 0
-    sized = first != header and _header_ok(first, header)
-    return (int(first[len(header):-1]) if sized else None), size
+    compacted = int(first[len(header):-1]) if first != header and _header_ok(first, header) else None
+    return (compacted if compacted is not None and compacted <= size else None), size
 
 
 def _write_compacted(path: Path, header: str, lines: Iterable[str]) -> None:

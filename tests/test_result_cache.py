@@ -349,6 +349,29 @@ def test_a_compacted_file_says_its_size_and_a_save_that_would_double_it_compacts
     assert result_cache._read_lines(path).keys() == {"specs/a.yaml"}  # its lines are read all the same
 
 
+@pytest.mark.parametrize("more", [10 ** 19, 1])
+def test_a_header_that_says_more_than_the_file_holds_is_compacted_at_the_next_save(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, more: int) -> None:
+    # A compacted size over the file's own size was written by no save (the file only grows after one): an
+    # edited or damaged header. Trusted, appends would go on until the file was twice that size: without end.
+    monkeypatch.setattr(result_cache, "_SLACK_BYTES", 0)
+    keys = result_cache.CacheKeys("env", {})
+    path = tmp_path / RESULTS_FILE
+    record = result_cache.Record("1:2:3:4", 5, "d" * 64, "env", '"a"').to_line("specs/a.yaml")
+    cache = ResultCache(tmp_path, keys)
+    cache.add("specs/a.yaml", record)
+    assert cache.save() is None
+    said = min(path.stat().st_size + len(record) * 5 + more, 10 ** 20 - 1)
+    path.write_text(f"{HEADER[:-1]}\t{said:020d}\n" + path.read_text().partition("\n")[2] + record * 5)
+    assert result_cache._compacted_size(path, HEADER) == (None, path.stat().st_size)  # not trusted
+    cache = ResultCache(tmp_path, keys)
+    cache.add("specs/a.yaml", record)
+    assert cache.save() is None
+    size = path.stat().st_size
+    assert path.read_text() == f"{HEADER[:-1]}\t{size:020d}\n" + record  # compacted, its true size said
+    assert result_cache._compacted_size(path, HEADER) == (size, size)
+
+
 SEARCHED = [("specs/a.yaml", "c1\tr1"), ("specs/b.yaml", "c2\tr2"), ("specs/a.yaml", "c3\tr3 \u00e9"),
             ("specs/ab.yaml", "c4\tr4"), ("specs/b.yaml\tc5", "r5"), ("specs/c.yaml", "c6\tr6"),
             ("x", "y" * 300 + "\tz"), ("specs/d.yaml", "no second tab")]
