@@ -176,9 +176,10 @@ class _Plumbing:
 
     bare = False
 
-    def __init__(self, top: str) -> None:
+    def __init__(self, top: str, processes: Optional["_Processes"] = None) -> None:
         self.working_tree_dir = top
         self.git = self
+        self._processes = processes
 
     def __enter__(self) -> "_Plumbing":
         return self
@@ -188,7 +189,8 @@ class _Plumbing:
 
     def __getattr__(self, command: str) -> Callable[..., str]:
         def run(*args: str, strip_newline_in_stdout: bool = True) -> str:
-            return _run_git(self.working_tree_dir, [command.replace("_", "-"), *args], strip_newline_in_stdout)
+            return _run_git(self.working_tree_dir, [command.replace("_", "-"), *args], strip_newline_in_stdout,
+                            self._processes)
         return run
 
 
@@ -199,9 +201,11 @@ class _Plumbing:
 _REPOSITORY_ENV = ("GIT_DIR", "GIT_COMMON_DIR", "GIT_WORK_TREE")
 
 
-def _run_git(cwd: str, args: Sequence[str], strip_newline: bool = True) -> str:
+def _run_git(cwd: str, args: Sequence[str], strip_newline: bool = True,
+             processes: Optional["_Processes"] = None) -> str:
     """``git ARGS`` in *cwd*, in the repository holding *cwd* (:data:`_REPOSITORY_ENV` ignored): its stdout
-    (one trailing line break dropped when *strip_newline*, as GitPython does).
+    (one trailing line break dropped when *strip_newline*, as GitPython does). Run among *processes* when
+    given (a thread's, :class:`ChangesAsked`), else in this thread (an interrupt then stops it).
 
     Raises:
         GitError: If there is no ``git`` command.
@@ -213,27 +217,32 @@ def _run_git(cwd: str, args: Sequence[str], strip_newline: bool = True) -> str:
     env = {name: value for name, value in os.environ.items() if name not in _REPOSITORY_ENV}
     env["LC_ALL"] = "C"  # git's messages in English: :func:`_open_plumbing` reads them
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, check=False)
+        if processes is None:
+            done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, check=False)
+            code, stdout, stderr = done.returncode, done.stdout, done.stderr
+        else:
+            code, stdout, stderr = processes.run(["git", *args], cwd=cwd, env=env)
     except OSError as error:
         raise GitError(f"git is not usable here ({error.strerror or error}); install the git command") from None
-    if done.returncode != 0:
-        raise _CommandFailed(done.stderr.decode("utf-8", "replace").strip())
-    out = done.stdout.decode("utf-8", "surrogateescape")
+    if code != 0:
+        raise _CommandFailed(stderr.decode("utf-8", "replace").strip())
+    out = stdout.decode("utf-8", "surrogateescape")
     return out[:-1] if strip_newline and out.endswith("\n") else out
 
 
-def _open_plumbing(root: Path) -> _Plumbing:
-    """The work tree holding *root*, for :class:`_Plumbing`'s questions (the refusals :func:`_open` makes).
+def _open_plumbing(root: Path, processes: Optional["_Processes"] = None) -> _Plumbing:
+    """The work tree holding *root*, for :class:`_Plumbing`'s questions (the refusals :func:`_open` makes); its
+    git processes run among *processes* when given (:func:`_run_git`).
 
     Raises:
         GitError: If *root* is in no git work tree, in a bare repository, or in one git refuses.
     """
     try:
-        return _Plumbing(_run_git(str(root), ["rev-parse", "--show-toplevel"]))
+        return _Plumbing(_run_git(str(root), ["rev-parse", "--show-toplevel"], processes=processes), processes)
     except _CommandFailed:
         pass
     try:  # no work tree here: say whether there is a repository at all, a bare one, or one git refuses
-        bare = _run_git(str(root), ["rev-parse", "--is-bare-repository"]).strip() == "true"
+        bare = _run_git(str(root), ["rev-parse", "--is-bare-repository"], processes=processes).strip() == "true"
     except _CommandFailed as failed:
         raise (_not_a_repository(root) if "not a git repository" in str(failed) else _refused(root, failed)) \
             from None
@@ -388,22 +397,32 @@ class ChangesAsked:
     Only the git processes run in the thread; what their answers mean is
     worked out by :meth:`changes`, in the command's thread, and a
     :class:`GitError` is raised there, where :func:`changes_since` would
-    have raised it.
+    have raised it. A command that ends before it takes them (Ctrl-C, a
+    refusal raised first) stops the git process still running as it exits
+    (:class:`_Processes`), as an interrupt stops one run in its own thread.
     """
 
     def __init__(self, root: Path, ref: str) -> None:
+        import atexit  # pylint: disable=import-outside-toplevel
         import threading  # pylint: disable=import-outside-toplevel
 
         self._answers: Optional[_GitAnswers] = None
         self._error: Optional[Exception] = None
+        self._processes = _Processes()
+        atexit.register(self.stop)
         self._thread = threading.Thread(target=self._ask, args=(root, ref), name="modelspec-git", daemon=True)
         self._thread.start()
 
     def _ask(self, root: Path, ref: str) -> None:
         try:
-            self._answers = _git_answers(root, ref)
+            self._answers = _git_answers(root, ref, self._processes)
         except Exception as error:  # pylint: disable=broad-except  # raised again by changes()
             self._error = error
+
+    def stop(self) -> None:
+        """Stop the git process the thread has running, and start no other (what the command does as it exits
+        before taking the answers)."""
+        self._processes.stop()
 
     def changes(self, shown: Optional[Callable[[str], Optional[str]]] = None) -> Changes:
         """:func:`changes_since`'s answer, once git has given it.
@@ -411,10 +430,54 @@ class ChangesAsked:
         Raises:
             GitError: As :func:`changes_since`.
         """
+        import atexit  # pylint: disable=import-outside-toplevel
+
         self._thread.join()
+        atexit.unregister(self.stop)
         if self._error is not None:
             raise self._error
         return _changes(self._answers, shown)
+
+
+class _Processes:
+    """The git processes a :class:`ChangesAsked` thread runs, so that they can be stopped from another thread:
+    :func:`subprocess.run` kills its process when the thread running it is interrupted, but Ctrl-C interrupts
+    only the command's main thread, and a daemon thread is simply dropped at exit, its git left running."""
+
+    def __init__(self) -> None:
+        import threading  # pylint: disable=import-outside-toplevel
+
+        self._lock = threading.Lock()
+        self._running: set = set()
+        self._stopped = False
+
+    def run(self, argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> Tuple[int, bytes, bytes]:
+        """Run *argv* in *cwd* with *env*: ``(exit code, stdout, stderr)``.
+
+        Raises:
+            OSError: If it cannot be started.
+            _CommandFailed: If :meth:`stop` was called: no process is started then.
+        """
+        import subprocess  # pylint: disable=import-outside-toplevel
+
+        with self._lock:  # started and noted under the lock, so stop() sees every process that runs
+            if self._stopped:
+                raise _CommandFailed("stopped: modelspec is exiting")
+            process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            self._running.add(process)
+        try:
+            stdout, stderr = process.communicate()
+        finally:
+            with self._lock:
+                self._running.discard(process)
+        return process.returncode, stdout, stderr
+
+    def stop(self) -> None:
+        """Kill every process running, and refuse to start another."""
+        with self._lock:
+            self._stopped = True
+            for process in self._running:
+                process.kill()
 
 
 @dataclass(frozen=True)
@@ -439,14 +502,15 @@ class _GitAnswers:
     pin: Optional[str]
 
 
-def _git_answers(root: Path, ref: str) -> _GitAnswers:
-    """Ask git what :func:`changes_since` needs: the merge base, the diff from it, the untracked files, the pin.
+def _git_answers(root: Path, ref: str, processes: Optional["_Processes"] = None) -> _GitAnswers:
+    """Ask git what :func:`changes_since` needs: the merge base, the diff from it, the untracked files, the pin
+    (each git process among *processes* when given, :func:`_run_git`).
 
     Raises:
         GitError: See :func:`changes_since`.
     """
     check_revision(ref)
-    with _open_plumbing(root) as repo:
+    with _open_plumbing(root, processes) as repo:
         base = merge_base(repo, ref)
         prefix = _prefix(repo, root)
         found = _parse_name_status(repo.git.diff("--name-status", "-z", "--find-renames", "--no-ext-diff", base,

@@ -6,7 +6,7 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Dict, Sequence
+from typing import Dict, List, Sequence
 
 import pytest
 from click.testing import CliRunner
@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from pipeline.cli import main
 from pipeline.git_changes import (ChangesAsked, Changes, FileChange, GitError, SpecFacts, changes_since, merge_base_of,
                                   select_specs)
-from spec_repos import GIT_ENV, commit_all, edit, git, git_repo, make_repo, run
+from spec_repos import GIT_ENV, commit_all, edit, git, git_repo, make_repo, modelspec_argv, run
 
 DEEPSEEK = "specs/deepseek/deepseek-v3.yaml"
 LLAMA = "specs/llama/llama-3.1-8b.yaml"
@@ -312,6 +312,86 @@ def test_the_questions_put_early_answer_as_changes_since_and_refuse_only_when_as
     with pytest.raises(GitError) as refused:
         asked.changes()
     assert str(refused.value).startswith("'origin/nope' names no commit in this repository; ")
+
+
+def _alive(pid: int) -> bool:
+    """Whether process *pid* runs (a zombie, killed and waiting for its parent to reap it, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            return handle.read().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _hanging_git(folder: Path) -> Path:
+    """A ``git`` in *folder* that notes its process id in *folder*/started and hangs (a slow file system, a huge
+    work tree): the file it notes in."""
+    started = folder / "started"
+    folder.mkdir()
+    (folder / "git").write_text(f"#!/bin/sh\necho $$ >> {started}\nexec sleep 60\n", encoding="utf-8")
+    (folder / "git").chmod(0o755)
+    return started
+
+
+def _started(started: Path) -> List[int]:
+    """The process ids a :func:`_hanging_git` noted, once one is noted (within 30 s)."""
+    import time
+
+    deadline = time.monotonic() + 30
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return [int(line) for line in started.read_text(encoding="utf-8").split()]
+
+
+def _ended(pids: Sequence[int]) -> List[int]:
+    """The processes of *pids* that still run after up to 5 s; each is killed then."""
+    import signal
+    import time
+
+    deadline = time.monotonic() + 5
+    while any(map(_alive, pids)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    running = [pid for pid in pids if _alive(pid)]
+    for pid in running:
+        os.kill(pid, signal.SIGKILL)
+    return running
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc to tell a process runs")
+def test_a_check_interrupted_while_git_runs_leaves_no_git_running(repo: Path, tmp_path: Path) -> None:
+    # The git questions run in a thread from the start; Ctrl-C interrupts the command's thread only. The check
+    # ends as an interrupted one did when it asked git in its own thread, and stops its git as that did.
+    import signal
+    import subprocess
+
+    started = _hanging_git(tmp_path / "bin")
+    env = {**os.environ, **GIT_ENV, "PATH": f"{started.parent}{os.pathsep}{os.environ['PATH']}"}
+    process = subprocess.Popen(modelspec_argv("check", "--root", str(repo), "--changed-since", "main"), env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        pids = _started(started)
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert (process.returncode, stdout, stderr) == (1, "", "\nAborted!\n")
+    assert _ended(pids) == []
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc to tell a process runs")
+def test_questions_stopped_stop_their_git_and_start_no_other(repo: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # What a command ending before it takes the answers does as it exits (a refusal raised first, Ctrl-C).
+    started = _hanging_git(tmp_path / "bin")
+    monkeypatch.setenv("PATH", f"{started.parent}{os.pathsep}{os.environ['PATH']}")
+    asked = ChangesAsked(repo, "main")
+    pids = _started(started)
+    asked.stop()
+    with pytest.raises(GitError) as refused:  # the first question killed, the next never asked
+        asked.changes()
+    assert str(refused.value) == f"git refuses the repository holding {repo}: stopped: modelspec is exiting"
+    assert (len(pids), _ended(pids), _started(started)) == (1, [], pids)
 
 
 def test_a_run_with_no_specs_says_so_before_what_git_refuses(repo: Path) -> None:
