@@ -121,14 +121,15 @@ def answer(folder: Path, snapshot_key: str, skipped: AbstractSet[str] = frozense
             data = handle.read()
     except OSError:
         return None
-    header, _, rest = data.partition(b"\n")
-    fields = header.decode("utf-8", "replace").split("\t")
+    cut = data.find(b"\n")
+    fields = data[:max(cut, 0)].decode("utf-8", "replace").split("\t")
     if len(fields) != 5 or fields[0] != HEADER or fields[2] != snapshot_key or not fields[3].isdigit():
         return None
+    rest = memoryview(data)[cut + 1:]  # a view, not a copy: a catalogue's snapshot is megabytes
     if fields[4] != fingerprint(rest) or fields[1] != environment_digest():
         return None
     count = int(fields[3])
-    parts = rest.decode("utf-8", "surrogateescape").split("\n", count)
+    parts = str(rest, "utf-8", "surrogateescape").split("\n", count)
     if len(parts) != count + 1 or not _unchanged(parts[:count], skipped):
         return None
     return parts[count]
