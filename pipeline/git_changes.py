@@ -207,19 +207,38 @@ def _run_git(cwd: str, args: Sequence[str], strip_newline: bool = True) -> str:
         GitError: If there is no ``git`` command.
         _CommandFailed: If git exits non-zero.
     """
-    import os  # pylint: disable=import-outside-toplevel
+    return _git_output(_start_git(cwd, args), strip_newline)
+
+
+def _start_git(cwd: str, args: Sequence[str]) -> Any:
+    """``git ARGS`` started in *cwd*, as :func:`_run_git` runs it, its output to be taken by :func:`_git_output`
+    (two questions that do not wait on each other run at once).
+
+    Raises:
+        GitError: If there is no ``git`` command.
+    """
     import subprocess  # pylint: disable=import-outside-toplevel
 
     env = {name: value for name, value in os.environ.items() if name not in _REPOSITORY_ENV}
     env["LC_ALL"] = "C"  # git's messages in English: :func:`_open_plumbing` reads them
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, check=False)
+        return subprocess.Popen(["git", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except OSError as error:
         raise GitError(f"git is not usable here ({error.strerror or error}); install the git command") from None
-    if done.returncode != 0:
-        raise _CommandFailed(done.stderr.decode("utf-8", "replace").strip())
-    out = done.stdout.decode("utf-8", "surrogateescape")
-    return out[:-1] if strip_newline and out.endswith("\n") else out
+
+
+def _git_output(process: Any, strip_newline: bool = True) -> str:
+    """The stdout of the git *process* (:func:`_start_git`), once it has ended.
+
+    Raises:
+        _CommandFailed: If git exits non-zero.
+    """
+    out, err = process.communicate()
+    if process.returncode != 0:
+        raise _CommandFailed(err.decode("utf-8", "replace").strip())
+    text = out.decode("utf-8", "surrogateescape")
+    return text[:-1] if strip_newline and text.endswith("\n") else text
 
 
 def _open_plumbing(root: Path) -> _Plumbing:
@@ -446,16 +465,44 @@ def _git_answers(root: Path, ref: str) -> _GitAnswers:
         GitError: See :func:`changes_since`.
     """
     check_revision(ref)
-    with _open_plumbing(root) as repo:
-        base = merge_base(repo, ref)
-        prefix = _prefix(repo, root)
+    known = _top_and_commits(root, ref)
+    repo = _Plumbing(known[0]) if known is not None else _open_plumbing(root)
+    try:
+        base = repo.git.merge_base(*known[1:]).strip() if known is not None else merge_base(repo, ref)
+    except _CommandFailed:
+        base = merge_base(repo, ref)  # says why there is none
+    prefix = _prefix(repo, root)
+    asked = _start_git(repo.working_tree_dir, ["ls-files", "--others", "--exclude-standard", "-z"])
+    try:  # the untracked files are listed while the diff runs
         found = _parse_name_status(repo.git.diff("--name-status", "-z", "--find-renames", "--no-ext-diff", base,
                                                  "--", strip_newline_in_stdout=False))
-        untracked = repo.git.ls_files("--others", "--exclude-standard", "-z", strip_newline_in_stdout=False)
-        pin = _pin_change(repo, base, [path for _, path, _ in found])
-        top = repo.working_tree_dir
+        untracked = _git_output(asked, strip_newline=False)
+    finally:
+        if asked.returncode is None:  # the diff failed: the listing is not waited for
+            asked.kill()
+            asked.communicate()
+    pin = _pin_change(repo, base, [path for _, path, _ in found])
     found.extend(("added", path, None) for path in untracked.split("\0") if path)
-    return _GitAnswers(ref, base, tuple(found), prefix, top, pin)
+    return _GitAnswers(ref, base, tuple(found), prefix, repo.working_tree_dir, pin)
+
+
+def _top_and_commits(root: Path, ref: str) -> Optional[Tuple[str, str, str]]:
+    """``(the work tree's top, ref's commit, HEAD's commit)``, asked of git at once; ``None`` when git refuses
+    any of them (no work tree, an unknown revision, no commit yet, a revision naming more than one commit):
+    the questions are then asked one at a time, as :func:`merge_base` does, which say what was refused."""
+    try:
+        said = _run_git(str(root), ["rev-parse", "--show-toplevel", f"{ref}^{{commit}}", "HEAD^{commit}", "--"])
+    except _CommandFailed:
+        return None
+    lines = said.split("\n")
+    if len(lines) != 4 or lines[3] != "--" or not all(_is_object_id(line) for line in lines[1:3]):
+        return None
+    return lines[0], lines[1], lines[2]
+
+
+def _is_object_id(text: str) -> bool:
+    """Whether *text* is a commit id in full (40 hex digits, or 64 in a SHA-256 repository)."""
+    return len(text) in (40, 64) and all(character in "0123456789abcdef" for character in text)
 
 
 def _changes(answers: _GitAnswers, shown: Optional[Callable[[str], Optional[str]]]) -> Changes:

@@ -323,6 +323,23 @@ def test_a_run_with_no_specs_says_so_before_what_git_refuses(repo: Path) -> None
     assert "origin/nope" not in result.stderr
 
 
+@pytest.mark.parametrize("ref", ["main..HEAD", "HEAD^@", "main^!"])
+def test_a_ref_naming_more_than_one_commit_is_refused(repo: Path, ref: str) -> None:
+    # git names a commit for each of them when asked without --verify: asked all at once, they are asked again
+    # one at a time, which refuses them as before
+    result = check_changed(repo, ref)
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", (
+        f"Error: {ref!r} names no commit in this repository; name a branch, tag or commit that exists here "
+        "(git branch -a lists them), and in CI fetch it first, e.g. git fetch origin main\n"))
+
+
+def test_a_ref_as_a_tag_or_an_ancestor_is_compared_as_its_commit(repo: Path) -> None:
+    git(repo, "tag", "v1")
+    edit(repo / DEEPSEEK, "mtp_depth: 1", "mtp_depth: 2")
+    assert {ref: checked_files(check_changed(repo, ref).stdout) for ref in ("v1", "HEAD~0", "main")} == {
+        "v1": [DEEPSEEK], "HEAD~0": [DEEPSEEK], "main": [DEEPSEEK]}
+
+
 @pytest.mark.parametrize("ref", ["--output=x", "-x", "--", "-"])
 def test_an_option_like_ref_is_refused_before_git_sees_it(repo: Path, ref: str) -> None:
     before = sorted(path.name for path in repo.iterdir())
