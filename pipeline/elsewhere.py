@@ -70,7 +70,12 @@ def names_elsewhere(repo: "SpecRepo", files: Sequence[str], cache: Optional["Res
     taken = {os.path.abspath(path) for path in files}
     wanted = {verdict.name.casefold() for verdict in checked if verdict.name is not None}
     key = snapshot_key(repo, SNAPSHOT, str(repo.report_base))
-    kept = snapshot.answer(cache.folder, key, taken) if cache is not None else None
+    if cache is None:
+        kept = None
+    elif walked is not None and walked.kept is not None:  # read already, its folders' stats checked
+        kept = walked.kept.answer if snapshot.holds(walked.kept.lines, taken) else None
+    else:
+        kept = snapshot.answer(cache.folder, key, taken)
     if kept is not None and all(_its_own(kept, path) for path in taken):
         return _kept_names(kept, taken, wanted)
     return _long_way(repo, taken, cache, checked, walked, key)
@@ -103,17 +108,42 @@ class Walked:
         seen: The folders it entered and the links it passed over.
         taken: Their stat lines (:func:`pipeline.snapshot.take`) right after the walk, or ``None`` when
             they cannot stand for it (one changed within the racy window, a dangling link).
+        kept: The snapshot of the catalogue's names the walk was read from (:func:`kept_walk`), else ``None``.
     """
 
     files: Sequence[str]
     seen: Set[str]
     taken: Optional[str]
+    kept: Optional[snapshot.Kept] = None
 
 
 def walk(files: Sequence[str], seen: Set[str]) -> Walked:
     """The :class:`Walked` of a walk that has just found *files* and seen *seen*: stat'ed now, before any spec
     is read, so a folder changed after the walk read it is seen as changed."""
     return Walked(files, seen, snapshot.take(sorted(seen)))
+
+
+def kept_walk(repo: "SpecRepo", folder: Path) -> Optional[Walked]:
+    """The walk of all of ``specs/`` (:func:`pipeline.runner.spec_file_names`), read from the snapshot of the
+    catalogue's names in the cache folder *folder* while every folder and link it records still has the
+    recorded stat: an entry added, removed or renamed changes its folder's, and a link retargeted its own, so
+    the walk would find the files the snapshot lists, in its order. ``None`` when there is none such (or
+    ``specs/`` is spelled relative: the snapshot's paths are absolute).
+    """
+    from pipeline.commands.options import snapshot_key  # pylint: disable=import-outside-toplevel
+
+    if os.path.abspath(repo.specs) != str(repo.specs):
+        return None
+    kept = snapshot.load(folder, snapshot_key(repo, SNAPSHOT, str(repo.report_base)))
+    if kept is None:
+        return None
+    files = [line.split("\t", 3)[3] for line in kept.answer.split("\n")[:-1]]  # the name map's paths, in order
+    folders = len(kept.lines) - len(files)  # the folders' and links' lines come first, then a line per file
+    if folders < 0 or [line.rpartition("\t")[0] for line in kept.lines[folders:]] != files \
+            or not snapshot.holds(kept.lines[:folders]):
+        return None
+    return Walked(files, {line.rpartition("\t")[0] for line in kept.lines[:folders]},
+                  "\n".join(kept.lines[:folders]), kept)
 
 
 def _long_way(repo: "SpecRepo", taken: Set[str], cache: Optional["ResultCache"], checked: Sequence["Verdict"],

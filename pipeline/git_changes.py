@@ -45,6 +45,7 @@ history stops before the merge base (``git fetch --unshallow``;
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -176,10 +177,9 @@ class _Plumbing:
 
     bare = False
 
-    def __init__(self, top: str, processes: Optional["_Processes"] = None) -> None:
+    def __init__(self, top: str) -> None:
         self.working_tree_dir = top
         self.git = self
-        self._processes = processes
 
     def __enter__(self) -> "_Plumbing":
         return self
@@ -189,8 +189,7 @@ class _Plumbing:
 
     def __getattr__(self, command: str) -> Callable[..., str]:
         def run(*args: str, strip_newline_in_stdout: bool = True) -> str:
-            return _run_git(self.working_tree_dir, [command.replace("_", "-"), *args], strip_newline_in_stdout,
-                            self._processes)
+            return _run_git(self.working_tree_dir, [command.replace("_", "-"), *args], strip_newline_in_stdout)
         return run
 
 
@@ -201,48 +200,63 @@ class _Plumbing:
 _REPOSITORY_ENV = ("GIT_DIR", "GIT_COMMON_DIR", "GIT_WORK_TREE")
 
 
-def _run_git(cwd: str, args: Sequence[str], strip_newline: bool = True,
-             processes: Optional["_Processes"] = None) -> str:
+def _run_git(cwd: str, args: Sequence[str], strip_newline: bool = True) -> str:
     """``git ARGS`` in *cwd*, in the repository holding *cwd* (:data:`_REPOSITORY_ENV` ignored): its stdout
-    (one trailing line break dropped when *strip_newline*, as GitPython does). Run among *processes* when
-    given (a thread's, :class:`ChangesAsked`), else in this thread (an interrupt then stops it).
+    (one trailing line break dropped when *strip_newline*, as GitPython does).
 
     Raises:
         GitError: If there is no ``git`` command.
         _CommandFailed: If git exits non-zero.
     """
-    import os  # pylint: disable=import-outside-toplevel
+    return _git_output(_start_git(cwd, args), strip_newline)
+
+
+def _start_git(cwd: str, args: Sequence[str]) -> Any:
+    """``git ARGS`` started in *cwd*, as :func:`_run_git` runs it, its output to be taken by :func:`_git_output`
+    (two questions that do not wait on each other run at once); in a :class:`ChangesAsked` thread, among its
+    :class:`_Processes`.
+
+    Raises:
+        GitError: If there is no ``git`` command, or the thread's questions were stopped.
+    """
     import subprocess  # pylint: disable=import-outside-toplevel
 
     env = {name: value for name, value in os.environ.items() if name not in _REPOSITORY_ENV}
     env["LC_ALL"] = "C"  # git's messages in English: :func:`_open_plumbing` reads them
+    processes = getattr(_ASKING, "processes", None)
     try:
-        if processes is None:
-            done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, check=False)
-            code, stdout, stderr = done.returncode, done.stdout, done.stderr
-        else:
-            code, stdout, stderr = processes.run(["git", *args], cwd=cwd, env=env)
+        return (subprocess.Popen if processes is None else processes.start)(
+            ["git", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE)
     except OSError as error:
         raise GitError(f"git is not usable here ({error.strerror or error}); install the git command") from None
-    if code != 0:
-        raise _CommandFailed(stderr.decode("utf-8", "replace").strip())
-    out = stdout.decode("utf-8", "surrogateescape")
-    return out[:-1] if strip_newline and out.endswith("\n") else out
 
 
-def _open_plumbing(root: Path, processes: Optional["_Processes"] = None) -> _Plumbing:
-    """The work tree holding *root*, for :class:`_Plumbing`'s questions (the refusals :func:`_open` makes); its
-    git processes run among *processes* when given (:func:`_run_git`).
+def _git_output(process: Any, strip_newline: bool = True) -> str:
+    """The stdout of the git *process* (:func:`_start_git`), once it has ended.
+
+    Raises:
+        _CommandFailed: If git exits non-zero.
+    """
+    out, err = process.communicate()
+    if process.returncode != 0:
+        raise _CommandFailed(err.decode("utf-8", "replace").strip())
+    text = out.decode("utf-8", "surrogateescape")
+    return text[:-1] if strip_newline and text.endswith("\n") else text
+
+
+def _open_plumbing(root: Path) -> _Plumbing:
+    """The work tree holding *root*, for :class:`_Plumbing`'s questions (the refusals :func:`_open` makes).
 
     Raises:
         GitError: If *root* is in no git work tree, in a bare repository, or in one git refuses.
     """
     try:
-        return _Plumbing(_run_git(str(root), ["rev-parse", "--show-toplevel"], processes=processes), processes)
+        return _Plumbing(_run_git(str(root), ["rev-parse", "--show-toplevel"]))
     except _CommandFailed:
         pass
     try:  # no work tree here: say whether there is a repository at all, a bare one, or one git refuses
-        bare = _run_git(str(root), ["rev-parse", "--is-bare-repository"], processes=processes).strip() == "true"
+        bare = _run_git(str(root), ["rev-parse", "--is-bare-repository"]).strip() == "true"
     except _CommandFailed as failed:
         raise (_not_a_repository(root) if "not a git repository" in str(failed) else _refused(root, failed)) \
             from None
@@ -399,12 +413,11 @@ class ChangesAsked:
     :class:`GitError` is raised there, where :func:`changes_since` would
     have raised it. A command that ends before it takes them (Ctrl-C, a
     refusal raised first) stops the git process still running as it exits
-    (:class:`_Processes`), as an interrupt stops one run in its own thread.
+    (:meth:`stop`), as an interrupt stops one run in the command's thread.
     """
 
     def __init__(self, root: Path, ref: str) -> None:
         import atexit  # pylint: disable=import-outside-toplevel
-        import threading  # pylint: disable=import-outside-toplevel
 
         self._answers: Optional[_GitAnswers] = None
         self._error: Optional[Exception] = None
@@ -414,14 +427,15 @@ class ChangesAsked:
         self._thread.start()
 
     def _ask(self, root: Path, ref: str) -> None:
+        _ASKING.processes = self._processes
         try:
-            self._answers = _git_answers(root, ref, self._processes)
+            self._answers = _git_answers(root, ref)
         except Exception as error:  # pylint: disable=broad-except  # raised again by changes()
             self._error = error
 
     def stop(self) -> None:
-        """Stop the git process the thread has running, and start no other (what the command does as it exits
-        before taking the answers)."""
+        """Kill the git process the thread has running, and have it start no other (what a command that exits
+        before it took the answers does)."""
         self._processes.stop()
 
     def changes(self, shown: Optional[Callable[[str], Optional[str]]] = None) -> Changes:
@@ -439,44 +453,41 @@ class ChangesAsked:
         return _changes(self._answers, shown)
 
 
+#: What a :class:`ChangesAsked` thread knows of itself: ``processes``, its :class:`_Processes`. The command's
+#: own thread has none, and starts each git process itself.
+_ASKING = threading.local()
+
+
 class _Processes:
-    """The git processes a :class:`ChangesAsked` thread runs, so that they can be stopped from another thread:
-    :func:`subprocess.run` kills its process when the thread running it is interrupted, but Ctrl-C interrupts
-    only the command's main thread, and a daemon thread is simply dropped at exit, its git left running."""
+    """The git processes a :class:`ChangesAsked` thread starts, so that the command can stop them: Ctrl-C
+    interrupts only the command's thread, and a daemon thread is dropped at exit, its git left running."""
 
     def __init__(self) -> None:
-        import threading  # pylint: disable=import-outside-toplevel
-
         self._lock = threading.Lock()
-        self._running: set = set()
+        self._started: List[Any] = []
         self._stopped = False
 
-    def run(self, argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> Tuple[int, bytes, bytes]:
-        """Run *argv* in *cwd* with *env*: ``(exit code, stdout, stderr)``.
+    def start(self, argv: Sequence[str], **options: Any) -> Any:
+        """``subprocess.Popen(argv, **options)``, noted under the lock, so :meth:`stop` sees each process started.
 
         Raises:
             OSError: If it cannot be started.
-            _CommandFailed: If :meth:`stop` was called: no process is started then.
+            GitError: If :meth:`stop` was called: nothing is started then.
         """
         import subprocess  # pylint: disable=import-outside-toplevel
 
-        with self._lock:  # started and noted under the lock, so stop() sees every process that runs
+        with self._lock:
             if self._stopped:
-                raise _CommandFailed("stopped: modelspec is exiting")
-            process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            self._running.add(process)
-        try:
-            stdout, stderr = process.communicate()
-        finally:
-            with self._lock:
-                self._running.discard(process)
-        return process.returncode, stdout, stderr
+                raise GitError("git was stopped: modelspec is exiting")
+            process = subprocess.Popen(argv, **options)
+            self._started.append(process)
+            return process
 
     def stop(self) -> None:
-        """Kill every process running, and refuse to start another."""
+        """Kill each process started that still runs (one that ended is left as it is), and start no other."""
         with self._lock:
             self._stopped = True
-            for process in self._running:
+            for process in self._started:
                 process.kill()
 
 
@@ -502,24 +513,51 @@ class _GitAnswers:
     pin: Optional[str]
 
 
-def _git_answers(root: Path, ref: str, processes: Optional["_Processes"] = None) -> _GitAnswers:
-    """Ask git what :func:`changes_since` needs: the merge base, the diff from it, the untracked files, the pin
-    (each git process among *processes* when given, :func:`_run_git`).
+def _git_answers(root: Path, ref: str) -> _GitAnswers:
+    """Ask git what :func:`changes_since` needs: the merge base, the diff from it, the untracked files, the pin.
 
     Raises:
         GitError: See :func:`changes_since`.
     """
     check_revision(ref)
-    with _open_plumbing(root, processes) as repo:
-        base = merge_base(repo, ref)
-        prefix = _prefix(repo, root)
+    known = _top_and_commits(root, ref)
+    repo = _Plumbing(known[0]) if known is not None else _open_plumbing(root)
+    try:
+        base = repo.git.merge_base(*known[1:]).strip() if known is not None else merge_base(repo, ref)
+    except _CommandFailed:
+        base = merge_base(repo, ref)  # says why there is none
+    prefix = _prefix(repo, root)
+    asked = _start_git(repo.working_tree_dir, ["ls-files", "--others", "--exclude-standard", "-z"])
+    try:  # the untracked files are listed while the diff runs
         found = _parse_name_status(repo.git.diff("--name-status", "-z", "--find-renames", "--no-ext-diff", base,
                                                  "--", strip_newline_in_stdout=False))
-        untracked = repo.git.ls_files("--others", "--exclude-standard", "-z", strip_newline_in_stdout=False)
-        pin = _pin_change(repo, base, [path for _, path, _ in found])
-        top = repo.working_tree_dir
+        untracked = _git_output(asked, strip_newline=False)
+    finally:
+        if asked.returncode is None:  # the diff failed: the listing is not waited for
+            asked.kill()
+            asked.communicate()
+    pin = _pin_change(repo, base, [path for _, path, _ in found])
     found.extend(("added", path, None) for path in untracked.split("\0") if path)
-    return _GitAnswers(ref, base, tuple(found), prefix, top, pin)
+    return _GitAnswers(ref, base, tuple(found), prefix, repo.working_tree_dir, pin)
+
+
+def _top_and_commits(root: Path, ref: str) -> Optional[Tuple[str, str, str]]:
+    """``(the work tree's top, ref's commit, HEAD's commit)``, asked of git at once; ``None`` when git refuses
+    any of them (no work tree, an unknown revision, no commit yet, a revision naming more than one commit):
+    the questions are then asked one at a time, as :func:`merge_base` does, which say what was refused."""
+    try:
+        said = _run_git(str(root), ["rev-parse", "--show-toplevel", f"{ref}^{{commit}}", "HEAD^{commit}", "--"])
+    except _CommandFailed:
+        return None
+    lines = said.split("\n")
+    if len(lines) != 4 or lines[3] != "--" or not all(_is_object_id(line) for line in lines[1:3]):
+        return None
+    return lines[0], lines[1], lines[2]
+
+
+def _is_object_id(text: str) -> bool:
+    """Whether *text* is a commit id in full (40 hex digits, or 64 in a SHA-256 repository)."""
+    return len(text) in (40, 64) and all(character in "0123456789abcdef" for character in text)
 
 
 def _changes(answers: _GitAnswers, shown: Optional[Callable[[str], Optional[str]]]) -> Changes:

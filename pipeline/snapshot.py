@@ -47,6 +47,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import AbstractSet, Callable, Iterable, List, Optional, Sequence, Tuple
 
@@ -111,37 +112,55 @@ def take(paths: Sequence[str]) -> Optional[str]:
 def answer(folder: Path, snapshot_key: str, skipped: AbstractSet[str] = frozenset()) -> Optional[str]:
     """The answer the snapshot *snapshot_key* in *folder* keeps, or ``None``.
 
-    It is ``None`` unless the snapshot is whole, of this environment, and
-    every path it records still has the recorded stat, but the paths of
-    *skipped*, each of which it must record (the files a check takes itself:
-    what the answer says of them is not used).
+    It is ``None`` unless the snapshot is whole, of this environment (:func:`load`), and every path it records
+    still has the recorded stat, but the paths of *skipped* (:func:`holds`).
     """
+    kept = load(folder, snapshot_key)
+    return kept.answer if kept is not None and holds(kept.lines, skipped) else None
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A snapshot as read, before any of its stats is checked (:func:`holds`).
+
+    Attributes:
+        lines: Its stat lines, ``path TAB stat``, in order.
+        answer: The answer it keeps.
+    """
+
+    lines: List[str]
+    answer: str
+
+
+def load(folder: Path, snapshot_key: str) -> Optional[Kept]:
+    """The snapshot *snapshot_key* in *folder*, when it is whole (its header's count of lines, its checksum) and
+    of this environment; else ``None``."""
     try:
         with open_regular(folder / f"snapshot-{snapshot_key}") as handle:
             data = handle.read()
     except OSError:
         return None
-    header, _, rest = data.partition(b"\n")
-    fields = header.decode("utf-8", "replace").split("\t")
+    cut = data.find(b"\n")
+    fields = data[:max(cut, 0)].decode("utf-8", "replace").split("\t")
     if len(fields) != 5 or fields[0] != HEADER or fields[2] != snapshot_key or not fields[3].isdigit():
         return None
+    rest = memoryview(data)[cut + 1:]  # a view, not a copy: a catalogue's snapshot is megabytes
     if fields[4] != fingerprint(rest) or fields[1] != environment_digest():
         return None
     count = int(fields[3])
-    parts = rest.decode("utf-8", "surrogateescape").split("\n", count)
-    if len(parts) != count + 1 or not _unchanged(parts[:count], skipped):
-        return None
-    return parts[count]
+    parts = str(rest, "utf-8", "surrogateescape").split("\n", count)
+    return Kept(parts[:count], parts[count]) if len(parts) == count + 1 else None
 
 
 #: Whether this system stats a name relative to an open folder (POSIX does; Windows does not).
 _BY_FOLDER = os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
 
 
-def _unchanged(lines: Sequence[str], skipped: AbstractSet[str] = frozenset()) -> bool:
-    """Whether every ``path TAB stat`` of *lines* still holds, but those of the paths of *skipped*, which must
-    each be among them. A run of paths in one folder is stat'ed by name from the folder (``fstatat``): the
-    kernel looks up one name, not the whole path, a sixth less per file."""
+def holds(lines: Sequence[str], skipped: AbstractSet[str] = frozenset()) -> bool:
+    """Whether every ``path TAB stat`` of *lines* still holds, but those of the paths of *skipped* (the files a
+    check takes itself: what the answer says of them is not used), which must each be among them. A run of
+    paths in one folder is stat'ed by name from the folder (``fstatat``): the kernel looks up one name, not the
+    whole path, a sixth less per file."""
     folder, descriptor, stat, sep, passed = None, None, os.stat, os.sep, 0
     try:
         for line in lines:

@@ -45,7 +45,7 @@ def content_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def fingerprint(data: bytes) -> str:
+def fingerprint(data: "bytes | memoryview") -> str:
     """BLAKE2b (128 bits) of *data*, in hex: what a cache file's header knows its key, its environment or its
     body by. Cheap to import: the answers of ``show`` and ``list`` use it and nothing else of hashlib."""
     return blake2b(data, digest_size=16).hexdigest()

@@ -5,6 +5,7 @@ change, with the same report as a check without the cache."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import time
@@ -14,7 +15,7 @@ from typing import Callable, Iterator, Tuple
 import pytest
 from click.testing import CliRunner
 
-from pipeline import result_cache, snapshot
+from pipeline import result_cache, runner, snapshot
 from pipeline.cli import main
 from pipeline.elsewhere import SNAPSHOT
 from pipeline.repo import SpecRepo
@@ -292,6 +293,57 @@ def test_a_whole_check_keeps_no_name_its_index_line_does_not_stand_for(repo: Pat
     expected = uncached(repo, str(repo / TARGET))
     assert expected[0] == 1 and CLASH.format(OTHER) in expected[1]
     assert check(repo, str(repo / TARGET)) == expected
+
+
+# ---- --changed-since reads its walk of specs/ from the snapshot while the folders are unchanged ----------------
+
+@pytest.fixture
+def git_catalogue(repo: Path) -> Path:
+    """The repository as a git work tree, the catalogue committed, everything aged."""
+    shutil.rmtree(repo / ".git")
+    git(repo, "init", "-q", "-b", "main")
+    commit_all(repo, "catalogue")
+    age(repo / "specs")
+    return repo
+
+
+def test_changed_since_reads_no_folder_while_the_snapshot_stands(git_catalogue: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 no_long_way) -> None:
+    repo = git_catalogue
+    assert check(repo)[0] == 0  # keeps the snapshot
+    (repo / TARGET).write_text((repo / TARGET).read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    expected = uncached(repo, "--changed-since", "HEAD")
+    with no_long_way(), monkeypatch.context() as patched:
+        patched.setattr(runner, "spec_file_names", lambda *a, **k: pytest.fail("walked specs/"))
+        assert check(repo, "--changed-since", "HEAD") == expected
+
+
+def _remove_other(repo: Path) -> None:
+    (repo / OTHER).unlink()
+
+
+WALK_CHANGES = {"added beside it": _add_beside, "added in a new folder": _add_folder,
+                "a linked folder added": _link_folder, "removed": _remove_other}
+
+
+@pytest.mark.parametrize("change", sorted(WALK_CHANGES))
+def test_changed_since_walks_again_after_a_folder_changed(git_catalogue: Path, change: str) -> None:
+    repo = git_catalogue
+    assert check(repo)[0] == 0
+    (repo / TARGET).write_text((repo / TARGET).read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    assert check(repo, "--changed-since", "HEAD") == uncached(repo, "--changed-since", "HEAD")
+    WALK_CHANGES[change](repo)
+    age_written(repo / "specs")
+    if change == "a linked folder added":
+        age_written(repo / "vendor")
+    expected = uncached(repo, "--changed-since", "HEAD")
+    assert check(repo, "--changed-since", "HEAD") == expected
+    report = json.loads(expected[1])  # what the walk found anew is in the report
+    assert ([item["file"] for item in report["files"]], report["scope"]["removed"]) == {
+        "added beside it": (["specs/llama/copy.yaml", TARGET], []),
+        "added in a new folder": ([TARGET, "specs/new/copy.yaml"], []),
+        "a linked folder added": ([TARGET, "specs/vendor/copy.yaml"], []),
+        "removed": ([TARGET], [OTHER])}[change]
 
 
 # ---- a checked file the snapshot does not record as a spec of its own ---------------------------------------------

@@ -390,7 +390,7 @@ def test_questions_stopped_stop_their_git_and_start_no_other(repo: Path, tmp_pat
     asked.stop()
     with pytest.raises(GitError) as refused:  # the first question killed, the next never asked
         asked.changes()
-    assert str(refused.value) == f"git refuses the repository holding {repo}: stopped: modelspec is exiting"
+    assert str(refused.value) == "git was stopped: modelspec is exiting"
     assert (len(pids), _ended(pids), _started(started)) == (1, [], pids)
 
 
@@ -401,6 +401,23 @@ def test_a_run_with_no_specs_says_so_before_what_git_refuses(repo: Path) -> None
     assert result.exit_code == 2
     assert f"no spec files (*.yaml, *.yml) in {repo / 'specs'}" in result.stderr
     assert "origin/nope" not in result.stderr
+
+
+@pytest.mark.parametrize("ref", ["main..HEAD", "HEAD^@", "main^!"])
+def test_a_ref_naming_more_than_one_commit_is_refused(repo: Path, ref: str) -> None:
+    # git names a commit for each of them when asked without --verify: asked all at once, they are asked again
+    # one at a time, which refuses them as before
+    result = check_changed(repo, ref)
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", (
+        f"Error: {ref!r} names no commit in this repository; name a branch, tag or commit that exists here "
+        "(git branch -a lists them), and in CI fetch it first, e.g. git fetch origin main\n"))
+
+
+def test_a_ref_as_a_tag_or_an_ancestor_is_compared_as_its_commit(repo: Path) -> None:
+    git(repo, "tag", "v1")
+    edit(repo / DEEPSEEK, "mtp_depth: 1", "mtp_depth: 2")
+    assert {ref: checked_files(check_changed(repo, ref).stdout) for ref in ("v1", "HEAD~0", "main")} == {
+        "v1": [DEEPSEEK], "HEAD~0": [DEEPSEEK], "main": [DEEPSEEK]}
 
 
 @pytest.mark.parametrize("ref", ["--output=x", "-x", "--", "-"])

@@ -131,20 +131,26 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     config = run_config(repo)
     profiles = run_profiles(repo, not no_cache)
     named = list(paths) or list(config.specs) or [repo.specs]
-    from pipeline.elsewhere import keep_whole, names_elsewhere, walk
+    from pipeline.elsewhere import keep_whole, kept_walk, names_elsewhere, walk
+    from pipeline.stamps import cache_folder
 
     whole = not paths and not config.specs and not config.exclude and not excludes  # the walk takes all of specs/
     watched: Optional[Set[str]] = set() if whole else None  # the folders and links it sees
+    # --changed-since over all of specs/ reads the walk from the snapshot of the catalogue's names while its
+    # folders are unchanged (its git questions run meanwhile); the duplicate-name rule then needs no walk either.
+    walked = kept_walk(repo, cache_folder(repo.root)) if whole and changed_since is not None and not no_cache \
+        else None
     if stdin:
         files = [_stdin_file(paths, fix, changed_since)]
         no_cache = True
+    elif walked is not None:
+        files = list(walked.files)
     else:
         files = spec_file_names(paths, repo, config, excludes, watched)  # strings: no Path per file of a catalogue
+        walked = walk(files, watched) if watched is not None else None
     if not files:
         raise click.UsageError(f"no spec files (*.yaml, *.yml) in {', '.join(str(path) for path in named)}")
     scope = None
-    # The whole of specs/ was walked: the duplicate-name rule's pass over the others need not walk it again.
-    walked = walk(files, watched) if watched is not None else None
     if changed_since is not None:
         from pipeline.commands.git_options import changed_files
 
