@@ -316,7 +316,8 @@ def spec_file_names(paths: Sequence[Path], watched: Optional[Set[str]] = None) -
             walked, as the walk spelled it: an entry added, removed or renamed changes its mtime, and a link on
             the way retargeted (one outside the folders walked among them) changes which folder it is. And each
             link the walk passed over (to a folder walked already, to a file taken already, to no folder and
-            no spec): retargeted, it could lead to specs. A dangling one cannot be stat'ed, so no snapshot
+            no spec): retargeted, it could lead to specs. And each spec that is a link: retargeted, it could be
+            a file taken already, which the walk takes once. A dangling one cannot be stat'ed, so no snapshot
             stands for the walk.
     """
     return [path for path, _ in spec_files_and_reals(paths, watched)]
@@ -405,6 +406,8 @@ def _folder_specs(folder: str, real_folder: str, entered: Set[str],
             if not entry.is_symlink():
                 yield key + name, entry.path, real_prefix + name
             elif not entry.is_dir():
+                if watched is not None:  # retargeted (a link on its way outside specs/ too), it is another
+                    watched.add(entry.path)  # file, or one the walk takes already: its stat tells
                 yield key + name, entry.path, _real(Path(entry.path))
         elif watched is not None and entry.is_symlink():
             watched.add(entry.path)  # a link to no folder and no spec: retargeted, it could lead to specs

@@ -346,6 +346,27 @@ def test_changed_since_walks_again_after_a_folder_changed(git_catalogue: Path, c
         "removed": ([TARGET], [OTHER])}[change]
 
 
+def test_changed_since_walks_again_after_a_spec_link_is_retargeted_outside(git_catalogue: Path) -> None:
+    # A spec that is a link to a link outside the repository: retargeted to a spec of the catalogue, it is that
+    # spec, which the walk takes once (under its own name, first in path order). No folder of specs/ changed, so
+    # only the link's own stat, watched as the walk watches the links it passes over, can tell of it.
+    repo = git_catalogue
+    path = _link_through_outside(repo)
+    commit_all(repo, "a spec linked from outside")
+    age(repo, repo.parent)
+    assert check(repo)[0] == 0  # keeps the snapshot, the link a spec of its own
+    (repo.parent / "hop.yaml").unlink()
+    (repo.parent / "hop.yaml").symlink_to(repo / TARGET)
+    with open(repo / TARGET, "a", encoding="utf-8") as handle:  # edited in place: its folder unchanged
+        handle.write("# edited\n")
+    age_written(repo / "specs", repo.parent)
+    expected = uncached(repo, "--changed-since", "HEAD")
+    report = json.loads(expected[1])
+    assert (expected[0], report["scope"]["specs_total"]) == (0, len(list((repo / "specs").rglob("*.yaml"))) - 1)
+    assert "spec.duplicate-name" not in expected[1] and path.is_symlink()
+    assert check(repo, "--changed-since", "HEAD") == expected
+
+
 # ---- a checked file the snapshot does not record as a spec of its own ---------------------------------------------
 
 def _link_beside(repo: Path) -> Path:
