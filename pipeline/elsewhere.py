@@ -26,6 +26,14 @@ the check's own; a link to another spec is that spec, which the long way
 leaves out of the others). A check of the same files
 again, and one of files edited in place (a folder's entries unchanged), read
 no other spec, no index and no folder.
+
+A check of the whole catalogue keeps the snapshot too, when there is none
+(:func:`keep_whole`): from the catalogue index it has just saved, whose lines
+say each spec's name and the stat it stands for, so the first check of one
+file after it need not take the long way. And ``--changed-since`` over all
+of ``specs/`` reads its walk from the snapshot while every folder and link
+it records is unchanged (:func:`kept_walk`): those stats decide what a walk
+finds.
 """
 
 from __future__ import annotations
