@@ -10,7 +10,9 @@ does not answer): about 100 ms at 10,000 specs, most of such a check.
 What the long way finds is kept as a snapshot (:mod:`pipeline.snapshot`,
 ``snapshot-<key>`` in the cache folder, the key naming the command, the
 root and the folder report paths are relative to): the stat of each folder
-the walk entered and each link it passed over, and of each spec file, with
+the walk entered, each link it passed over and each spec that is a link
+(retargeted, it could be a spec the walk takes already), and of each spec
+file, with
 a line per spec file of the name it states (as ``show``'s name map writes
 it). The name of each spec was found under the stat recorded for it (the
 index's line, or the record, stands for that stat). A file whose mtime is
@@ -23,9 +25,9 @@ The next check answers from the snapshot when every stat it records holds
 but those of the files that check takes itself, each of which the snapshot
 must record as a spec of its own, and which must be no link (their names are
 the check's own; a link to another spec is that spec, which the long way
-leaves out of the others). A check of the same files
-again, and one of files edited in place (a folder's entries unchanged), read
-no other spec, no index and no folder.
+leaves out of the others). A check of the same files again, and one of
+files edited in place (a folder's entries unchanged), read no other spec,
+no index and no folder.
 
 A check of the whole catalogue keeps the snapshot too, when there is none
 (:func:`keep_whole`): from the catalogue index it has just saved, whose lines
