@@ -338,7 +338,8 @@ def _started(started: Path) -> List[int]:
     import time
 
     deadline = time.monotonic() + 30
-    while not started.exists() and time.monotonic() < deadline:
+    while not (started.exists() and started.read_text(encoding="utf-8").endswith("\n")) \
+            and time.monotonic() < deadline:
         time.sleep(0.02)
     return [int(line) for line in started.read_text(encoding="utf-8").split()]
 
