@@ -86,17 +86,17 @@ def names_elsewhere(repo: "SpecRepo", files: Sequence[str], cache: Optional["Res
         kept = walked.kept.answer if snapshot.holds(walked.kept.lines, taken) else None
     else:
         kept = snapshot.answer(cache.folder, key, taken)
-    if kept is not None and all(_its_own(kept, path) for path in taken):
+    if kept is not None and _its_own(kept, taken):
         return _kept_names(kept, taken, wanted)
     return _long_way(repo, taken, cache, checked, walked, key)
 
 
-def _its_own(kept: str, path: str) -> bool:
-    """Whether the snapshot's name map *kept* can leave the checked file at *path* out of the others: it has a
+def _its_own(kept: str, taken: Set[str]) -> bool:
+    """Whether the snapshot's name map *kept* can leave each checked file of *taken* out of the others: it has a
     line of its own for it, so no other spec of the map is it, and it is no link, so it is still no other
     spec (its stat, which would tell a link retargeted, is the one the snapshot does not compare). Else the
     long way leaves out what it is now: a link to another spec is that spec, no clash with it."""
-    return snapshot.names_file(kept, path) and not os.path.islink(path)
+    return snapshot.names_files(kept, taken) and not any(map(os.path.islink, taken))
 
 
 def _kept_names(kept: str, taken: Set[str], wanted: Set[str]) -> Names:

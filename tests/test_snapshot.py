@@ -481,3 +481,17 @@ def test_a_profile_removed_after_the_profiles_were_read_runs_the_command_uncache
     monkeypatch.setattr(runner, "spec_file_names", walking)
     assert expected[0] == code
     assert run(repo, *command) == expected  # the run the profiles it read decide, as --no-cache's: no traceback
+
+
+@pytest.mark.parametrize("few", [0, 8])
+def test_a_name_map_has_a_file_only_for_a_line_of_its_own(monkeypatch: pytest.MonkeyPatch, few: int) -> None:
+    # Each file searched for in the text, or all against the map's paths listed: the same answer. A path is a
+    # line's last field; a folder's name may hold a tab, so a path ending another line's is not that line's.
+    monkeypatch.setattr(snapshot, "_FEW_FILES", few)
+    names = "".join(snapshot.name_line(name, display, path) for name, display, path in [
+        ("a", "specs/a.yaml", "/r/specs/a.yaml"), (None, "specs/t\\tb.yaml", "/r/specs/t\t/r/specs/b.yaml"),
+        ("c", "specs/c.yaml", "/r/specs/c.yaml")])
+    assert snapshot.names_files(names, {"/r/specs/a.yaml", "/r/specs/c.yaml"})
+    assert snapshot.names_files(names, {"/r/specs/t\t/r/specs/b.yaml"})
+    for absent in ["/r/specs/b.yaml", "/r/specs/a.yam", "specs/a.yaml", "/r/specs", "a.yaml"]:
+        assert not snapshot.names_files(names, {"/r/specs/a.yaml", absent}), absent
