@@ -724,8 +724,11 @@ def run_result(checked: Sequence[Verdict], strict: bool,
 
 
 def _with_clash(item: Verdict, files: Sequence[str]) -> FileResult:
-    """*item*'s result with a ``spec.duplicate-name`` error naming the other files of its name."""
-    others = [file for file in files if file != item.result.file]
+    """*item*'s result with a ``spec.duplicate-name`` error naming the other files of its name (*files*, its own
+    among them once: another file may be shown under the same path, an escaped control character in its name
+    spelling it as a name holding the escape does, or a file named from stdin as a spec is)."""
+    others = list(files)
+    others.remove(item.result.file)
     problem = Problem(item.result.file, item.name_at.line, item.name_at.column, "semantic", "spec.duplicate-name",
                       Severity.ERROR, f"name {item.name!r} is also the name of {', '.join(others)}; "
                                       "each spec needs its own name (it names its resolved artifact)", ("name",))

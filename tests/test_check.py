@@ -553,6 +553,17 @@ def test_a_clash_names_the_specs_left_out_first_then_the_checked_ones(repo: Path
                          "needs its own name (it names its resolved artifact)"]})
 
 
+def test_a_clash_with_a_spec_shown_under_the_same_path_names_it(repo: Path) -> None:
+    # A control character in a file name is shown escaped, as a name holding the escape itself is: two files,
+    # one path in the report. The other is still named, not left out as if it were the file itself.
+    for name in ("a\x01.yaml", "a\\x01.yaml"):
+        (repo / "specs" / name).write_text(LLAMA, encoding="utf-8")
+    code, document = report(repo)
+    assert (code, [(f["file"], [p[4] for p in found(f)]) for f in document["files"]]) == (1, [
+        ("specs/a\\x01.yaml", ["name 'llama-x' is also the name of specs/a\\x01.yaml; each spec needs its own name (it "
+                               "names its resolved artifact)"])] * 2)
+
+
 @pytest.mark.parametrize("named", ["a.yaml", "link.yml"])
 @pytest.mark.parametrize("cache", [[], ["--no-cache"]])
 def test_a_named_spec_does_not_clash_with_a_link_to_itself(repo: Path, named: str, cache: List[str]) -> None:

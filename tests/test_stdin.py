@@ -54,3 +54,17 @@ def test_import_reads_the_config_from_stdin(tmp_path: Path) -> None:
     from_stdin = run(["import", "-", "--name", "llama-3.1-8b"], CONFIG.read_bytes(), tmp_path)
     assert from_stdin.exit_code == 0
     assert from_stdin.stdout == from_file.stdout.replace("import from llama-3.1-8b.json", "import from stdin")
+
+
+def test_check_stdin_named_as_a_spec_shown_under_that_path_names_it(tmp_path: Path, monkeypatch) -> None:
+    # From specs/, --stdin-filename specs/a/a.yaml (spelled from the root) is a new file there, and the spec
+    # at the root's specs/a/a.yaml is shown under the same path: the clash names it, not nobody.
+    (tmp_path / "specs" / "a").mkdir(parents=True)
+    (tmp_path / "specs" / "a" / "a.yaml").write_text(BAD.replace("num_attention_heads: 7", "num_attention_heads: 14"),
+                                                     encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "specs")
+    text = BAD.replace("num_attention_heads: 7", "num_attention_heads: 14").encode()
+    result = run(["check", "-", "--stdin-filename", "specs/a/a.yaml"], text, tmp_path)
+    assert (result.exit_code, result.stdout) == (1, (
+        "specs/a/a.yaml:1:7: error [spec.duplicate-name] name 'a' is also the name of specs/a/a.yaml; each spec "
+        "needs its own name (it names its resolved artifact)\n1 error, 0 warnings in 1 file (0 files clean)\n"))
