@@ -40,11 +40,12 @@ finds.
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from pipeline import snapshot
 
@@ -180,7 +181,7 @@ def _long_way(repo: "SpecRepo", taken: Set[str], cache: Optional["ResultCache"],
     now = time.time_ns()
     stated = list(cache.stated_names(pairs))
     if not linked:
-        _keep(cache.folder, key, walked, shown, dict(zip(others, stated)), checked, now)
+        _kept_by_check(cache.folder, key, walked, shown, dict(zip(others, stated)), checked, now)
     return names_of(pairs, (name for name, _ in stated))
 
 
@@ -193,46 +194,52 @@ def keep_whole(repo: "SpecRepo", cache: "ResultCache", walked: Walked, checked: 
     from pipeline.commands.options import snapshot_key  # pylint: disable=import-outside-toplevel
 
     key = snapshot_key(repo, SNAPSHOT, str(repo.report_base))
-    if snapshot.kept(cache.folder, key) or walked.taken is None or snapshot.take(sorted(walked.seen)) != walked.taken:
+    if snapshot.kept(cache.folder, key):
         return
-    by_display = {verdict.result.file: verdict.stated_name for verdict in checked}
-    lines, names = walked.taken.split("\n") if walked.taken else [], []
-    for path, display in zip(walked.files, repo.report_names(walked.files)):
+    by_display: Dict[str, Optional[str]] = {}  # the verdicts' names, found when the index first lacks a file
+
+    def known(_: str, display: str) -> Optional[Tuple[str, Optional[str]]]:
         indexed = cache.index.stated_under(display)
         if indexed is not None:
-            stat, name = indexed
-        elif display in by_display:
-            stat, name = snapshot.RACY, by_display[display]
-        else:
-            return  # a file the run shows under another name: its name is not known here
-        lines.append(f"{path}\t{stat}")
-        names.append(snapshot.name_line(name, display, path))
-    snapshot.keep_stated(cache.folder, key, lines, "".join(names))
+            return indexed
+        if not by_display:
+            by_display.update((verdict.result.file, verdict.stated_name) for verdict in checked)
+        return (snapshot.RACY, by_display[display]) if display in by_display else None
+
+    _keep(cache.folder, key, walked, repo.report_names(walked.files), known)
 
 
-def _keep(folder: Path, key: str, walked: Walked, shown: Dict[str, str],
-          stated: Dict[str, Tuple[Optional[str], Optional[os.stat_result]]], checked: Sequence["Verdict"],
-          now: int) -> None:
-    """Keep the snapshot *key* in *folder*: the stat of the folders and links the walk saw, as it was right
-    after the walk and still is, then of each file it found (shown as *shown* says) as its name was found
-    (*stated*: ``(name, stat)`` of each file the run did not check, stat'ed after *now*; a checked file is
-    racy), then the name map. Nothing is kept when a file is no regular one, or a checked file is not shown
-    as its verdict is."""
-    if walked.taken is None or snapshot.take(sorted(walked.seen)) != walked.taken:
-        return
+def _kept_by_check(folder: Path, key: str, walked: Walked, shown: Dict[str, str],
+                   stated: Dict[str, Tuple[Optional[str], Optional[os.stat_result]]], checked: Sequence["Verdict"],
+                   now: int) -> None:
+    """Keep the snapshot *key* in *folder* from what a check of a few files found: each file it did not check
+    under the stat its name was found under (*stated*: ``(name, stat)``, stat'ed after *now*), each it checked
+    racy, with its verdict's name."""
     by_display = {verdict.result.file: verdict.stated_name for verdict in checked}
-    lines, names = walked.taken.split("\n") if walked.taken else [], []
-    for path in walked.files:
-        display = shown[path]
+
+    def known(path: str, display: str) -> Optional[Tuple[str, Optional[str]]]:
         if path in stated:
             name, status = stated[path]
-            if status is None:
-                return  # no regular file: nothing a stat can stand for
-            lines.append(snapshot.stat_line(path, status, now))
-        elif display in by_display:
-            name = by_display[display]
-            lines.append(f"{path}\t{snapshot.RACY}")
-        else:
-            return  # a checked file the run shows under another name: its name is not known here
-        names.append(snapshot.name_line(name, display, path))
-    snapshot.keep_stated(folder, key, lines, "".join(names))
+            return (snapshot.recorded(status, now), name) if status is not None else None
+        return (snapshot.RACY, by_display[display]) if display in by_display else None
+
+    _keep(folder, key, walked, [shown[path] for path in walked.files], known)
+
+
+def _keep(folder: Path, key: str, walked: Walked, shown: Sequence[str],
+          known: Callable[[str, str], Optional[Tuple[str, Optional[str]]]]) -> None:
+    """Keep the snapshot *key* in *folder*: the stat of the folders and links the walk saw, as it was right
+    after the walk and still is, then of each file it found (shown as *shown* says, in order) as its name was
+    found, then the name map; written as it is made (a 30k catalogue's snapshot is 7 MB: held whole, it
+    would double a check's memory). *known* gives each ``(path, display)``'s ``(stat, name)``, or ``None``
+    when no stat can stand for it here (no regular file, a checked file shown under another name): then, or
+    for a path with a line break, nothing is kept."""
+    if walked.taken is None or snapshot.take(sorted(walked.seen)) != walked.taken:
+        return
+    if any("\n" in path or known(path, display) is None for path, display in zip(walked.files, shown)):
+        return
+    taken = walked.taken.split("\n") if walked.taken else []
+    snapshot.keep_stated(folder, key, len(taken) + len(walked.files), itertools.chain(
+        (f"{line}\n" for line in taken),
+        (f"{path}\t{known(path, display)[0]}\n" for path, display in zip(walked.files, shown)),
+        (snapshot.name_line(known(path, display)[1], display, path) for path, display in zip(walked.files, shown))))

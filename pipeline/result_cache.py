@@ -985,14 +985,14 @@ def _compacted_size(path: Path, header: str) -> Tuple[Optional[int], int]:
 
 
 def _write_compacted(path: Path, header: str, lines: Iterable[str]) -> None:
-    """Write *header* with the file's size after it, then *lines*, to *path* (:func:`_replacing`): the size is
+    """Write *header* with the file's size after it, then *lines*, to *path* (:func:`replacing`): the size is
     written in its place once the lines are.
 
     Raises:
         OSError: If it cannot be written.
     """
     start = f"{header[:-1]}\t".encode("utf-8")
-    with _replacing(path, binary=True) as handle:
+    with replacing(path, binary=True) as handle:
         handle.write(start + b"0" * _SIZE_WIDTH + b"\n")
         for line in lines:
             handle.write(line.encode("utf-8", "surrogateescape"))
@@ -1107,7 +1107,7 @@ def prepare_folder(folder: Path) -> None:
 
 
 @contextlib.contextmanager
-def _replacing(path: Path, binary: bool = False) -> Iterator[Any]:
+def replacing(path: Path, binary: bool = False) -> Iterator[Any]:
     """A handle on a temporary file beside *path*, renamed over *path* when the block ends, removed if it
     raises (no fsync: a torn file is caught by the header and the checksums, and costs only a re-check).
     Text is UTF-8 with a file name's undecodable bytes written as they were."""
@@ -1127,25 +1127,25 @@ def _replacing(path: Path, binary: bool = False) -> Iterator[Any]:
 
 
 def replace_file(path: Path, text: Iterable[str]) -> None:
-    """Write *text* (a string, or its pieces) to *path* whole or not at all (:func:`_replacing`).
+    """Write *text* (a string, or its pieces) to *path* whole or not at all (:func:`replacing`).
 
     Raises:
         OSError: If it cannot be written.
     """
-    with _replacing(path) as handle:
+    with replacing(path) as handle:
         handle.writelines([text] if isinstance(text, str) else text)
 
 
 def _replace_summed(path: Path, header: str, key: str, lines: Iterable[Tuple[str, str]]) -> None:
     """Write *header*, the :func:`line_checksum` of the body under *key*, then a line ``file TAB rest`` per pair
-    of *lines* to *path* (:func:`_replacing`): the body is summed as it is written, never held whole.
+    of *lines* to *path* (:func:`replacing`): the body is summed as it is written, never held whole.
 
     Raises:
         OSError: If it cannot be written.
     """
     summed = hashlib.blake2b(f"{key}\t".encode("utf-8", "surrogatepass"), digest_size=16)
     start = header.encode("utf-8", "surrogateescape")
-    with _replacing(path, binary=True) as handle:
+    with replacing(path, binary=True) as handle:
         handle.write(start + b"0" * 32 + b"\n")  # the checksum's place, filled in below
         for file, rest in lines:
             line = f"{file}\t{rest}\n"

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import AbstractSet, Callable, Iterable, List, Optional, Sequence, Tuple
 
-from pipeline.stamps import RACY_NS, environment_digest, fingerprint, open_regular, stat_text
+from pipeline.stamps import RACY_NS, blake2b, environment_digest, fingerprint, open_regular, stat_text
 
 #: The snapshot file's format; a file of another format is ignored.
 FORMAT = 1
@@ -200,7 +200,7 @@ def keep(folder: Path, snapshot_key: str, paths: Sequence[str], taken: Optional[
     """
     if not paths or taken is None or take(paths) != taken:
         return
-    _keep(folder, snapshot_key, len(paths), taken, text)
+    _keep(folder, snapshot_key, len(paths), (taken, "\n", text))
 
 
 #: The stat a snapshot records for a file whose mtime was within :data:`~pipeline.stamps.RACY_NS` of its
@@ -209,10 +209,10 @@ def keep(folder: Path, snapshot_key: str, paths: Sequence[str], taken: Optional[
 RACY = "?"
 
 
-def stat_line(path: str, status: os.stat_result, now: int) -> str:
-    """*path*'s stat line (as :func:`take` writes it) for *status*, its ``stat`` taken before *now* (ns), with
+def recorded(status: os.stat_result, now: int) -> str:
+    """What a stat line records (as :func:`take` writes it) for *status*, a ``stat`` taken after *now* (ns):
     :data:`RACY` for a racy file."""
-    return f"{path}\t{RACY if status.st_mtime_ns + RACY_NS > now else stat_text(status)}"
+    return RACY if status.st_mtime_ns + RACY_NS > now else stat_text(status)
 
 
 def kept(folder: Path, snapshot_key: str) -> bool:
@@ -220,19 +220,34 @@ def kept(folder: Path, snapshot_key: str) -> bool:
     return (folder / f"snapshot-{snapshot_key}").exists()
 
 
-def keep_stated(folder: Path, snapshot_key: str, lines: Sequence[str], text: str) -> None:
-    """Write the snapshot *snapshot_key* of the answer *text* to *folder*, its paths stat'ed as *lines* say
-    (:func:`take`, :func:`stat_line`): a run that found each name under the stat it records. Nothing is
-    written for no lines, or a path holding a line break; one that cannot be written is let go."""
-    if lines and not any("\n" in line for line in lines):
-        _keep(folder, snapshot_key, len(lines), "\n".join(lines), text)
+def keep_stated(folder: Path, snapshot_key: str, count: int, pieces: Iterable[str]) -> None:
+    """Write the snapshot *snapshot_key* to *folder* from *pieces*: its *count* stat lines (:func:`take`,
+    :func:`recorded`: a run that found each name under the stat it records), each with its line break, then
+    its answer; written as they come, never held whole (a 30k catalogue's is 7 MB). Nothing is written for no
+    lines; one that cannot be written is let go."""
+    if count:
+        _keep(folder, snapshot_key, count, pieces)
 
 
-def _keep(folder: Path, snapshot_key: str, count: int, taken: str, text: str) -> None:
-    rest = f"{taken}\n{text}"
-    _write(folder, folder / f"snapshot-{snapshot_key}",
-           lambda: "\t".join([HEADER, environment_digest(), snapshot_key, str(count), _text_checksum(rest)]),
-           rest)
+def _keep(folder: Path, snapshot_key: str, count: int, pieces: Iterable[str]) -> None:
+    """Write the snapshot file: its header (the checksum's place filled in once the rest is written and summed),
+    then *pieces*; whole or not at all, and what cannot be written is let go, as in :func:`_write`."""
+    from pipeline.result_cache import prepare_folder, replacing  # pylint: disable=import-outside-toplevel
+
+    start = "\t".join([HEADER, environment_digest(), snapshot_key, str(count), ""]).encode("utf-8")
+    summed = blake2b(digest_size=16)
+    try:
+        prepare_folder(folder)
+        with replacing(folder / f"snapshot-{snapshot_key}", binary=True) as handle:
+            handle.write(start + b"0" * 32 + b"\n")
+            for piece in pieces:
+                data = piece.encode("utf-8", "surrogateescape")
+                summed.update(data)
+                handle.write(data)
+            handle.seek(len(start))
+            handle.write(summed.hexdigest().encode("ascii"))
+    except (OSError, UnicodeError):
+        pass
 
 
 # ---- a map from name to file ----------------------------------------------------------------------
