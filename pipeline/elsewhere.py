@@ -231,15 +231,16 @@ def _keep(folder: Path, key: str, walked: Walked, shown: Sequence[str],
     """Keep the snapshot *key* in *folder*: the stat of the folders and links the walk saw, as it was right
     after the walk and still is, then of each file it found (shown as *shown* says, in order) as its name was
     found, then the name map; written as it is made (a 30k catalogue's snapshot is 7 MB: held whole, it
-    would double a check's memory). *known* gives each ``(path, display)``'s ``(stat, name)``, or ``None``
+    would double a check's memory), each file's ``(stat, name)`` held. *known* gives each ``(path, display)``'s ``(stat, name)``, or ``None``
     when no stat can stand for it here (no regular file, a checked file shown under another name): then, or
     for a path with a line break, nothing is kept."""
     if walked.taken is None or snapshot.take(sorted(walked.seen)) != walked.taken:
         return
-    if any("\n" in path or known(path, display) is None for path, display in zip(walked.files, shown)):
+    found = [known(path, display) if "\n" not in path else None for path, display in zip(walked.files, shown)]
+    if None in found:
         return
     taken = walked.taken.split("\n") if walked.taken else []
-    snapshot.keep_stated(folder, key, len(taken) + len(walked.files), itertools.chain(
+    snapshot.keep_stated(folder, key, len(taken) + len(found), itertools.chain(
         (f"{line}\n" for line in taken),
-        (f"{path}\t{known(path, display)[0]}\n" for path, display in zip(walked.files, shown)),
-        (snapshot.name_line(known(path, display)[1], display, path) for path, display in zip(walked.files, shown))))
+        (f"{path}\t{stat}\n" for path, (stat, _) in zip(walked.files, found)),
+        (snapshot.name_line(name, display, path) for path, display, (_, name) in zip(walked.files, shown, found))))

@@ -603,10 +603,9 @@ class CatalogueIndex:
     def stated_under(self, file: str) -> Optional[Tuple[str, Optional[str]]]:
         """``(the stat text its names line records, the name file states)`` (:func:`json_name`), when it has
         one: what the line stands for while the file has that stat."""
-        line = self._names.entries.get(file)
-        stat = line.partition("\t")[0] if line is not None else ""
-        known, name = _known_name(_standing(line, stat))
-        return (stat, name) if known else None
+        stat, _, rest = self._names.entries.get(file, "").partition("\t")
+        _, tab, known = rest.partition("\t")
+        return (stat, json_name(known)) if tab and "\t" not in known else None
 
     def learn(self, file: str, record: Record, listed: Optional[str] = None) -> None:
         """Note *record* (current, its stat the file's) as *file*'s lines, unless the index has them already.
