@@ -512,28 +512,36 @@ class _IndexTable:
         """Whether this run has lines to save."""
         return bool(self._updates)
 
-    def save(self, streamed: Optional[Callable[[], Iterator[Tuple[str, str]]]] = None,
-             replaced: AbstractSet[str] = frozenset()) -> None:
-        """Rewrite the file with what this run learnt (another run's lines kept, this run's winning); call
-        under the results' lock.
-
-        Args:
-            streamed: What a run over the whole catalogue learnt, as ``(file, rest of its line)`` pairs read
-                back from its spooled records: written as they come, never held (a cold check of 30,000 files
-                would otherwise hold every row).
-            replaced: The files *streamed* has lines for: their old lines are dropped.
+    def save(self) -> None:
+        """Rewrite the file with what this run learnt (another run's lines kept, this run's winning), if it
+        learnt anything; call under the results' lock.
 
         Raises:
             OSError: If it cannot be written.
         """
-        if not self._updates and streamed is None:
-            return
+        if self._updates:
+            with self.writing():
+                pass
+
+    @contextlib.contextmanager
+    def writing(self, replaced: AbstractSet[str] = frozenset()) -> Iterator[Callable[[str, str], None]]:
+        """Rewrite the file: the lines it holds (another run's kept, this run's winning) but those of the files
+        of *replaced*, then, within the block, a line per call of the function it gives, ``(file, rest of its
+        line)``: what a run over the whole catalogue learnt, written as it is read back from its spooled
+        records, never held (a cold check of 30,000 files would otherwise hold every row). Call under the
+        results' lock.
+
+        Raises:
+            OSError: If it cannot be written.
+        """
         same = self._read_as is not None and _file_stat(self.path) == self._read_as
         entries = self.entries if same else self._read()  # another run may have saved since this one read
         entries.update(self._updates)
-        kept = ((file, rest) for file, rest in sorted(entries.items()) if file not in replaced)
-        _replace_summed(self.path, f"{INDEX_HEADER}\t{self._stamp}\t", self._stamp,
-                        itertools.chain(kept, streamed() if streamed is not None else ()))
+        with _summed_lines(self.path, f"{INDEX_HEADER}\t{self._stamp}\t", self._stamp) as write:
+            for file, rest in sorted(entries.items()):
+                if file not in replaced:
+                    write(file, rest)
+            yield write
         self._entries, self._updates = None, {}
 
 
@@ -645,16 +653,10 @@ class CatalogueIndex:
             self._names.save()
             self._rows.save()
             return
-
-        def names() -> Iterator[Tuple[str, str]]:
-            return ((file, _index_rest(record, record.stated)) for file, record in spooled())
-
-        def rows() -> Iterator[Tuple[str, str]]:
-            return ((file, _index_rest(record, _row_line(_listed_or_unknown(record), record)))
-                    for file, record in spooled())
-
-        self._names.save(names, replaced)
-        self._rows.save(rows, replaced)
+        with self._names.writing(replaced) as names, self._rows.writing(replaced) as rows:
+            for file, record in spooled():  # read back once for both files
+                names(file, _index_rest(record, record.stated))
+                rows(file, _index_rest(record, _row_line(_listed_or_unknown(record), record)))
 
 
 def _index_rest(record: Record, known: str) -> str:
@@ -678,15 +680,16 @@ def _row_line(listed: str, record: Record) -> str:
             row_cells = list_cells(json.loads(record.row))
         except (KeyError, TypeError, ValueError):
             row_cells = None  # not a row list draws: list decodes its JSON, and says so if it must
-        if row_cells is not None and all(is_plain_cell(cell) for cell in row_cells):
+        if row_cells is not None and plain_cells(row_cells):
             cells = CELL_SEPARATOR.join(row_cells)
     return f"{listed}\t{cells}\t{record.row or '-'}"
 
 
-def is_plain_cell(cell: str) -> bool:
-    """Whether a table cell can stand in a rows line as it is printed: a string with nothing
-    :func:`~pipeline.escape.printable` would escape, and no :data:`CELL_SEPARATOR`."""
-    return type(cell) is str and first_unprintable(cell) is None and CELL_SEPARATOR not in cell
+def plain_cells(cells: Sequence[str]) -> bool:
+    """Whether table cells can stand in a rows line as they are printed: strings with nothing
+    :func:`~pipeline.escape.printable` would escape (:data:`CELL_SEPARATOR`, a control character, is such),
+    told by one search over them all."""
+    return all(type(cell) is str for cell in cells) and first_unprintable("".join(cells)) is None
 
 
 def learnable(record: Record) -> bool:
@@ -1135,9 +1138,11 @@ def replace_file(path: Path, text: Iterable[str]) -> None:
         handle.writelines([text] if isinstance(text, str) else text)
 
 
-def _replace_summed(path: Path, header: str, key: str, lines: Iterable[Tuple[str, str]]) -> None:
-    """Write *header*, the :func:`line_checksum` of the body under *key*, then a line ``file TAB rest`` per pair
-    of *lines* to *path* (:func:`replacing`): the body is summed as it is written, never held whole.
+@contextlib.contextmanager
+def _summed_lines(path: Path, header: str, key: str) -> Iterator[Callable[[str, str], None]]:
+    """Within the block, write *header*, then a line ``file TAB rest`` per call of the function it gives, to
+    *path* (:func:`replacing`); the :func:`line_checksum` of the body under *key* is written after *header*
+    as the block ends: the body is summed as it is written, never held whole.
 
     Raises:
         OSError: If it cannot be written.
@@ -1146,10 +1151,13 @@ def _replace_summed(path: Path, header: str, key: str, lines: Iterable[Tuple[str
     start = header.encode("utf-8", "surrogateescape")
     with replacing(path, binary=True) as handle:
         handle.write(start + b"0" * 32 + b"\n")  # the checksum's place, filled in below
-        for file, rest in lines:
+
+        def write(file: str, rest: str) -> None:
             line = f"{file}\t{rest}\n"
             summed.update(line.encode("utf-8", "surrogatepass"))
             handle.write(line.encode("utf-8", "surrogateescape"))
+
+        yield write
         handle.seek(len(start))
         handle.write(summed.hexdigest().encode("ascii"))
 

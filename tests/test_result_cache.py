@@ -605,7 +605,7 @@ def test_list_draws_a_row_the_index_has_no_cells_for_from_its_json(tmp_path: Pat
     repo = _clean_repo(tmp_path / "repo")
     expected = list_(repo, "--no-cache")
     with monkeypatch.context() as patched:
-        patched.setattr(result_cache, "is_plain_cell", lambda cell: False)
+        patched.setattr(result_cache, "plain_cells", lambda cells: False)
         check(repo)
     rows = (repo / ".modelspec_cache" / result_cache.ROWS_FILE).read_text(encoding="utf-8").splitlines()[1:]
     assert len(rows) == 32 and all(line.split("\t")[3:5] == ["1", "-"] for line in rows)
