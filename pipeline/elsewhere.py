@@ -61,6 +61,14 @@ SNAPSHOT = "check names"
 Names = Dict[str, List[Tuple[str, str]]]
 
 
+def _snapshot_key(repo: "SpecRepo") -> str:
+    """The key of the repository's snapshot of the catalogue's names (:func:`pipeline.commands.options.snapshot_key`):
+    it names the folder report paths are relative to, which its displays are."""
+    from pipeline.commands.options import snapshot_key  # pylint: disable=import-outside-toplevel
+
+    return snapshot_key(repo, SNAPSHOT, str(repo.report_base))
+
+
 def names_elsewhere(repo: "SpecRepo", files: Sequence[str], cache: Optional["ResultCache"],
                     checked: Sequence["Verdict"], walked: Optional["Walked"] = None) -> Names:
     """The names the repository's specs this run leaves out state (:func:`pipeline.runner.spec_names`), for
@@ -74,13 +82,11 @@ def names_elsewhere(repo: "SpecRepo", files: Sequence[str], cache: Optional["Res
         checked: The run's verdicts.
         walked: The run's walk of ``specs/`` (:func:`walk`), when it walked all of it.
     """
-    from pipeline.commands.options import snapshot_key  # pylint: disable=import-outside-toplevel
-
     if not repo.specs.is_dir():
         return {}
     taken = {os.path.abspath(path) for path in files}
     wanted = {verdict.name.casefold() for verdict in checked if verdict.name is not None}
-    key = snapshot_key(repo, SNAPSHOT, str(repo.report_base))
+    key = _snapshot_key(repo)
     if cache is None:
         kept = None
     elif walked is not None and walked.kept is not None:  # read already, its folders' stats checked
@@ -141,11 +147,9 @@ def kept_walk(repo: "SpecRepo", folder: Path) -> Optional[Walked]:
     the walk would find the files the snapshot lists, in its order. ``None`` when there is none such (or
     ``specs/`` is spelled relative: the snapshot's paths are absolute).
     """
-    from pipeline.commands.options import snapshot_key  # pylint: disable=import-outside-toplevel
-
     if os.path.abspath(repo.specs) != str(repo.specs):
         return None
-    kept = snapshot.load(folder, snapshot_key(repo, SNAPSHOT, str(repo.report_base)))
+    kept = snapshot.load(folder, _snapshot_key(repo))
     if kept is None:
         return None
     files = [line.split("\t", 3)[3] for line in kept.answer.split("\n")[:-1]]  # the name map's paths, in order
@@ -173,15 +177,15 @@ def _long_way(repo: "SpecRepo", taken: Set[str], cache: Optional["ResultCache"],
         walked = walk([path for path, _ in found], seen)
         linked = {path for path, real in found if path not in taken and real in named}
     every = walked.files
-    others = [path for path in every if path not in taken and path not in linked]
-    shown = dict(zip(every, repo.report_names(every)))
-    pairs = [(path, shown[path]) for path in others]
+    shown = repo.report_names(every)
+    pairs = [(path, display) for path, display in zip(every, shown) if path not in taken and path not in linked]
     if cache is None:
         return spec_names(pairs)
     now = time.time_ns()
     stated = list(cache.stated_names(pairs))
     if not linked:
-        _kept_by_check(cache.folder, key, walked, shown, dict(zip(others, stated)), checked, now)
+        _kept_by_check(cache.folder, key, walked, shown, {path: found for (path, _), found in zip(pairs, stated)},
+                       checked, now)
     return names_of(pairs, (name for name, _ in stated))
 
 
@@ -191,9 +195,7 @@ def keep_whole(repo: "SpecRepo", cache: "ResultCache", walked: Walked, checked: 
     learnt in its racy window, racy with its verdict's name), so that the first check of a few files after it
     need not take the long way. A snapshot kept already is let be: checking it would cost a stat per file.
     """
-    from pipeline.commands.options import snapshot_key  # pylint: disable=import-outside-toplevel
-
-    key = snapshot_key(repo, SNAPSHOT, str(repo.report_base))
+    key = _snapshot_key(repo)
     if snapshot.kept(cache.folder, key):
         return
     by_display: Dict[str, Optional[str]] = {}  # the verdicts' names, found when the index first lacks a file
@@ -209,7 +211,7 @@ def keep_whole(repo: "SpecRepo", cache: "ResultCache", walked: Walked, checked: 
     _keep(cache.folder, key, walked, repo.report_names(walked.files), known)
 
 
-def _kept_by_check(folder: Path, key: str, walked: Walked, shown: Dict[str, str],
+def _kept_by_check(folder: Path, key: str, walked: Walked, shown: Sequence[str],
                    stated: Dict[str, Tuple[Optional[str], Optional[os.stat_result]]], checked: Sequence["Verdict"],
                    now: int) -> None:
     """Keep the snapshot *key* in *folder* from what a check of a few files found: each file it did not check
@@ -223,17 +225,16 @@ def _kept_by_check(folder: Path, key: str, walked: Walked, shown: Dict[str, str]
             return (snapshot.recorded(status, now), name) if status is not None else None
         return (snapshot.RACY, by_display[display]) if display in by_display else None
 
-    _keep(folder, key, walked, [shown[path] for path in walked.files], known)
+    _keep(folder, key, walked, shown, known)
 
 
 def _keep(folder: Path, key: str, walked: Walked, shown: Sequence[str],
           known: Callable[[str, str], Optional[Tuple[str, Optional[str]]]]) -> None:
     """Keep the snapshot *key* in *folder*: the stat of the folders and links the walk saw, as it was right
     after the walk and still is, then of each file it found (shown as *shown* says, in order) as its name was
-    found, then the name map; written as it is made (a 30k catalogue's snapshot is 7 MB: held whole, it
-    would double a check's memory), each file's ``(stat, name)`` held. *known* gives each ``(path, display)``'s ``(stat, name)``, or ``None``
-    when no stat can stand for it here (no regular file, a checked file shown under another name): then, or
-    for a path with a line break, nothing is kept."""
+    found, then the name map, written as it is made (:func:`pipeline.snapshot.keep_stated`). *known* gives
+    each ``(path, display)``'s ``(stat, name)``, or ``None`` when no stat can stand for it here (no regular
+    file, a checked file shown under another name): then, or for a path with a line break, nothing is kept."""
     if walked.taken is None or snapshot.take(sorted(walked.seen)) != walked.taken:
         return
     found = [known(path, display) if "\n" not in path else None for path, display in zip(walked.files, shown)]

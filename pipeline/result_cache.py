@@ -908,15 +908,7 @@ class ResultCache:
             prepare_folder(self.folder)
             with filelock.FileLock(str(self.folder / LOCK_FILE), timeout=30):
                 if self._new:
-                    self._spool.flush()
-                    compacted, size = _compacted_size(path, self.header)
-                    if compacted is not None and size + os.fstat(self._spool.fileno()).st_size <= \
-                            2 * compacted + _SLACK_BYTES:
-                        _append(path, self._spooled())
-                    else:
-                        read_as, lines = self._read if self._read is not None else (None, {})
-                        same = read_as is not None and _file_stat(path) == read_as
-                        _write_compacted(path, self.header, self._merged(lines if same else _read_lines(path, self.header)))
+                    self._append_or_compact(path)
                 if self._index is not None:
                     if self._learning and self._spool is not None:  # every record this run read, streamed
                         self._index.save(self._spooled_records, self._new)
@@ -930,6 +922,22 @@ class ResultCache:
                 self._spool.close()
             self._spool = None
         return None
+
+    def _append_or_compact(self, path: Path) -> None:
+        """Append this run's lines to the results file at *path*, or compact it with them when appending would
+        make it more than twice its compacted size plus :data:`_SLACK_BYTES` (see :meth:`save`); under the lock.
+
+        Raises:
+            OSError: If it cannot be written.
+        """
+        self._spool.flush()
+        compacted, size = _compacted_size(path, self.header)
+        if compacted is not None and size + os.fstat(self._spool.fileno()).st_size <= 2 * compacted + _SLACK_BYTES:
+            _append(path, self._spooled())
+            return
+        read_as, lines = self._read if self._read is not None else (None, {})
+        current = lines if read_as is not None and _file_stat(path) == read_as else _read_lines(path, self.header)
+        _write_compacted(path, self.header, self._merged(current))
 
     def _merged(self, current: Mapping[str, str]) -> Iterator[str]:
         """The lines of the merged file: the valid lines of *current* this run does not replace (a damaged line

@@ -49,7 +49,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AbstractSet, Callable, Iterable, List, Optional, Sequence, Tuple
+from typing import AbstractSet, Iterable, List, Optional, Sequence, Tuple
 
 from pipeline.stamps import RACY_NS, blake2b, environment_digest, fingerprint, open_regular, stat_text
 
@@ -230,24 +230,10 @@ def keep_stated(folder: Path, snapshot_key: str, count: int, pieces: Iterable[st
 
 
 def _keep(folder: Path, snapshot_key: str, count: int, pieces: Iterable[str]) -> None:
-    """Write the snapshot file: its header (the checksum's place filled in once the rest is written and summed),
-    then *pieces*; whole or not at all, and what cannot be written is let go, as in :func:`_write`."""
-    from pipeline.result_cache import prepare_folder, replacing  # pylint: disable=import-outside-toplevel
-
-    start = "\t".join([HEADER, environment_digest(), snapshot_key, str(count), ""]).encode("utf-8")
-    summed = blake2b(digest_size=16)
-    try:
-        prepare_folder(folder)
-        with replacing(folder / f"snapshot-{snapshot_key}", binary=True) as handle:
-            handle.write(start + b"0" * 32 + b"\n")
-            for piece in pieces:
-                data = piece.encode("utf-8", "surrogateescape")
-                summed.update(data)
-                handle.write(data)
-            handle.seek(len(start))
-            handle.write(summed.hexdigest().encode("ascii"))
-    except (OSError, UnicodeError):
-        pass
+    """Write the snapshot file of *pieces*, its header naming the format, the environment, *snapshot_key* and
+    the *count* of its stat lines (:func:`_write`)."""
+    _write(folder, folder / f"snapshot-{snapshot_key}",
+           "\t".join([HEADER, environment_digest(), snapshot_key, str(count), ""]), pieces)
 
 
 # ---- a map from name to file ----------------------------------------------------------------------
@@ -345,28 +331,32 @@ def kept_view(folder: Path, display: str, view: str) -> Optional[str]:
 def keep_view(folder: Path, display: str, view: str, text: str) -> None:
     """Keep the view JSON *text*, of key *view*, for the spec shown as *display* (one file per spec, the last
     view kept); one that cannot be written is let go."""
-    _write(folder, _view_file(folder, display), lambda: f"{VIEW_HEADER}\t{view}\t{_text_checksum(text)}", text)
+    _write(folder, _view_file(folder, display), f"{VIEW_HEADER}\t{view}\t", (text,))
 
 
-def _write(folder: Path, path: Path, header: Callable[[], str], body: str) -> None:
-    """Write *header()*, a line break and *body* to *path* in the cache folder *folder*, whole or not at all
-    (:func:`pipeline.result_cache.replace_file`); what cannot be written (or encoded) is let go, as a cache's
-    loss costs only the long way next time."""
-    from pipeline.result_cache import prepare_folder, replace_file  # pylint: disable=import-outside-toplevel
+def _write(folder: Path, path: Path, start: str, pieces: Iterable[str]) -> None:
+    """Write *start*, the BLAKE2b (:func:`~pipeline.stamps.fingerprint`) of all that follows its line break, the
+    line break, then *pieces*, to *path* in the cache folder *folder*: as they come, summed as written (a 30k
+    catalogue's snapshot is 7 MB: held whole, it would double a check's memory), the sum filled in its place
+    last; whole or not at all (:func:`pipeline.result_cache.replacing`). What cannot be written (or encoded)
+    is let go: a cache's loss costs only the long way next time."""
+    from pipeline.result_cache import prepare_folder, replacing  # pylint: disable=import-outside-toplevel
 
+    head, summed = start.encode("utf-8", "surrogateescape"), blake2b(digest_size=16)
     try:
         prepare_folder(folder)
         path.parent.mkdir(exist_ok=True)
-        replace_file(path, f"{header()}\n{body}")
+        with replacing(path, binary=True) as handle:
+            handle.write(head + b"0" * 32 + b"\n")
+            for piece in pieces:
+                data = piece.encode("utf-8", "surrogateescape")
+                summed.update(data)
+                handle.write(data)
+            handle.seek(len(head))
+            handle.write(summed.hexdigest().encode("ascii"))
     except (OSError, UnicodeError):
         pass
 
 
 def _view_file(folder: Path, display: str) -> Path:
     return folder / "views" / key("view file", display)
-
-
-def _text_checksum(text: str) -> str:
-    """:func:`~pipeline.stamps.fingerprint` of *text* as it is written (UTF-8, a file name's undecodable bytes
-    as they were)."""
-    return fingerprint(text.encode("utf-8", "surrogateescape"))
