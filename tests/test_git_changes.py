@@ -374,8 +374,9 @@ def test_a_check_interrupted_while_git_runs_leaves_no_git_running(repo: Path, tm
         pids = _started(started)
         process.send_signal(signal.SIGINT)
         stdout, stderr = process.communicate(timeout=30)
-    finally:
+    finally:  # a check that did not end is ended and waited for: no other test sees its process
         process.kill()
+        process.communicate()
     assert (process.returncode, stdout, stderr) == (1, "", "\nAborted!\n")
     assert _ended(pids) == []
 
