@@ -142,16 +142,23 @@ def unknown_selector(selector: str, codes: Sequence[str]) -> Optional[str]:
 
 def find_config(root: Path, top: Path) -> Optional[Path]:
     """The configuration file for the spec repository at *root*: the nearest from *root* up to *top*."""
-    root = root.resolve()
-    top = top.resolve()
+    for candidate in config_candidates(root, top):
+        if candidate.is_file() and (candidate.name != "pyproject.toml" or _has_table(candidate)):
+            return candidate
+    return None
+
+
+def config_candidates(root: Path, top: Path) -> List[Path]:
+    """Every path :func:`find_config` may take, in the order it tries them: :data:`CONFIG_FILES` in each folder
+    from *root* up to *top* (both resolved; every folder above *root* when *top* is not one of them). What
+    decides the configuration, for a snapshot of a check's answer to stat (:mod:`pipeline.kept_check`)."""
+    root, top = root.resolve(), top.resolve()
+    candidates = []
     for folder in (root, *root.parents):
-        for name in CONFIG_FILES:
-            candidate = folder / name
-            if candidate.is_file() and (name != "pyproject.toml" or _has_table(candidate)):
-                return candidate
+        candidates += [folder / name for name in CONFIG_FILES]
         if folder == top:
             break
-    return None
+    return candidates
 
 
 def _has_table(pyproject: Path) -> bool:

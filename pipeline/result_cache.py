@@ -71,6 +71,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Op
 from pipeline.escape import first_unprintable
 from pipeline.problems import PASSES, FileResult, InlineIgnore, Location, Outcome, Problem, Severity
 from pipeline.runner import Verdict, read_spec_bytes, shared_outcomes, stated_name_of
+from pipeline.snapshot import RACY
 from pipeline.stamps import RACY_NS, content_digest, environment_digest, open_regular, stat_text
 
 #: The format of the ``results`` file; another format's file is ignored whole.
@@ -693,10 +694,16 @@ def plain_cells(cells: Sequence[str]) -> bool:
 
 
 def learnable(record: Record) -> bool:
-    """Whether *record* may become an index line: its file's mtime is over :data:`RACY_NS` older than its
-    reading (a record read in the tick its file was written would never stand for the file)."""
-    mtime = record.stat.split(":")[1]
-    return mtime.isdigit() and int(mtime) + RACY_NS <= record.read_ns
+    """Whether *record* may become an index line: :func:`settled`."""
+    return settled(record.stat, record.read_ns)
+
+
+def settled(stat: str, read_ns: int) -> bool:
+    """Whether a record of *stat* read at *read_ns* stands for its file's bytes: the file's mtime is over
+    :data:`RACY_NS` older than the reading (a record read in the tick its file was written would never stand
+    for the file)."""
+    mtime = stat.split(":")[1]
+    return mtime.isdigit() and int(mtime) + RACY_NS <= read_ns
 
 
 def _listed_or_unknown(record: Record) -> str:
@@ -744,6 +751,7 @@ class ResultCache:
         self._searched: Dict[str, Optional[str]] = {}  # the lines found by a search, before the file is read
         self._many = False  # a run about to look up many files (expect_lookups): the file is read at once
         self._new: set = set()  # the files this run has new lines for; the lines wait in a spool file
+        self._stood: Dict[str, str] = {}  # each file's stat its record this run reused or made stands for
         self._spool: Optional[Any] = None
 
     @property
@@ -793,7 +801,15 @@ class ResultCache:
                 self.index.learn(file, record, listed(record))
         except (KeyError, TypeError, ValueError, IndexError):
             return None
+        self._stood[file] = record.stat
         return verdict
+
+    def stood_for(self, file: str) -> Optional[str]:
+        """The :func:`~pipeline.stamps.stat_text` under which the record this run reused (:meth:`reuse`) or made
+        (:meth:`add_checked`) for *file* stands for the file's bytes; :data:`~pipeline.snapshot.RACY` for a record made in the file's racy
+        window (it stands for no stat); ``None`` when the run has no record of it (a file that is no regular
+        file, or one a worker found current and so did not send)."""
+        return self._stood.get(file)
 
     def record(self, file: str) -> Optional[Record]:
         """The valid record of *file* (see :func:`parse_record`), or ``None``."""
@@ -868,6 +884,12 @@ class ResultCache:
             record = self._line_record(line)
             if record is not None:
                 self._index.learn(file, record, _listed_or_unknown(record) if with_row else None)
+
+    def add_checked(self, file: str, line: str, with_row: bool = False) -> None:
+        """:meth:`add` the record *line* of a file this run checked, and note the stat it stands for
+        (:meth:`stood_for`)."""
+        self.add(file, line, with_row)
+        self._stood[file] = _stands_for(line)
 
     def _line_record(self, line: str) -> Optional[Record]:
         """The record of a line this run wrote, when it is of this environment."""
@@ -953,6 +975,13 @@ class ResultCache:
         """This run's new lines, as spooled."""
         self._spool.seek(0)
         yield from self._spool
+
+
+def _stands_for(line: str) -> str:
+    """The stat a new cache *line* (:meth:`Record.to_line`) stands for: its record's, unless it is not
+    :func:`settled` (:data:`~pipeline.snapshot.RACY`)."""
+    _, _, stat, read_ns, _ = line.split("\t", 4)
+    return stat if settled(stat, int(read_ns)) else RACY
 
 
 def _file_stat(path: Path) -> Optional[str]:

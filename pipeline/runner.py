@@ -629,7 +629,7 @@ def verdicts(files: Sequence[Tuple[Path, str]], profiles: OpProfiles, jobs: Opti
                                      folder):
         found.append(verdict)
         if line is not None and cache is not None:
-            cache.add(verdict.result.file, line, with_rows)
+            cache.add_checked(verdict.result.file, line, with_rows)
     return sorted(found, key=lambda item: item.result.file)
 
 

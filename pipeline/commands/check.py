@@ -93,8 +93,10 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
 
     A file's result is cached (.modelspec_cache/ at the repository's root,
     or $MODELSPEC_CACHE_DIR) and reused, with the same report, while its
-    bytes, path, op profiles, the schemas and modelspec are unchanged;
-    --no-cache checks every file afresh.
+    bytes, path, op profiles, the schemas and modelspec are unchanged; a
+    check of all of specs/ keeps its reports, and gives them again while no
+    spec, folder, profile or configuration file has changed; --no-cache
+    checks every file afresh.
 
     \b
     Examples:
@@ -113,16 +115,22 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     a broken op profile, a report that could not be written, or an internal
     error.
     """
-    from pipeline.problems import LazyCodes
     from pipeline.repo import find_repo
-    import dataclasses
-
-    from pipeline.problems import Scope
-    from pipeline.runner import run_result
-    from pipeline.suppress import suppress
 
     repo = find_repo(root)
     stdin = "-" in map(str, paths)
+    use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+    # All of specs/ as it stands: answered from the snapshot of the last such check while nothing it came from
+    # has changed (pipeline.kept_check); else its sources are stat'ed before the configuration or a profile is read.
+    answer_at = _answer_key(repo, fmt, outputs, strict, select, ignore, quiet, use_color) \
+        if not paths and changed_since is None and not fix and not no_cache and not excludes else None
+    before = _answer_or_sources(repo, answer_at, outputs) if answer_at is not None else None
+    import dataclasses
+
+    from pipeline.problems import LazyCodes, Scope
+    from pipeline.runner import run_result
+    from pipeline.suppress import suppress
+
     asked = None
     if changed_since is not None and not stdin:  # git answers while the catalogue is walked
         from pipeline.commands.git_options import ask_changes
@@ -184,23 +192,59 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
             break
         fixed, fixed_files = fixed + count, fixed_files | changed
         result = run_checks()
-    save_cache(cache, quiet)
+    saved = save_cache(cache, quiet)
     if everything and cache is not None and walked is not None and not fix:
         keep_whole(repo, cache, walked, verdicts)
     if fix and not quiet:
         from pipeline.fix import summary
 
         echo(summary(fixed, len(fixed_files), len(result.problems)), err=True)
-    use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     source_root = repo.report_base.as_uri().rstrip("/") + "/"
     from pipeline.reporters.summary import shown
 
     capped = shown(result)  # every format shows the same capped problems, and the count of the rest
-    report = _render(fmt, capped, codes, color=use_color, quiet=quiet, source_root=source_root)
-    written = [_print(report)] + [_write(out_path, _render(out_fmt, capped, codes, color=False, quiet=False,
-                                                           source_root=source_root))
-                                  for out_fmt, out_path in outputs]
-    raise SystemExit(result.exit_code if all(written) else 2)
+    from pipeline.kept_check import Answer, keep_answer
+
+    answer = Answer(result.exit_code, _render(fmt, capped, codes, color=use_color, quiet=quiet,
+                                              source_root=source_root),
+                    tuple(_render(out_fmt, capped, codes, color=False, quiet=False, source_root=source_root)
+                          for out_fmt, _ in outputs))
+    code = _answered(answer, outputs)
+    if before is not None and everything and saved and walked is not None:
+        keep_answer(cache.folder, answer_at, before, walked, cache, [display for _, display in pairs], answer)
+    raise SystemExit(code)
+
+
+def _answer_key(repo, fmt: str, outputs: List[Tuple[str, Path]], strict: Optional[bool], select: Tuple[str, ...],
+                ignore: Tuple[str, ...], quiet: bool, color: bool) -> str:
+    """The key of the snapshot of this check's answer (:func:`pipeline.kept_check.answer_key`): every option
+    that shapes its reports."""
+    from pipeline.kept_check import answer_key
+
+    return answer_key(repo, [fmt, [[out_fmt, str(path)] for out_fmt, path in outputs], strict, list(select),
+                             list(ignore), quiet, color])
+
+
+def _answer_or_sources(repo, key: str, outputs: List[Tuple[str, Path]]):
+    """End the run with the answer the snapshot *key* keeps (:func:`pipeline.kept_check.kept_answer`), when it
+    holds; else the answer's sources (:func:`pipeline.kept_check.sources`) and their stat lines, taken now."""
+    from pipeline import kept_check, snapshot
+    from pipeline.stamps import cache_folder
+
+    kept = kept_check.kept_answer(cache_folder(repo.root), key)
+    if kept is not None:
+        _refuse_outputs(outputs, [*map(Path, kept.specs), *repo_folders(repo)])
+        raise SystemExit(_answered(kept, outputs))
+    paths = kept_check.sources(repo)
+    return paths, snapshot.take(paths)
+
+
+def _answered(answer, outputs: List[Tuple[str, Path]]) -> int:
+    """Print *answer*'s report and write its ``--output`` reports; the run's exit code (2 when a report could
+    not be written)."""
+    written = [_print(answer.report)] + [_write(out_path, text)
+                                         for (_, out_path), text in zip(outputs, answer.outputs)]
+    return answer.exit_code if all(written) else 2
 
 
 def repo_folders(repo) -> List[Path]:

@@ -15,15 +15,16 @@ import contextlib
 import os
 import posixpath
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import click
 
 from pipeline.escape import printable
 from pipeline.output import echo
 
-from pipeline.op_profiles import OpProfiles
-from pipeline.repo import SpecRepo
+if TYPE_CHECKING:
+    from pipeline.op_profiles import OpProfiles
+    from pipeline.repo import SpecRepo
 
 changed_since_option = click.option(
     "--changed-since", metavar="REF", default=None,

@@ -223,14 +223,16 @@ def open_cache(repo, profiles, use: bool):
     return ResultCache(cache_folder(repo.root), keys)
 
 
-def save_cache(cache, quiet: bool = False) -> None:
-    """Write the run's new records; if that fails, say so on stderr (unless *quiet*) and go on."""
+def save_cache(cache, quiet: bool = False) -> bool:
+    """Write the run's new records; if that fails, say so on stderr (unless *quiet*) and go on. Whether they
+    were written (``False`` for no cache)."""
     if cache is None:
-        return
+        return False
     problem = cache.save()
     if problem is not None and not quiet:
         echo(f"modelspec: cannot write the result cache in {cache.folder}: {problem}; the results are right, "
              "the next run checks again (--no-cache, or MODELSPEC_CACHE_DIR=<folder>, to move it)", err=True)
+    return problem is None
 
 
 #: A command over more files than this shows a progress bar on an interactive stderr.
