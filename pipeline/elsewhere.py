@@ -183,7 +183,7 @@ def _long_way(repo: "SpecRepo", taken: Set[str], cache: Optional["ResultCache"],
         return spec_names(pairs)
     now = time.time_ns()
     stated = list(cache.stated_names(pairs))
-    if not linked:
+    if not linked and repo.spelled_real:
         _kept_by_check(cache.folder, key, walked, shown, {path: found for (path, _), found in zip(pairs, stated)},
                        checked, now)
     return names_of(pairs, (name for name, _ in stated))
@@ -196,7 +196,7 @@ def keep_whole(repo: "SpecRepo", cache: "ResultCache", walked: Walked, checked: 
     need not take the long way. A snapshot kept already is let be: checking it would cost a stat per file.
     """
     key = _snapshot_key(repo)
-    if snapshot.kept(cache.folder, key):
+    if not repo.spelled_real or snapshot.kept(cache.folder, key):
         return
     by_display: Dict[str, Optional[str]] = {}  # the verdicts' names, found when the index first lacks a file
 

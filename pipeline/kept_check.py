@@ -1,7 +1,8 @@
 """The answer of a check of the whole catalogue, given back while nothing it came from has changed.
 
 ``modelspec check`` over all of ``specs/`` (no files named, no
-``--changed-since``, no ``--fix``, no ``specs`` or ``exclude`` configured)
+``--changed-since``, no ``--fix``, no ``specs`` or ``exclude`` configured,
+the root spelled as its real path: :attr:`pipeline.repo.SpecRepo.spelled_real`)
 answers from every spec, the configuration and the op profiles. Run again
 on an unchanged tree, its answer is the same: the same reports, byte for
 byte, the same exit code. The result cache makes that run cheap, but it

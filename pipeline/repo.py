@@ -66,6 +66,15 @@ class SpecRepo:
         """The root with its symlinks resolved (once: :meth:`display` runs per file)."""
         return self.root.resolve()
 
+    @functools.cached_property
+    def spelled_real(self) -> bool:
+        """Whether the root is spelled as its real path, with no symbolic link on the way (``--root`` a link, or
+        in a linked folder). Only then are the names reports give the specs their own paths under the root
+        (:meth:`report_name`, :meth:`pipeline.config.Config.relative`); under a linked root they are the real
+        paths of the files, which a link outside ``specs/`` on the way to one decides, and a link or a folder
+        renamed there changes no ``stat`` a catalogue snapshot (:mod:`pipeline.snapshot`) records: none is kept."""
+        return os.path.abspath(self.root) == str(self._resolved_root)
+
     def display(self, path: "Path | str") -> str:
         """*path* relative to the root when inside it (a symlink under the root by its own name), forward
         slashes, printable (an undecodable byte of a file name shown as ``\\xff``)."""

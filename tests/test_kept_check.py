@@ -273,3 +273,61 @@ def test_a_check_of_named_files_or_changes_never_reads_or_keeps_an_answer(repo: 
     check(repo, "--exclude", "specs/llama/*")
     check(repo, "--no-cache")
     assert answers == [] and not kept_answer_file(repo).exists()
+
+
+def _root_linked(tmp_path: Path, repo: Path) -> Path:
+    (tmp_path / "linked").symlink_to(repo)
+    return tmp_path / "linked"
+
+
+def _folder_above_linked(tmp_path: Path, repo: Path) -> Path:
+    (tmp_path / "above").symlink_to(repo.parent)
+    return tmp_path / "above" / repo.name
+
+
+def _relative_through_a_link(tmp_path: Path, repo: Path) -> Path:
+    (tmp_path / "linked").symlink_to(repo)
+    os.chdir(tmp_path)  # the test's current folder (monkeypatch.chdir in the test puts it back)
+    return Path("linked")
+
+
+LINKED_ROOTS = [_root_linked, _folder_above_linked, _relative_through_a_link]
+#: Each command whose answer a catalogue snapshot keeps (a check of one file reads the names snapshot): its
+#: report names a vendored spec (a link under specs/ to a file outside it) by its real path when the root is linked.
+NAMING_COMMANDS = [*(("check", "--format", fmt) for fmt in FORMATS), ("list", "--format", "json"),
+                   ("show", "vendored")]
+
+
+@pytest.mark.parametrize("spelled", LINKED_ROOTS, ids=[spelled.__name__.strip("_") for spelled in LINKED_ROOTS])
+def test_a_root_spelled_through_a_link_keeps_no_snapshot_of_the_real_paths_its_reports_name(
+        tmp_path: Path, repo: Path, spelled, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole class: under a linked root a spec's report name is its real path, which a folder renamed (and
+    linked back) outside specs/ changes without changing any stat a snapshot records; check, list, show and
+    the names a check of a few files reads are then as --no-cache answers them, never a kept answer."""
+    monkeypatch.chdir(tmp_path)
+    vendor = repo / "vendor" / "x"
+    vendor.mkdir(parents=True)
+    text = (repo / TARGET).read_text(encoding="utf-8").replace("name: llama-3.1-8b", "name: vendored")
+    (vendor / "a.yaml").write_text(text + "head_dim: null\n", encoding="utf-8")  # a warning every report names
+    (repo / "specs" / "vendored.yaml").symlink_to("../vendor/x/a.yaml")
+    (repo / "specs" / "llama" / "llama-3.1-8b.yaml").write_text(  # states the vendored name: a duplicate
+        (repo / TARGET).read_text(encoding="utf-8").replace("name: llama-3.1-8b", "name: vendored"),
+        encoding="utf-8")
+    age(repo)
+    root = spelled(tmp_path, repo)
+    commands = [*NAMING_COMMANDS, ("check", "--format", "json", str(root / TARGET))]
+
+    def answered(command: Tuple[str, ...], *args: str) -> Tuple[int, str, str]:
+        result = CliRunner().invoke(main, [*command, "--root", str(root), *args], catch_exceptions=False)
+        return result.exit_code, result.stdout, result.stderr
+
+    for command in commands:
+        answered(command)
+        answered(command)
+    (repo / "vendor" / "x").rename(repo / "vendor" / "y")  # the same file, under another real path
+    (repo / "vendor" / "x").symlink_to("y")
+    age_written(repo)
+    for command in commands:
+        expected = answered(command, "--no-cache")
+        assert "vendor/y/a.yaml" in expected[1] + expected[2] and "vendor/x/" not in expected[1] + expected[2]
+        assert answered(command) == expected, command

@@ -123,7 +123,8 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     # All of specs/ as it stands: answered from the snapshot of the last such check while nothing it came from
     # has changed (pipeline.kept_check); else its sources are stat'ed before the configuration or a profile is read.
     answer_at = _answer_key(repo, fmt, outputs, strict, select, ignore, quiet, use_color) \
-        if not paths and changed_since is None and not fix and not no_cache and not excludes else None
+        if not paths and changed_since is None and not fix and not no_cache and not excludes \
+        and repo.spelled_real else None
     before = _answer_or_sources(repo, answer_at, outputs) if answer_at is not None else None
     import dataclasses
 

@@ -100,7 +100,7 @@ def walk_catalogue(repo: "SpecRepo", no_cache: bool) -> WalkedCatalogue:
     # Each source is stat'ed before what it stands for is read: the profiles before they are loaded, the
     # folders and specs the walk finds (it reads no spec) after the walk.
     chosen = snapshot.profiles_chosen(repo.profiles, repo.profiles_chosen_by)
-    taken = snapshot.take(chosen) if not no_cache else None
+    taken = snapshot.take(chosen) if not no_cache and repo.spelled_real else None
     profiles = run_profiles(repo, not no_cache)
     watched: Set[str] = set()
     try:
