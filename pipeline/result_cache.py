@@ -75,7 +75,7 @@ from pipeline.snapshot import RACY
 from pipeline.stamps import RACY_NS, content_digest, environment_digest, open_regular, stat_text
 
 #: The format of the ``results`` file; another format's file is ignored whole.
-FORMAT = 2
+FORMAT = 3
 HEADER = f"modelspec result cache, format {FORMAT}\n"
 
 RESULTS_FILE = "results"
@@ -166,10 +166,12 @@ class RecordingProfiles(Mapping):
 
 # ---- records --------------------------------------------------------------------------------
 
-def encode_verdict(verdict: Verdict, row: Optional[Dict[str, Any]]) -> Optional[Tuple[str, str, str]]:
-    """*verdict* as three JSON texts: its result's outcomes, problems and inline ignores (the same text for
+def encode_verdict(verdict: Verdict, row: Optional[Dict[str, Any]]) -> Optional[Tuple[str, str, str, str]]:
+    """*verdict* as four texts: its result's outcomes, problems and inline ignores as JSON (the same text for
     every clean file, so decoding it is done once a run: :func:`_decoded_core`), its name and where the file
-    states it, and its ``list`` *row*; ``None`` when it cannot be kept exactly (a problem about another file)."""
+    states it, its ``list`` *row* as JSON, and that row's :func:`row_cells` (drawn where the file is checked, a
+    worker process of a large run, not where the catalogue index is written); ``None`` when it cannot be kept
+    exactly (a problem about another file)."""
     result = verdict.result
     if any(problem.file != result.file for problem in result.problems):
         return None
@@ -180,12 +182,18 @@ def encode_verdict(verdict: Verdict, row: Optional[Dict[str, Any]]) -> Optional[
         "i": [[ignore.line, ignore.column, list(ignore.codes)] for ignore in result.ignores],
     }
     named = f"{verdict.name_at.line}:{verdict.name_at.column}:{json_text(verdict.name)}"
-    return json_text(core), named, json_text(row)
+    row_text = json_text(row)
+    return json_text(core), named, row_text, row_cells(row_text)
+
+
+#: The encoder of :func:`json_text`, made once: ``json.dumps`` with separators makes one per call (a run of a
+#: catalogue encodes six texts a file).
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
 
 
 def json_text(value: Any) -> str:
     """*value* as compact JSON, the way records store it."""
-    return json.dumps(value, separators=(",", ":"))
+    return _COMPACT.encode(value)
 
 
 #: A problem as a record keeps it, the file apart: ``(line, column, pass, code, severity, message, path)``.
@@ -280,6 +288,7 @@ class Record(NamedTuple):
         named: Where the file states ``name`` and the spec's name, ``line:column:<JSON name or null>``, or
             ``None``.
         row: The ``list`` row's JSON, or ``None``.
+        cells: That row's table cells (:func:`row_cells`), or ``None`` for a name-only record.
     """
 
     stat: str
@@ -292,6 +301,7 @@ class Record(NamedTuple):
     verdict: Optional[str] = None
     named: Optional[str] = None
     row: Optional[str] = None
+    cells: Optional[str] = None
 
     @property
     def stated_name(self) -> Optional[str]:
@@ -302,7 +312,8 @@ class Record(NamedTuple):
         """The cache line of this record for *file*."""
         rest = "\t".join([self.stat, str(self.read_ns), self.digest, self.environment, self.stated,
                           *("-" if part is None else part
-                            for part in (self.dependencies, self.profiles, self.verdict, self.named, self.row))])
+                            for part in (self.dependencies, self.profiles, self.verdict, self.named, self.row,
+                                         self.cells))])
         return f"{file}\t{line_checksum(file, rest)}\t{rest}\n"
 
     def restated(self, status: os.stat_result, read_ns: int) -> "Record":
@@ -320,14 +331,14 @@ class Record(NamedTuple):
 
 
 def new_record(status: os.stat_result, read_ns: int, digest: str, environment: str, stated_name: Optional[str],
-               checked: Optional[Tuple[List[str], str, Tuple[str, str, str]]] = None) -> Record:
+               checked: Optional[Tuple[List[str], str, Tuple[str, str, str, str]]] = None) -> Record:
     """A record of a file just read: its stated name, and, for a file *checked*, ``(dependencies, their
     digest, encode_verdict(...))``."""
     if checked is None:
         return Record(stat_text(status), read_ns, digest, environment, json_text(stated_name))
-    dependencies, profiles, (verdict, named, row) = checked
+    dependencies, profiles, (verdict, named, row, cells) = checked
     return Record(stat_text(status), read_ns, digest, environment, json_text(stated_name), json_text(dependencies),
-                  profiles, verdict, named, row)
+                  profiles, verdict, named, row, cells)
 
 
 def parse_record(file: str, checksum: str, rest: str, verify: bool = True) -> Optional[Record]:
@@ -671,19 +682,23 @@ CELL_SEPARATOR = "\x1f"
 
 
 def _row_line(listed: str, record: Record) -> str:
-    """The part of a rows line after its stat and time: *listed*, the row's cells (``-`` when it has none, or
-    one holds what the line cannot), the row's JSON (``-`` when none)."""
-    cells = "-"
-    if listed == "1":
-        from pipeline.catalogue import list_cells  # pylint: disable=import-outside-toplevel
-
-        try:
-            row_cells = list_cells(json.loads(record.row))
-        except (KeyError, TypeError, ValueError):
-            row_cells = None  # not a row list draws: list decodes its JSON, and says so if it must
-        if row_cells is not None and plain_cells(row_cells):
-            cells = CELL_SEPARATOR.join(row_cells)
+    """The part of a rows line after its stat and time: *listed*, the row's cells (:attr:`Record.cells`; ``-``
+    unless *listed* is ``1``), the row's JSON (``-`` when none)."""
+    cells = record.cells if listed == "1" and record.cells is not None else "-"
     return f"{listed}\t{cells}\t{record.row or '-'}"
+
+
+def row_cells(row: str) -> str:
+    """The ``list`` table's cells of the row JSON *row*, joined by :data:`CELL_SEPARATOR`; ``-`` when there are
+    none: no row, one that is not a row ``list`` draws (``list`` decodes its JSON, and says so if it must), or
+    a cell holding what a rows line cannot."""
+    from pipeline.catalogue import list_cells  # pylint: disable=import-outside-toplevel
+
+    try:
+        cells = list_cells(json.loads(row))
+    except (KeyError, TypeError, ValueError):
+        return "-"
+    return CELL_SEPARATOR.join(cells) if plain_cells(cells) else "-"
 
 
 def plain_cells(cells: Sequence[str]) -> bool:

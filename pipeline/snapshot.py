@@ -1,5 +1,6 @@
 """Catalogue snapshots: what ``list`` or ``show`` drew from the whole catalogue, given back while nothing it came
-from has changed (and the name map a check of a few files keeps, :mod:`pipeline.elsewhere`).
+from has changed (and the name map a check of a few files keeps, :mod:`pipeline.elsewhere`, and the answer of a
+check of the whole catalogue, :mod:`pipeline.kept_check`).
 
 Both commands answer from every spec under ``specs/``: ``list`` prints a row
 per spec, and ``show NAME`` needs every spec's name to know that exactly one

@@ -589,15 +589,16 @@ def test_a_rows_line_holds_the_cells_list_prints_and_none_a_line_cannot_hold() -
     row = {"name": "deepseek-v3", "file": "specs/deepseek/deepseek-v3.yaml", "arch": "deepseek_v3", "layers": 61,
            "mtp": 1, "experts": {"routed": 256, "per_token": 8, "shared": 1}, "tower_layers": None,
            "total": 684531386000, "active": 37554796000}
-    record = result_cache.Record("1:2:3:4", 5, "digest", "environment", '"deepseek-v3"', row=json.dumps(row))
-    assert result_cache._row_line("1", record) == (
-        "1\tdeepseek-v3\x1fdeepseek_v3\x1f61\x1f256 top-8 +1 shared\x1f1\x1f-\x1f684,531,386,000\x1f37,554,796,000"
-        f"\t{record.row}")
+    cells = result_cache.row_cells(json.dumps(row))  # drawn where the file is checked, kept in its record
+    assert cells == "deepseek-v3\x1fdeepseek_v3\x1f61\x1f256 top-8 +1 shared\x1f1\x1f-\x1f684,531,386,000\x1f37,554,796,000"
+    record = result_cache.Record("1:2:3:4", 5, "digest", "environment", '"deepseek-v3"', row=json.dumps(row),
+                                 cells=cells)
+    assert result_cache._row_line("1", record) == f"1\t{cells}\t{record.row}"
     assert result_cache._row_line("0", record) == f"0\t-\t{record.row}"  # a spec that failed: no cells
+    assert result_cache._row_line("1", record._replace(cells=None)) == f"1\t-\t{record.row}"
     for name in ("a\x1fb", "a\tb", "a\nb", "a\x1bb"):  # never a passing spec's name; the table reads its JSON
-        hostile = record._replace(row=json.dumps({**row, "name": name}))
-        assert result_cache._row_line("1", hostile) == f"1\t-\t{hostile.row}"
-    assert result_cache._row_line("1", record._replace(row="{}")) == "1\t-\t{}"
+        assert result_cache.row_cells(json.dumps({**row, "name": name})) == "-"
+    assert result_cache.row_cells("{}") == "-" and result_cache.row_cells("null") == "-"
 
 
 def test_list_draws_a_row_the_index_has_no_cells_for_from_its_json(tmp_path: Path,
