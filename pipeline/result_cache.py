@@ -2,7 +2,8 @@
 
 A file's result is decided by its bytes, the path reports show it under, the
 JSON Schemas, the op profiles its check consulted, and modelspec itself (its
-version, its code, and the YAML and JSON Schema libraries' versions). An
+version, its code, its Python, and the libraries that word a result:
+:data:`~pipeline.stamps.ANSWERING_LIBRARIES`). An
 entry records all of them, so a run reuses a result only when each is the
 same: a changed profile invalidates the specs that read it (a spec that
 looked a profile up by a name no profile has, or matched its name against

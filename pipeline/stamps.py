@@ -14,6 +14,7 @@ import errno
 import functools
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import IO, Any, List
 
@@ -108,17 +109,23 @@ def _code_identity(package: str) -> str:
     return fingerprint(identities.encode("utf-8", "surrogateescape"))
 
 
+#: The libraries whose output is part of a cached answer: PyYAML's parser messages, python-jsonschema's
+#: messages and choice of error (it explains an invalid file), jsonschema-rs's verdict (it tells a valid one),
+#: junitparser's JUnit XML (a kept check answer holds the report as written, :mod:`pipeline.kept_check`).
+ANSWERING_LIBRARIES = ("yaml", "jsonschema", "jsonschema_rs", "junitparser")
+
+
 def environment_digest() -> str:
     """What decides every cached answer besides the files it came from: modelspec's version and code, the
-    schemas, and the builds of the libraries that read YAML and JSON Schema (a parser's message is part of a
-    result). Each store's own format is its header's business."""
+    schemas, the Python that runs it (its standard library writes JSON and XML) and the builds of
+    :data:`ANSWERING_LIBRARIES`. Each store's own format is its header's business."""
     from pipeline import __version__  # pylint: disable=import-outside-toplevel
     from pipeline.resources import data_dir  # pylint: disable=import-outside-toplevel
 
     package = os.path.dirname(os.path.realpath(__file__))
     parts = [f"modelspec {__version__}", f"code {_code_identity(package)}",
-             f"schemas {_folder_digest(data_dir('schemas'), '*.json')}",
-             *(_installed(name) for name in ("yaml", "jsonschema_rs"))]
+             f"schemas {_folder_digest(data_dir('schemas'), '*.json')}", f"python {sys.version}",
+             *(_installed(name) for name in ANSWERING_LIBRARIES)]
     return fingerprint("\n".join(parts).encode())
 
 

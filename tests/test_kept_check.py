@@ -5,15 +5,17 @@ catalogue again from its snapshot, byte for byte as a check without the cache do
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Callable, Iterator, List, Tuple
 
 import pytest
 from click.testing import CliRunner
 
-from pipeline import kept_check, runner
+from pipeline import kept_check, runner, stamps
 from pipeline.cli import main
 from pipeline.commands.check import _answer_key
 from pipeline.op_profiles import _load_folder
@@ -331,3 +333,25 @@ def test_a_root_spelled_through_a_link_keeps_no_snapshot_of_the_real_paths_its_r
         expected = answered(command, "--no-cache")
         assert "vendor/y/a.yaml" in expected[1] + expected[2] and "vendor/x/" not in expected[1] + expected[2]
         assert answered(command) == expected, command
+
+
+@pytest.mark.parametrize("library", ["yaml", "jsonschema", "jsonschema_rs", "junitparser"])
+def test_a_library_whose_words_a_kept_answer_holds_is_a_new_environment_once_upgraded(
+        library: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyYAML and python-jsonschema word the problems (a schema message is often jsonschema's own), jsonschema-rs
+    tells the valid files, junitparser writes the JUnit report a kept answer holds as written: their build is
+    part of the environment every cached answer is kept under, so a changed one trusts no kept answer."""
+    spec = importlib.util.find_spec(library)
+    installed = tmp_path / library
+    shutil.copytree(Path(spec.origin).parent, installed)  # the library as installed, first on the path
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, library, raising=False)  # an imported module is found by sys.modules, not the path
+    try:
+        stamps._installed.cache_clear()
+        before = stamps.environment_digest()
+        with (installed / Path(spec.origin).name).open("a", encoding="utf-8") as handle:
+            handle.write("\n# the next release\n")
+        stamps._installed.cache_clear()
+        assert stamps.environment_digest() != before
+    finally:
+        stamps._installed.cache_clear()  # this process's later runs see the library as installed
