@@ -92,7 +92,7 @@ def names_elsewhere(repo: "SpecRepo", files: Sequence[str], cache: Optional["Res
     elif walked is not None and walked.kept is not None:  # read already, its folders' stats checked
         kept = walked.kept.answer if snapshot.holds(walked.kept.lines, taken) else None
     else:
-        kept = snapshot.answer(cache.folder, key, taken)
+        kept = snapshot.answer(cache.folder, key, repo.specs, taken)
     if kept is not None and _its_own(kept, taken):
         return _kept_names(kept, taken, wanted)
     return _long_way(repo, taken, cache, checked, walked, key)
@@ -149,7 +149,7 @@ def kept_walk(repo: "SpecRepo", folder: Path) -> Optional[Walked]:
     """
     if os.path.abspath(repo.specs) != str(repo.specs):
         return None
-    kept = snapshot.load(folder, _snapshot_key(repo))
+    kept = snapshot.load(folder, _snapshot_key(repo), repo.specs)
     if kept is None:
         return None
     files = [line.split("\t", 3)[3] for line in kept.answer.split("\n")[:-1]]  # the name map's paths, in order

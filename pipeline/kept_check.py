@@ -83,10 +83,10 @@ def answer_key(repo: "SpecRepo", asked: Sequence[object]) -> str:
     return snapshot_key(repo, SNAPSHOT, os.getcwd(), str(repo.report_base), json.dumps(list(asked)))
 
 
-def kept_answer(folder: Path, key: str) -> Optional[Answer]:
-    """The answer the snapshot *key* in the cache folder *folder* keeps, while every stat it records holds;
-    else ``None`` (none kept, torn, foreign, or something changed)."""
-    kept = snapshot.load(folder, key)
+def kept_answer(folder: Path, key: str, specs: Path) -> Optional[Answer]:
+    """The answer the snapshot *key* in the cache folder *folder* keeps of the catalogue *specs*, while every stat
+    it records holds; else ``None`` (none kept, torn, foreign, or something changed)."""
+    kept = snapshot.load(folder, key, specs)
     if kept is None or not snapshot.holds(kept.lines):
         return None
     try:

@@ -40,7 +40,9 @@ header: the format, the environment, the key, how many stat lines follow,
 and a BLAKE2b checksum of the rest. Then come the stat lines
 (``path TAB stat``), then the answer. It is written to a temporary file and
 renamed, so a reader sees a whole snapshot or none. A file that is torn,
-edited or foreign fails its header and is ignored.
+edited or foreign fails its header and is ignored, and so is one that
+records no stat of the catalogue folder (:func:`load`): made to record
+nothing, it would hold for any tree.
 """
 
 from __future__ import annotations
@@ -110,13 +112,14 @@ def take(paths: Sequence[str]) -> Optional[str]:
     return "\n".join(lines)
 
 
-def answer(folder: Path, snapshot_key: str, skipped: AbstractSet[str] = frozenset()) -> Optional[str]:
+def answer(folder: Path, snapshot_key: str, specs: "str | os.PathLike[str]",
+           skipped: AbstractSet[str] = frozenset()) -> Optional[str]:
     """The answer the snapshot *snapshot_key* in *folder* keeps, or ``None``.
 
-    It is ``None`` unless the snapshot is whole, of this environment (:func:`load`), and every path it records
-    still has the recorded stat, but the paths of *skipped* (:func:`holds`).
+    It is ``None`` unless the snapshot is whole, of this environment, of the catalogue *specs* (:func:`load`),
+    and every path it records still has the recorded stat, but the paths of *skipped* (:func:`holds`).
     """
-    kept = load(folder, snapshot_key)
+    kept = load(folder, snapshot_key, specs)
     return kept.answer if kept is not None and holds(kept.lines, skipped) else None
 
 
@@ -133,9 +136,12 @@ class Kept:
     answer: str
 
 
-def load(folder: Path, snapshot_key: str) -> Optional[Kept]:
-    """The snapshot *snapshot_key* in *folder*, when it is whole (its header's count of lines, its checksum) and
-    of this environment; else ``None``."""
+def load(folder: Path, snapshot_key: str, specs: "str | os.PathLike[str]") -> Optional[Kept]:
+    """The snapshot *snapshot_key* in *folder*, when it is whole (its header's count of lines, its checksum), of
+    this environment, and records the stat of the catalogue folder *specs* (as a walk spells it, from the root
+    as given or absolute); else ``None``. Every snapshot records it: one that does not (made or edited to
+    record nothing, or only paths that do not exist) would hold for any tree, while the folder's ``stat`` is
+    one no other machine's checkout has."""
     try:
         with open_regular(folder / f"snapshot-{snapshot_key}") as handle:
             data = handle.read()
@@ -150,7 +156,10 @@ def load(folder: Path, snapshot_key: str) -> Optional[Kept]:
         return None
     count = int(fields[3])
     parts = str(rest, "utf-8", "surrogateescape").split("\n", count)
-    return Kept(parts[:count], parts[count]) if len(parts) == count + 1 else None
+    stating = (f"{os.path.normpath(specs)}\t", f"{os.path.abspath(specs)}\t")
+    if len(parts) != count + 1 or not any(line.startswith(stating) for line in parts[:count]):
+        return None
+    return Kept(parts[:count], parts[count])
 
 
 #: Whether this system stats a name relative to an open folder (POSIX does; Windows does not).

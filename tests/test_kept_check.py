@@ -15,9 +15,10 @@ from typing import Callable, Iterator, List, Tuple
 import pytest
 from click.testing import CliRunner
 
-from pipeline import kept_check, runner, stamps
+from pipeline import elsewhere, kept_check, runner, snapshot, stamps
 from pipeline.cli import main
 from pipeline.commands.check import _answer_key
+from pipeline.commands.options import snapshot_key
 from pipeline.op_profiles import _load_folder
 from pipeline.repo import SpecRepo
 from pipeline.resources import bundled_profiles_dir
@@ -355,3 +356,44 @@ def test_a_library_whose_words_a_kept_answer_holds_is_a_new_environment_once_upg
         assert stamps.environment_digest() != before
     finally:
         stamps._installed.cache_clear()  # this process's later runs see the library as installed
+
+
+def _forged_check_answer(repo: Path) -> Tuple[Tuple[str, ...], str, List[str], str]:  # clean, exit code 0
+    return (("check",), _answer_key(SpecRepo(repo), "text", [], None, (), (), False, False), [],
+            '[0, "forged\\n", [], 0]')
+
+
+def _forged_list(repo: Path) -> Tuple[Tuple[str, ...], str, List[str], str]:
+    return ("list",), snapshot_key(SpecRepo(repo), "list", "text"), [], "forged\n"
+
+
+def _forged_show(repo: Path) -> Tuple[Tuple[str, ...], str, List[str], str]:  # no spec states the name
+    return ("show", "llama-3.1-8b"), snapshot_key(SpecRepo(repo), "show"), [], ""
+
+
+def _forged_names(repo: Path) -> Tuple[Tuple[str, ...], str, List[str], str]:  # the checked spec's name is its own
+    path = str(repo / "specs" / "llama" / "copy.yaml")  # a line of its own: the file a check takes itself
+    return (("check", path), elsewhere._snapshot_key(SpecRepo(repo)), [f"{path}\t{snapshot.RACY}\n"],
+            snapshot.name_line("llama-3.1-8b", "specs/llama/copy.yaml", path))
+
+
+FORGED = [_forged_check_answer, _forged_list, _forged_show, _forged_names]
+
+
+@pytest.mark.parametrize("forged", FORGED, ids=[forged.__name__.strip("_") for forged in FORGED])
+def test_a_snapshot_that_records_no_stat_of_the_catalogue_stands_for_none(repo: Path, forged) -> None:
+    """A snapshot whose header is right (key, environment, checksum: any file can be made so) but whose stat
+    lines name nothing of this catalogue, only a path that does not exist, would hold for every tree; the
+    catalogue folder's stat is what no other checkout has, so a snapshot is trusted only if it records it."""
+    shutil.copyfile(repo / TARGET, repo / "specs" / "llama" / "copy.yaml")  # a second llama-3.1-8b: a duplicate
+    age(repo)
+    args, key, lines, answer = forged(repo)
+    run = CliRunner().invoke
+    expected = run(main, [*args, "--root", str(repo), "--no-cache"])
+    assert expected.exit_code == 1 and "llama-3.1-8b" in expected.stdout + expected.stderr
+    snapshot.keep_stated(repo / ".modelspec_cache", key, 1 + len(lines),
+                         [f"{repo / 'no-such-file'}\t{snapshot.MISSING}\n", *lines, answer])
+    assert snapshot.load(repo / ".modelspec_cache", key, repo / "specs") is None
+    answered = run(main, [*args, "--root", str(repo)])
+    assert (answered.exit_code, answered.stdout, answered.stderr) == (expected.exit_code, expected.stdout,
+                                                                      expected.stderr)

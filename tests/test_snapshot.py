@@ -208,7 +208,7 @@ def test_a_damaged_snapshot_is_ignored(repo: Path, damage: str, no_long_way) -> 
         "empty": b"",
     }[damage]
     path.write_bytes(damaged)
-    assert snapshot.answer(repo / ".modelspec_cache", name[len("snapshot-"):]) is None
+    assert snapshot.answer(repo / ".modelspec_cache", name[len("snapshot-"):], repo / "specs") is None
     assert run(repo, "list") == expected
 
 

@@ -232,7 +232,7 @@ def _answer_or_sources(repo, key: str, outputs: List[Tuple[str, Path]]):
     from pipeline import kept_check, snapshot
     from pipeline.stamps import cache_folder
 
-    kept = kept_check.kept_answer(cache_folder(repo.root), key)
+    kept = kept_check.kept_answer(cache_folder(repo.root), key, repo.specs)
     if kept is not None:
         _refuse_outputs(outputs, [*map(Path, kept.specs), *repo_folders(repo)])
         raise SystemExit(_answered(kept, outputs))

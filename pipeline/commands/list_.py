@@ -58,7 +58,7 @@ def command(fmt: str, root: Optional[Path], no_cache: bool) -> None:
 
     repo = find_repo(root)
     folder, key = cache_folder(repo.root), snapshot_key(repo, "list", fmt)
-    kept = snapshot.answer(folder, key) if not no_cache else None
+    kept = snapshot.answer(folder, key, repo.specs) if not no_cache else None
     if kept is not None:  # nothing it came from has changed since a list drew it
         echo_rendered(kept, nl=False)
         raise SystemExit(0)

@@ -61,7 +61,7 @@ def command(name: str, fmt: str, root: Optional[Path], no_cache: bool) -> None:
 
     repo = find_repo(root)
     folder, key = cache_folder(repo.root), snapshot_key(repo, "show")
-    kept = snapshot.answer(folder, key) if not no_cache else None
+    kept = snapshot.answer(folder, key, repo.specs) if not no_cache else None
     catalogue = _named(kept, name) if kept is not None else _catalogue(repo, no_cache, folder, key)
     try:
         entry = find(catalogue, name)
