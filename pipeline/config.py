@@ -162,11 +162,17 @@ def config_candidates(root: Path, top: Path) -> List[Path]:
 
 
 def _has_table(pyproject: Path) -> bool:
-    """Whether *pyproject* has a ``[tool.modelspec]`` table (a file that does not parse is taken, to be reported)."""
+    """Whether *pyproject* has a ``[tool.modelspec]`` table. A file that cannot be read is taken, and so is one
+    that does not parse and names the table: :func:`load_config` reports either, located (one that cannot be
+    read, such as another user's, is no reason to look further up or to crash)."""
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return "[tool.modelspec" in pyproject.read_text(encoding="utf-8", errors="replace")
+        text = pyproject.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return True
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return "[tool.modelspec" in text
     return isinstance(data.get("tool"), dict) and "modelspec" in data["tool"]
 
 

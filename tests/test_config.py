@@ -115,6 +115,27 @@ def test_a_broken_configuration_is_refused_at_its_line(tmp_path: Path, toml: str
                                                        "checking specs\n")
 
 
+#: A regular file whose read fails (EINVAL), as another user's 0600 file fails for one who is not root.
+UNREADABLE = Path("/proc/self/clear_refs")
+
+
+@pytest.mark.skipif(not UNREADABLE.is_file(), reason="needs Linux's /proc/self/clear_refs")
+@pytest.mark.parametrize("name", ["modelspec.toml", "pyproject.toml"])
+@pytest.mark.parametrize("where", [".", ".."], ids=["at the root", "in the folder above, up to the git top"])
+@pytest.mark.parametrize("cached", [True, False], ids=["cached", "no cache"])
+def test_a_configuration_file_that_cannot_be_read_is_refused_by_name(tmp_path: Path, name: str, where: str,
+                                                                    cached: bool) -> None:
+    root = tmp_path / "catalogue"
+    _write(root, "specs/a.yaml", SPEC.format(name="a", extra=""))
+    (tmp_path / ".git").mkdir()
+    (root / where / name).symlink_to(UNREADABLE)
+    shown = f"{'catalogue/' if where == '.' else ''}{name}"
+    expected = (2, "", f"{shown}:1:1: error [config.syntax] cannot read the configuration ([Errno 22] Invalid "
+                       "argument); it must be UTF-8 TOML\nmodelspec: the configuration is broken; fix it before "
+                       "checking specs\n")
+    assert run(root, ["check", *([] if cached else ["--no-cache"])]) == expected
+
+
 def test_modelspec_toml_wins_over_pyproject_and_its_keys_are_top_level(tmp_path: Path) -> None:
     _write(tmp_path, "pyproject.toml", '[tool.modelspec]\nstrict = false\n')
     _write(tmp_path, "modelspec.toml", 'strict = true\n')
