@@ -93,8 +93,8 @@ def kept_answer(folder: Path, key: str, specs: Path) -> Optional[Answer]:
         exit_code, report, outputs, count = json.loads(kept.answer)
         if not isinstance(count, int) or not 0 <= count <= len(kept.lines):
             return None
-        specs = tuple(line.rpartition("\t")[0] for line in kept.lines[len(kept.lines) - count:])
-        return Answer(int(exit_code), str(report), tuple(str(text) for text in outputs), specs)
+        spec_files = tuple(line.rpartition("\t")[0] for line in kept.lines[len(kept.lines) - count:])
+        return Answer(int(exit_code), str(report), tuple(str(text) for text in outputs), spec_files)
     except (ValueError, TypeError):
         return None
 
