@@ -523,7 +523,10 @@ def _git_answers(root: Path, ref: str) -> _GitAnswers:
     known = _top_and_commits(root, ref)
     repo = _Plumbing(known[0]) if known is not None else _open_plumbing(root)
     try:
-        base = repo.git.merge_base(*known[1:]).strip() if known is not None else merge_base(repo, ref)
+        if known is not None and known[1] == known[2]:  # ref is HEAD's commit: its own merge base, no git asked
+            base = known[1]
+        else:
+            base = repo.git.merge_base(*known[1:]).strip() if known is not None else merge_base(repo, ref)
     except _CommandFailed:
         base = merge_base(repo, ref)  # says why there is none
     prefix = _prefix(repo, root)

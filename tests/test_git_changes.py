@@ -422,6 +422,24 @@ def test_a_ref_as_a_tag_or_an_ancestor_is_compared_as_its_commit(repo: Path) -> 
         "v1": [DEEPSEEK], "HEAD~0": [DEEPSEEK], "main": [DEEPSEEK]}
 
 
+def test_a_ref_at_head_s_commit_is_its_own_merge_base_and_git_is_not_asked_it(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline import git_changes
+
+    asked: List[str] = []
+    real = git_changes._run_git
+    monkeypatch.setattr(git_changes, "_run_git", lambda cwd, args, *rest: asked.append(args[0]) or real(cwd, args, *rest))
+    edit(repo / DEEPSEEK, "mtp_depth: 1", "mtp_depth: 2")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    for ref, merge_bases in (("HEAD", 0), ("main", 0), (head, 0), ("HEAD~0", 0)):
+        asked.clear()
+        changes = changes_since(repo, ref)
+        assert (changes.base, asked.count("merge-base")) == (head, merge_bases), ref
+    commit_all(repo, "a second commit")
+    asked.clear()
+    assert changes_since(repo, "main~1").base == head and asked.count("merge-base") == 1  # an ancestor: asked
+
+
 @pytest.mark.parametrize("ref", ["--output=x", "-x", "--", "-"])
 def test_an_option_like_ref_is_refused_before_git_sees_it(repo: Path, ref: str) -> None:
     before = sorted(path.name for path in repo.iterdir())
