@@ -731,8 +731,8 @@ def _listed_or_unknown(record: Record) -> str:
 
 
 def listed(record: Record) -> str:
-    """The ``listed`` field of *record*'s index line (:class:`CatalogueIndex`): ``-`` for a name-only record, ``1`` when its spec has a row and
-    no error, else ``0``.
+    """The ``listed`` field of *record*'s index line (:class:`CatalogueIndex`): ``-`` for a name-only record,
+    ``1`` when its spec has a row and no error, else ``0``.
 
     Raises:
         KeyError, TypeError, ValueError, IndexError: When the record's result is not what :func:`encode_verdict`
@@ -822,9 +822,9 @@ class ResultCache:
 
     def stood_for(self, file: str) -> Optional[str]:
         """The :func:`~pipeline.stamps.stat_text` under which the record this run reused (:meth:`reuse`) or made
-        (:meth:`add_checked`) for *file* stands for the file's bytes; :data:`~pipeline.snapshot.RACY` for a record made in the file's racy
-        window (it stands for no stat); ``None`` when the run has no record of it (a file that is no regular
-        file, or one a worker found current and so did not send)."""
+        (:meth:`add_checked`) for *file* stands for the file's bytes; :data:`~pipeline.snapshot.RACY` for a
+        record made in the file's racy window (it stands for no stat); ``None`` when the run has no record of it
+        (a file that is no regular file, or one a worker found current and so did not send)."""
         return self._stood.get(file)
 
     def record(self, file: str) -> Optional[Record]:
