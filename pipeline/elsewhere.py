@@ -140,6 +140,14 @@ def walk(files: Sequence[str], seen: Set[str]) -> Walked:
     return Walked(files, seen, snapshot.take(sorted(seen)))
 
 
+def still_walked(walked: Walked) -> Optional[List[str]]:
+    """The stat lines of the folders and links *walked* saw, when each still stats as it did right after the
+    walk (so the walk would find the same files); else ``None``, and no snapshot may stand for the walk."""
+    if walked.taken is None or snapshot.take(sorted(walked.seen)) != walked.taken:
+        return None
+    return walked.taken.split("\n") if walked.taken else []
+
+
 def kept_walk(repo: "SpecRepo", folder: Path) -> Optional[Walked]:
     """The walk of all of ``specs/`` (:func:`pipeline.runner.spec_file_names`), read from the snapshot of the
     catalogue's names in the cache folder *folder* while every folder and link it records still has the
@@ -235,12 +243,12 @@ def _keep(folder: Path, key: str, walked: Walked, shown: Sequence[str],
     found, then the name map, written as it is made (:func:`pipeline.snapshot.keep_stated`). *known* gives
     each ``(path, display)``'s ``(stat, name)``, or ``None`` when no stat can stand for it here (no regular
     file, a checked file shown under another name): then, or for a path with a line break, nothing is kept."""
-    if walked.taken is None or snapshot.take(sorted(walked.seen)) != walked.taken:
+    taken = still_walked(walked)
+    if taken is None:
         return
     found = [known(path, display) if "\n" not in path else None for path, display in zip(walked.files, shown)]
     if None in found:
         return
-    taken = walked.taken.split("\n") if walked.taken else []
     snapshot.keep_stated(folder, key, len(taken) + len(found), itertools.chain(
         (f"{line}\n" for line in taken),
         (f"{path}\t{stat}\n" for path, (stat, _) in zip(walked.files, found)),

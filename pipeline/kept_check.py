@@ -125,15 +125,16 @@ def keep_answer(folder: Path, key: str, before: Tuple[List[str], Optional[str]],
         displays: How reports name each of ``walked.files``, in order (the cache's names for them).
         answer: What the run answered.
     """
+    from pipeline.elsewhere import still_walked  # pylint: disable=import-outside-toplevel
+
     paths, taken = before
-    if taken is None or walked.taken is None:
-        return
     stood = [cache.stood_for(display) for display in displays]
-    if None in stood or snapshot.RACY in stood or any("\n" in path for path in walked.files):
+    if taken is None or None in stood or snapshot.RACY in stood or any("\n" in path for path in walked.files):
         return
-    if snapshot.take(paths) != taken or snapshot.take(sorted(walked.seen)) != walked.taken:
+    folders = still_walked(walked)
+    if folders is None or snapshot.take(paths) != taken:
         return
-    before_lines = [*taken.split("\n"), *(walked.taken.split("\n") if walked.taken else ())]
+    before_lines = [*taken.split("\n"), *folders]
     text = json.dumps([answer.exit_code, answer.report, list(answer.outputs), len(walked.files)])
     snapshot.keep_stated(folder, key, len(before_lines) + len(walked.files), itertools.chain(
         (f"{line}\n" for line in before_lines), (f"{path}\t{stat}\n" for path, stat in zip(walked.files, stood)),
