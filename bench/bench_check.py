@@ -4,7 +4,10 @@ For each size (default 1,000, 10,000 and 30,000 files) it builds a git
 repository of copies of the real catalogue (``specs/``, each copy's ``name``
 made unique) and one of generated specs (dense, MoE with MTP, hybrid with a
 vision tower), then times, in alternating rounds (A B C, A B C, ...), the
-median wall time of:
+median wall time of the rows below. Those that take under a second (the warm
+check, ``--help``, ``show`` and ``list`` again, one file edited) are sampled
+``--repeats`` times a round, alternating too (help show list, help show list,
+...): one sample of a 0.1 s command is mostly the machine's noise.
 
 - the references: ``check-jsonschema --schemafile schemas/model-spec.schema.json FILES``
   (with its C YAML parser, ``ruamel.yaml.clib``, installed: the ``bench`` extra
@@ -30,7 +33,7 @@ A benchmark prints figures; no test times anything. Both tools run with
 their bytecode written (``PYTHONDONTWRITEBYTECODE`` is dropped), as an
 installed package has it.
 
-Usage: ``python bench/bench_check.py [--sizes 1000 10000 30000] [--rounds 3] [--regen-max 10000]
+Usage: ``python bench/bench_check.py [--sizes 1000 10000 30000] [--rounds 3] [--repeats 5] [--regen-max 10000]
 [--regen-rounds 1] [--generated-sizes 1000 10000] [--regen-only]`` (``--regen-only``: only the regen and
 diff rows, ``--regen-rounds`` rounds of them).
 """
@@ -221,10 +224,10 @@ def parse_alone_us(files: Sequence[Path]) -> float:
     return (time.perf_counter() - started) / len(files) * 1e6
 
 
-def bench_size(scratch: Path, size: int, rounds: int, regen_max: int, regen_rounds: int, yamllint_max: int,
-               kind: str, regen_only: bool = False) -> None:
+def bench_size(scratch: Path, size: int, rounds: int, repeats: int, regen_max: int, regen_rounds: int,
+               yamllint_max: int, kind: str, regen_only: bool = False) -> None:
     """Measure every row for one corpus of *size* files and print them (only the regen and diff rows when
-    *regen_only*)."""
+    *regen_only*); the rows that take under a second are sampled *repeats* times a round."""
     modelspec, cjs, yamllint = tool("modelspec"), tool("check-jsonschema"), tool("yamllint")
     fill = real_copies if kind == "real" else generated
     repo = make_repo(scratch / f"{kind}-{size}", fill, size)
@@ -250,33 +253,38 @@ def bench_size(scratch: Path, size: int, rounds: int, regen_max: int, regen_roun
         results.add("cold default", run([modelspec, "check", "-q"], repo))
         shutil.rmtree(cache, ignore_errors=True)
         results.add("cold -j1", run([modelspec, "check", "-q", "-j1"], repo))
-        results.add("warm", run([modelspec, "check", "-q"], repo))
+        for _ in range(repeats):
+            results.add("warm", run([modelspec, "check", "-q"], repo))
         if not full:
             continue
-        results.add("--help", run([modelspec, "--help"], repo))
         # show and list as a check leaves the catalogue: the first run of each takes the long way and keeps a
-        # snapshot (pipeline/snapshot.py), the next is answered from it
+        # snapshot (pipeline/snapshot.py), the next ones are answered from it
         results.add("show NAME, first", run([modelspec, "show", name], repo))
-        results.add("show NAME", run([modelspec, "show", name], repo))
         results.add("list, first", run([modelspec, "list"], repo))
-        results.add("list", run([modelspec, "list"], repo))
-        edit(repo / one_file, index)
-        results.add("check ONE_FILE", run([modelspec, "check", "-q", one_file], repo))
-        edit(repo / one_file, index + 100)
-        results.add("--changed-since HEAD", run([modelspec, "check", "-q", "--changed-since", "HEAD"], repo))
-        results.add("git diff --name-status", run(["git", "diff", "--name-status", "HEAD"], repo))
+        for _ in range(repeats):
+            results.add("--help", run([modelspec, "--help"], repo))
+            results.add("show NAME", run([modelspec, "show", name], repo))
+            results.add("list", run([modelspec, "list"], repo))
+        for repeat in range(repeats):  # each time the spec edited anew, as a commit's pre-commit run finds it
+            tag = index * repeats + repeat
+            edit(repo / one_file, tag)
+            results.add("check ONE_FILE", run([modelspec, "check", "-q", one_file], repo))
+            edit(repo / one_file, tag + 10000)
+            results.add("--changed-since HEAD", run([modelspec, "check", "-q", "--changed-since", "HEAD"], repo))
+            results.add("git diff --name-status", run(["git", "diff", "--name-status", "HEAD"], repo))
+            edit(alone / one_file, tag)
+            results.add("one file alone", run([modelspec, "check", "-q", one_file], alone))
         for kept in cache.glob("snapshot-*"):  # the other specs' names the long way, as after a cache's loss
             kept.unlink()
-        edit(repo / one_file, index + 300)
+        edit(repo / one_file, index + 30000)
         results.add("check ONE_FILE, no snapshot", run([modelspec, "check", "-q", one_file], repo))
-        edit(alone / one_file, index)
-        results.add("one file alone", run([modelspec, "check", "-q", one_file], alone))
         results.add("show NAME, edited", run([modelspec, "show", name], repo))
         results.add("list, one spec edited", run([modelspec, "list"], repo))
         if size <= regen_max and index < regen_rounds:
             bench_regen(repo, one_file, index, results)
         git(repo, "checkout", "-q", "--", one_file)
-    print(f"\n## {kind} catalogue, {size} files ({rounds} rounds; medians)\n")
+    print(f"\n## {kind} catalogue, {size} files ({rounds} rounds, the rows under a second {repeats} times a round; "
+          "medians)\n")
     print("| work | modelspec | reference | ratio | target |")
     print("| --- | --- | --- | --- | --- |")
 
@@ -362,6 +370,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 30000])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="samples a round of each row that takes under a second (warm, show, list, one file)")
     parser.add_argument("--regen-max", type=int, default=10000, help="largest size the regen and diff rows run at")
     parser.add_argument("--regen-rounds", type=int, default=1, help="rounds of the regen and diff rows (slow)")
     parser.add_argument("--large-rounds", type=int, default=None, help="rounds at sizes over 10,000 (default: --rounds)")
@@ -386,8 +396,8 @@ def main() -> None:
         for size in args.sizes:
             for kind in ["real"] + (["generated"] if size in args.generated_sizes else []):
                 rounds = args.rounds if size <= 10000 or args.large_rounds is None else args.large_rounds
-                bench_size(Path(scratch), size, rounds, args.regen_max, args.regen_rounds, args.yamllint_max, kind,
-                           args.regen_only)
+                bench_size(Path(scratch), size, rounds, args.repeats, args.regen_max, args.regen_rounds,
+                           args.yamllint_max, kind, args.regen_only)
     print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")
 
 
