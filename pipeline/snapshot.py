@@ -37,7 +37,7 @@ tick it was stat'ed in could change again and keep its stat.
 
 The file is ``snapshot-<key>`` in the cache folder. Its first line is a
 header: the format, the environment, the key, how many stat lines follow,
-and a BLAKE2b checksum of the rest. Then come the stat lines
+and a CRC-32 of the rest (:func:`_checksum`). Then come the stat lines
 (``path TAB stat``), then the answer. It is written to a temporary file and
 renamed, so a reader sees a whole snapshot or none. A file that is torn,
 edited or foreign fails its header and is ignored, and so is one that
@@ -50,14 +50,15 @@ from __future__ import annotations
 import json
 import os
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import AbstractSet, Iterable, List, Optional, Sequence, Tuple
 
-from pipeline.stamps import RACY_NS, blake2b, environment_digest, fingerprint, open_regular, stat_text
+from pipeline.stamps import RACY_NS, environment_digest, fingerprint, open_regular, stat_text
 
 #: The snapshot file's format; a file of another format is ignored.
-FORMAT = 1
+FORMAT = 2
 HEADER = f"modelspec catalogue snapshot, format {FORMAT}"
 
 
@@ -152,7 +153,7 @@ def load(folder: Path, snapshot_key: str, specs: "str | os.PathLike[str]") -> Op
     if len(fields) != 5 or fields[0] != HEADER or fields[2] != snapshot_key or not fields[3].isdigit():
         return None
     rest = memoryview(data)[cut + 1:]  # a view, not a copy: a catalogue's snapshot is megabytes
-    if fields[4] != fingerprint(rest) or fields[1] != environment_digest():
+    if fields[4] != _checksum(rest) or fields[1] != environment_digest():
         return None
     count = int(fields[3])
     parts = str(rest, "utf-8", "surrogateescape").split("\n", count)
@@ -308,7 +309,7 @@ def _name_fields(line: str) -> Tuple[str, str, str]:
 # ---- one spec's view ------------------------------------------------------------------------------
 
 #: The format of a kept view (``views/<key of its path>`` in the cache folder).
-VIEW_HEADER = "modelspec show view, format 1"
+VIEW_HEADER = "modelspec show view, format 2"
 
 
 def view_key(display: str, stat_lines: str) -> str:
@@ -333,7 +334,7 @@ def kept_view(folder: Path, display: str, view: str) -> Optional[str]:
     except OSError:
         return None
     header, _, body = data.partition(b"\n")
-    if header.decode("utf-8", "replace") != f"{VIEW_HEADER}\t{view}\t{fingerprint(body)}":
+    if header.decode("utf-8", "replace") != f"{VIEW_HEADER}\t{view}\t{_checksum(body)}":
         return None
     return body.decode("utf-8", "surrogateescape")
 
@@ -345,27 +346,36 @@ def keep_view(folder: Path, display: str, view: str, text: str) -> None:
 
 
 def _write(folder: Path, path: Path, start: str, pieces: Iterable[str]) -> None:
-    """Write *start*, the BLAKE2b (:func:`~pipeline.stamps.fingerprint`) of all that follows its line break, the
-    line break, then *pieces*, to *path* in the cache folder *folder*: as they come, summed as written (a 30k
+    """Write *start*, the CRC-32 (:func:`_checksum`) of all that follows its line break, the line break, then
+    *pieces*, to *path* in the cache folder *folder*: as they come, summed as written (a 30k
     catalogue's snapshot is 7 MB: held whole, it would double a check's memory), the sum filled in its place
     last; whole or not at all (:func:`pipeline.result_cache.replacing`). What cannot be written (or encoded)
     is let go: a cache's loss costs only the long way next time."""
     from pipeline.result_cache import prepare_folder, replacing  # pylint: disable=import-outside-toplevel
 
-    head, summed = start.encode("utf-8", "surrogateescape"), blake2b(digest_size=16)
+    head, summed = start.encode("utf-8", "surrogateescape"), 0
     try:
         prepare_folder(folder)
         path.parent.mkdir(exist_ok=True)
         with replacing(path, binary=True) as handle:
-            handle.write(head + b"0" * 32 + b"\n")
+            handle.write(head + b"0" * 8 + b"\n")
             for piece in pieces:
                 data = piece.encode("utf-8", "surrogateescape")
-                summed.update(data)
+                summed = zlib.crc32(data, summed)
                 handle.write(data)
             handle.seek(len(head))
-            handle.write(summed.hexdigest().encode("ascii"))
+            handle.write(f"{summed:08x}".encode("ascii"))
     except (OSError, UnicodeError):
         pass
+
+
+def _checksum(data: "bytes | memoryview") -> str:
+    """The CRC-32 of *data*, 8 hex digits: what tells a torn or damaged snapshot or view, as gzip's tells a damaged
+    archive, at a fifth of BLAKE2b's cost (0.6 ms against 2.5 ms for the 2.4 MB of a 10,000-spec catalogue's,
+    which every ``show`` and ``list`` it answers reads whole). It is no seal, as a digest would not be either:
+    whoever can write the cache folder can write a right one, and what guards a snapshot against one made for
+    another tree is the stat of the catalogue folder it must record (:func:`load`)."""
+    return f"{zlib.crc32(data):08x}"
 
 
 def _view_file(folder: Path, display: str) -> Path:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import zlib
 from pathlib import Path
 from typing import Iterator, List, Tuple
 
@@ -208,6 +209,19 @@ def test_a_damaged_snapshot_is_ignored(repo: Path, damage: str, no_long_way) -> 
         "empty": b"",
     }[damage]
     path.write_bytes(damaged)
+    assert snapshot.answer(repo / ".modelspec_cache", name[len("snapshot-"):], repo / "specs") is None
+    assert run(repo, "list") == expected
+
+
+def test_a_snapshot_s_header_sums_the_rest_with_crc32_and_a_format_1_one_is_ignored(repo: Path) -> None:
+    expected = run(repo, "list")
+    [name] = snapshots(repo)
+    path = repo / ".modelspec_cache" / name
+    header, _, rest = path.read_bytes().partition(b"\n")
+    fields = header.split(b"\t")
+    assert fields[0] == b"modelspec catalogue snapshot, format 2"
+    assert fields[4] == f"{zlib.crc32(rest):08x}".encode()
+    path.write_bytes(b"\t".join([b"modelspec catalogue snapshot, format 1", *fields[1:]]) + b"\n" + rest)
     assert snapshot.answer(repo / ".modelspec_cache", name[len("snapshot-"):], repo / "specs") is None
     assert run(repo, "list") == expected
 
