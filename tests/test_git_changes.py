@@ -72,6 +72,48 @@ def test_a_staged_change_and_an_untracked_spec_are_checked(repo: Path) -> None:
     assert result.stderr == f"changed since main (merge base {base_of(repo)}): 2 of 4 specs (1 added; 1 modified)\n"
 
 
+def untracked_everywhere(root: Path) -> None:
+    """Untracked files of every kind: artifacts, notes, a spec in capitals, a new op profile, a new rule file."""
+    (root / "resolved").mkdir()
+    (root / "resolved" / "llama-3.1-8b.json").write_text("{}\n", encoding="utf-8")
+    (root / "notes.txt").write_text("notes\n", encoding="utf-8")
+    (root / "specs" / "llama" / "NEW.YML").write_text("name: new\n", encoding="utf-8")
+    (root / "op_profiles" / "newarch.yaml").write_text("arch: newarch\n", encoding="utf-8")
+    (root / "pipeline" / "new_rule.py").write_text("RULE = 2\n", encoding="utf-8")
+
+
+#: What :func:`untracked_everywhere` adds that can touch a spec, without the rules folders' file.
+UNTRACKED_SPEC_FILES = (FileChange("added", "op_profiles/newarch.yaml"), FileChange("added", "specs/llama/NEW.YML"))
+
+
+@pytest.mark.parametrize("pathspec_env", [None, "GIT_LITERAL_PATHSPECS", "GIT_NOGLOB_PATHSPECS",
+                                          "GIT_ICASE_PATHSPECS", "GIT_GLOB_PATHSPECS"])
+def test_of_the_untracked_files_only_those_that_can_touch_a_spec_are_listed(
+        repo: Path, monkeypatch: pytest.MonkeyPatch, pathspec_env: str) -> None:
+    # an uncommitted resolved/ of 10,000 artifacts cost every --changed-since 35 ms to list, for nothing: only a
+    # spec file, an op profile or a file of the rules' folders can touch a spec; git's pathspec switches in the
+    # environment do not change what modelspec's pathspecs mean
+    if pathspec_env is not None:
+        monkeypatch.setenv(pathspec_env, "1")
+    untracked_everywhere(repo)
+    assert changes_since(repo, "main").files == UNTRACKED_SPEC_FILES
+    assert changes_since(repo, "main", rules=["pipeline/"]).files == (
+        UNTRACKED_SPEC_FILES[0], FileChange("added", "pipeline/new_rule.py"), UNTRACKED_SPEC_FILES[1])
+
+
+def test_the_untracked_rule_files_are_found_from_a_root_below_the_work_tree_s_top(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "top" / "catalogue")
+    (root / "pipeline").mkdir()
+    (tmp_path / "top" / "pipeline").mkdir()  # the top's own pipeline/ is not the root's
+    git(tmp_path / "top", "init", "-q", "-b", "main")
+    commit_all(tmp_path / "top", "catalogue")
+    untracked_everywhere(root)
+    (tmp_path / "top" / "pipeline" / "other.py").write_text("OTHER = 1\n", encoding="utf-8")
+    asked = ChangesAsked(root, "main", ["pipeline/"])
+    assert asked.changes().files == (
+        UNTRACKED_SPEC_FILES[0], FileChange("added", "pipeline/new_rule.py"), UNTRACKED_SPEC_FILES[1])
+
+
 def test_a_renamed_spec_is_checked_under_its_new_path(repo: Path) -> None:
     (repo / "specs" / "meta").mkdir()
     git(repo, "mv", LLAMA, "specs/meta/llama-3.1-8b.yaml")

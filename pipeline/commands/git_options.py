@@ -100,7 +100,7 @@ def ask_changes(repo: SpecRepo, ref: str) -> Any:
     :func:`changed_files` to take the answers from once the command has walked its catalogue."""
     from pipeline.git_changes import ChangesAsked  # pylint: disable=import-outside-toplevel
 
-    return ChangesAsked(repo.root, ref)
+    return ChangesAsked(repo.root, ref, rule_folders(repo))
 
 
 def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpProfiles,
