@@ -208,8 +208,7 @@ _PATHSPEC_ENV = ("GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATH
 
 def _run_git(cwd: str, args: Sequence[str], strip_newline: bool = True) -> str:
     """``git ARGS`` in *cwd*, in the repository holding *cwd* (:data:`_REPOSITORY_ENV` and :data:`_PATHSPEC_ENV`
-    ignored): its stdout
-    (one trailing line break dropped when *strip_newline*, as GitPython does).
+    ignored): its stdout (one trailing line break dropped when *strip_newline*, as GitPython does).
 
     Raises:
         GitError: If there is no ``git`` command.
