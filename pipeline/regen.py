@@ -52,19 +52,23 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat as stat_module
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from pipeline.artifacts import (ARTIFACT_SUFFIX, INDEX_FILE, ArtifactInputs, IndexEntry, build_artifact, build_index,
                                 carries_mark, generated_problem, name_problem, render)
+from pipeline.artifact_cache import Vouched
 from pipeline.op_profiles import VISION_ARCH, OpProfiles
 from pipeline.problems import Problem, Severity
 from pipeline.repo import SpecRepo
-from pipeline.runner import CheckedSpec
+from pipeline.result_cache import now_ns, regular_file_stat
+from pipeline.runner import CheckedSpec, check_file, check_recorded, decoded_verdict, read_spec_bytes
+from pipeline.stamps import content_digest
 
 if TYPE_CHECKING:
-    from pipeline.artifact_cache import ArtifactCache, Vouched
+    from pipeline.artifact_cache import ArtifactCache
     from pipeline.result_cache import Record
 
 #: A file's text as a plan holds it: the text itself, or the bytes the artifact cache knows it holds.
@@ -204,12 +208,6 @@ def _known(display: str, path: Path, cache: "ArtifactCache") -> Optional[Resolut
     """The resolution of a spec the cache answers, or ``None``: its record is current (``Record.current``)
     and its stat stands for its bytes (``Record.unchanged``) or their digest is the record's (the record is
     then restated), and the cache knows its artifact, or its recorded verdict fails check."""
-    # pylint: disable=import-outside-toplevel
-    from pipeline.artifact_cache import Vouched
-    from pipeline.result_cache import now_ns, regular_file_stat
-    from pipeline.stamps import content_digest
-    from pipeline.runner import decoded_verdict, read_spec_bytes
-
     record = cache.results.record(display)
     status = regular_file_stat(path) if record is not None and record.current(cache.keys) else None
     if status is None:
@@ -246,11 +244,6 @@ class _Builder:
 
     def resolve(self, path: Path, display: str) -> Resolution:
         """Check the spec at *path* (making its record, with a cache) and build its artifact if it resolves."""
-        # pylint: disable=import-outside-toplevel
-        from pipeline.result_cache import now_ns, regular_file_stat
-        from pipeline.stamps import content_digest
-        from pipeline.runner import check_file, check_recorded, read_spec_bytes
-
         status = regular_file_stat(path) if self.cache is not None else None
         read_ns = now_ns()
         raw = read_spec_bytes(path) if status is not None else None
@@ -326,10 +319,6 @@ def read_resolved(folder: Path, cache: Optional["ArtifactCache"] = None) -> Dict
     its entry's is not parsed (the entry is restated): see :mod:`pipeline.artifact_cache`. ``index.json`` is
     always read.
     """
-    import stat as stat_module  # pylint: disable=import-outside-toplevel
-
-    from pipeline.result_cache import now_ns  # pylint: disable=import-outside-toplevel
-
     if not folder.is_dir():
         return {}
     entries = cache.by_file() if cache is not None else {}
@@ -349,7 +338,7 @@ def read_resolved(folder: Path, cache: Optional["ArtifactCache"] = None) -> Dict
             found[name] = Existing(name, None, not_a_file=what)
             continue
         claims = entries.get(name, ()) if name != INDEX_FILE else ()
-        vouched = next(((spec, entry) for spec, entry in claims if entry.vouches(status)), None)
+        vouched = _vouching(claims, status)
         if vouched is not None:
             found[name] = _vouched(name, *vouched, status, 0)
             continue
@@ -371,7 +360,7 @@ def read_resolved(folder: Path, cache: Optional["ArtifactCache"] = None) -> Dict
         except ValueError:
             document = None
         rendered = name == INDEX_FILE and cache is not None and document is not None \
-            and cache.index_digest() == _digest(data)
+            and cache.index_digest() == content_digest(data)
         problem = None if rendered else generated_problem(name, document)
         found[name] = Existing(name, text, document if problem is None else None,
                                problem if problem is not None and carries_mark(document) else None,
@@ -379,31 +368,30 @@ def read_resolved(folder: Path, cache: Optional["ArtifactCache"] = None) -> Dict
     return found
 
 
+def _vouching(claims, status: os.stat_result) -> Optional[Tuple[str, object]]:
+    """The ``(spec path, entry)`` of *claims* that vouches for a file of *status*, or ``None`` (a loop, not a
+    generator: it runs once per file of ``resolved/``)."""
+    for spec, entry in claims:
+        if entry.vouches(status):
+            return spec, entry
+    return None
+
+
 def _same_bytes(data: bytes, claims) -> Optional[Tuple[str, object]]:
     """The ``(spec path, entry)`` of *claims* whose recorded bytes are *data*, or ``None``."""
     if not claims:
         return None
-    digest = _digest(data)
+    digest = content_digest(data)
     return next(((spec, entry) for spec, entry in claims if entry.sha256 == digest), None)
-
-
-def _digest(data: bytes) -> str:
-    from pipeline.stamps import content_digest  # pylint: disable=import-outside-toplevel
-
-    return content_digest(data)
 
 
 def _vouched(file: str, spec: str, entry, status: os.stat_result, read_ns: int) -> Existing:
     """The :class:`Existing` of an artifact file the artifact cache knows, without its text."""
-    from pipeline.artifact_cache import Vouched  # pylint: disable=import-outside-toplevel
-
     return Existing(file, Vouched(entry.sha256), entry.document(spec), status=status, read_ns=read_ns)
 
 
 def same_text(held: Optional[Text], planned: Text) -> bool:
     """Whether a file holding *held* holds the *planned* text (either may be known only by its bytes' digest)."""
-    from pipeline.artifact_cache import Vouched  # pylint: disable=import-outside-toplevel
-
     if isinstance(planned, Vouched):
         return planned.matches(held)
     if isinstance(held, Vouched):

@@ -105,7 +105,7 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
     from pipeline.commands.options import progress_bar
 
     cache = _open_cache(repo, profiles) if use_cache else None
-    shown = {path: repo.display(path) for path in every}
+    shown = dict(zip(every, repo.displays([str(path) for path in every])))  # a catalogue's worth at once
     try:  # what was learnt is kept even when resolved/ cannot be read or written
         with progress_bar(len(files), "checking and resolving") as update:
             resolutions = resolve_specs(repo, files, profiles, update, cache, shown)
