@@ -55,11 +55,11 @@ import os
 import stat as stat_module
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from pipeline.artifacts import (ARTIFACT_SUFFIX, INDEX_FILE, ArtifactInputs, IndexEntry, build_artifact, build_index,
                                 carries_mark, generated_problem, name_problem, render)
-from pipeline.artifact_cache import Vouched
+from pipeline.artifact_cache import Vouched, new_entry
 from pipeline.op_profiles import VISION_ARCH, OpProfiles
 from pipeline.problems import Problem, Severity
 from pipeline.repo import SpecRepo
@@ -338,7 +338,7 @@ def read_resolved(folder: Path, cache: Optional["ArtifactCache"] = None) -> Dict
             found[name] = Existing(name, None, not_a_file=what)
             continue
         claims = entries.get(name, ()) if name != INDEX_FILE else ()
-        vouched = _vouching(claims, status)
+        vouched = _claim(claims, lambda entry: entry.vouches(status))  # pylint: disable=cell-var-from-loop
         if vouched is not None:
             found[name] = _vouched(name, *vouched, status, 0)
             continue
@@ -368,11 +368,11 @@ def read_resolved(folder: Path, cache: Optional["ArtifactCache"] = None) -> Dict
     return found
 
 
-def _vouching(claims, status: os.stat_result) -> Optional[Tuple[str, object]]:
-    """The ``(spec path, entry)`` of *claims* that vouches for a file of *status*, or ``None`` (a loop, not a
-    generator: it runs once per file of ``resolved/``)."""
+def _claim(claims, matches: Callable[[Any], bool]) -> Optional[Tuple[str, object]]:
+    """The first ``(spec path, entry)`` of *claims* whose entry *matches*, or ``None`` (a loop, not a generator:
+    it runs for each file of ``resolved/``)."""
     for spec, entry in claims:
-        if entry.vouches(status):
+        if matches(entry):
             return spec, entry
     return None
 
@@ -382,7 +382,7 @@ def _same_bytes(data: bytes, claims) -> Optional[Tuple[str, object]]:
     if not claims:
         return None
     digest = content_digest(data)
-    return next(((spec, entry) for spec, entry in claims if entry.sha256 == digest), None)
+    return _claim(claims, lambda entry: entry.sha256 == digest)
 
 
 def _vouched(file: str, spec: str, entry, status: os.stat_result, read_ns: int) -> Existing:
@@ -649,10 +649,6 @@ def remember(cache: "ArtifactCache", resolutions: Sequence[Resolution], target: 
     """Add to *cache* an entry for each artifact of *target* built this run that *folder* now holds: one
     *written* (its stat taken now), or one whose text read from the folder was the planned text; and the digest of
     the index, written or found equal to the one planned."""
-    # pylint: disable=import-outside-toplevel
-    from pipeline.artifact_cache import new_entry
-    from pipeline.result_cache import now_ns
-
     by_path = {item.path: item for item in resolutions if item.record is not None and item.document is not None}
     wrote = set(written)
     index, planned = existing.get(INDEX_FILE), target.files.get(INDEX_FILE)
