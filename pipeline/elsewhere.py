@@ -126,12 +126,15 @@ class Walked:
         taken: Their stat lines (:func:`pipeline.snapshot.take`) right after the walk, or ``None`` when
             they cannot stand for it (one changed within the racy window, a dangling link).
         kept: The snapshot of the catalogue's names the walk was read from (:func:`kept_walk`), else ``None``.
+        displays: The files' :meth:`~pipeline.repo.SpecRepo.displays`, in order, when read from that snapshot
+            and its report names are them (:attr:`~pipeline.repo.SpecRepo.reports_displays`); else ``None``.
     """
 
     files: Sequence[str]
     seen: Set[str]
     taken: Optional[str]
     kept: Optional[snapshot.Kept] = None
+    displays: Optional[Sequence[str]] = None
 
 
 def walk(files: Sequence[str], seen: Set[str]) -> Walked:
@@ -152,21 +155,26 @@ def kept_walk(repo: "SpecRepo", folder: Path) -> Optional[Walked]:
     """The walk of all of ``specs/`` (:func:`pipeline.runner.spec_file_names`), read from the snapshot of the
     catalogue's names in the cache folder *folder* while every folder and link it records still has the
     recorded stat: an entry added, removed or renamed changes its folder's, and a link retargeted its own, so
-    the walk would find the files the snapshot lists, in its order. ``None`` when there is none such (or
-    ``specs/`` is spelled relative: the snapshot's paths are absolute).
+    the walk would find the files the snapshot lists, in its order, and shows them as its name map does (the
+    report names, the displays too when they are the same). ``None`` when there is none such (or ``specs/`` is
+    spelled relative: the snapshot's paths are absolute).
     """
     if os.path.abspath(repo.specs) != str(repo.specs):
         return None
     kept = snapshot.load(folder, _snapshot_key(repo), repo.specs)
     if kept is None:
         return None
-    files = [line.split("\t", 3)[3] for line in kept.answer.split("\n")[:-1]]  # the name map's paths, in order
+    # The name map's lines, in order: name, name as stated, display, path. Each is split twice, for the paths
+    # and for the displays: keeping a list per line would cost the garbage collector more than the second split.
+    rows = kept.answer.split("\n")[:-1]
+    files = [row.split("\t", 3)[3] for row in rows]
     folders = len(kept.lines) - len(files)  # the folders' and links' lines come first, then a line per file
     if folders < 0 or [line.rpartition("\t")[0] for line in kept.lines[folders:]] != files \
             or not snapshot.holds(kept.lines[:folders]):
         return None
     return Walked(files, {line.rpartition("\t")[0] for line in kept.lines[:folders]},
-                  "\n".join(kept.lines[:folders]), kept)
+                  "\n".join(kept.lines[:folders]), kept,
+                  [row.split("\t", 3)[2] for row in rows] if repo.reports_displays else None)
 
 
 def _long_way(repo: "SpecRepo", taken: Set[str], cache: Optional["ResultCache"], checked: Sequence["Verdict"],

@@ -92,6 +92,12 @@ class SpecRepo:
         here = Path.cwd().resolve()
         return here if root.is_relative_to(here) else root
 
+    @functools.cached_property
+    def reports_displays(self) -> bool:
+        """Whether :meth:`report_name` is :meth:`display` (:attr:`report_base` is the root itself, as in a
+        checkout of the catalogue): report names kept for a catalogue then serve as its displays."""
+        return self.report_base == self._resolved_root
+
     def report_name(self, path: "Path | str") -> str:
         """*path* as reports show it: as :meth:`display` does, relative to :attr:`report_base`
         (``catalogue/specs/acme/bad.yaml`` for a spec repository in ``catalogue/`` of a git work tree)."""

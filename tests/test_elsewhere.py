@@ -315,6 +315,29 @@ def test_changed_since_reads_no_folder_while_the_snapshot_stands(git_catalogue: 
     expected = uncached(repo, "--changed-since", "HEAD")
     with no_long_way(), monkeypatch.context() as patched:
         patched.setattr(runner, "spec_file_names", lambda *a, **k: pytest.fail("walked specs/"))
+        patched.setattr(SpecRepo, "displays", lambda *a, **k: pytest.fail("made the displays the snapshot has"))
+        assert check(repo, "--changed-since", "HEAD") == expected
+
+
+def test_changed_since_below_the_work_tree_s_top_makes_the_displays_the_snapshot_does_not_have(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # With the catalogue in a subfolder of the git work tree, the snapshot's report names start with that
+    # subfolder and the displays do not: the kept walk gives its paths, and the displays are made from them.
+    monkeypatch.delenv(CACHE_DIR_ENV, raising=False)
+    top = tmp_path / "top"
+    shutil.copytree(ROOT / "specs", top / "catalogue" / "specs")
+    git(top, "init", "-q", "-b", "main")
+    commit_all(top, "catalogue")
+    age(top / "catalogue" / "specs")
+    repo = top / "catalogue"
+    assert check(repo)[0] == 0  # keeps the snapshot
+    (repo / TARGET).write_text((repo / TARGET).read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    expected = uncached(repo, "--changed-since", "HEAD")
+    report = json.loads(expected[1])
+    assert ([item["file"] for item in report["files"]], report["scope"]["specs_total"]) == \
+        ([f"catalogue/{TARGET}"], len(list((repo / "specs").rglob("*.yaml"))))
+    with monkeypatch.context() as patched:
+        patched.setattr(runner, "spec_file_names", lambda *a, **k: pytest.fail("walked specs/"))
         assert check(repo, "--changed-since", "HEAD") == expected
 
 

@@ -163,7 +163,8 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     if changed_since is not None:
         from pipeline.commands.git_options import changed_files
 
-        files, selection = changed_files(repo, changed_since, files, profiles, named, quiet, asked)
+        files, selection = changed_files(repo, changed_since, files, profiles, named, quiet, asked,
+                                         walked.displays if walked is not None else None)
         scope = Scope(selection.ref, selection.base, selection.candidates, selection.removed)
     _refuse_outputs(outputs, [*files, *repo_folders(repo)])
     pairs = [(files[0], stdin_filename or STDIN_NAME)] if stdin else list(zip(files, repo.report_names(files)))

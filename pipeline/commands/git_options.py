@@ -104,7 +104,8 @@ def ask_changes(repo: SpecRepo, ref: str) -> Any:
 
 
 def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpProfiles,
-                  paths: Sequence[Path], quiet: bool = False, asked: Any = None) -> Tuple[List[Path], Any]:
+                  paths: Sequence[Path], quiet: bool = False, asked: Any = None,
+                  displays: Optional[Sequence[str]] = None) -> Tuple[List[Path], Any]:
     """Return the files among *files* that the change since *ref* touches, and the
     :class:`~pipeline.git_changes.Selection` (the run's scope), saying on stderr what was chosen (unless *quiet*).
 
@@ -116,6 +117,8 @@ def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpP
         paths: The folders or files the user named (default: ``specs/``), scoping the removed specs.
         quiet: Say nothing (``check --quiet``: nothing on success).
         asked: The git questions, when the command put them already (:func:`ask_changes`).
+        displays: The displays of *files* (:meth:`~pipeline.repo.SpecRepo.displays`), in order, when the
+            command knows them already (:attr:`pipeline.elsewhere.Walked.displays`).
 
     Raises:
         GitFailure: If the change cannot be computed (exit code 2).
@@ -123,7 +126,9 @@ def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpP
     # pylint: disable=import-outside-toplevel
     from pipeline.git_changes import select_specs, spec_facts
 
-    by_display = dict(zip(repo.displays([str(path) for path in files]), files))  # a catalogue's worth at once
+    if displays is None:
+        displays = repo.displays([str(path) for path in files])  # a catalogue's worth at once
+    by_display = dict(zip(displays, files))
     own_profiles = repo.profiles.resolve().is_relative_to(repo.root.resolve())
     with git_errors():
         changes = (asked or ask_changes(repo, ref)).changes(_catalogue_name(repo, by_display))
