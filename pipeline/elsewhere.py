@@ -27,7 +27,10 @@ must record as a spec of its own, and which must be no link (their names are
 the check's own; a link to another spec is that spec, which the long way
 leaves out of the others). A check of the same files again, and one of
 files edited in place (a folder's entries unchanged), read no other spec,
-no index and no folder.
+no index and no folder. Those stats, one per spec, are most of such a check
+of a big catalogue; from :data:`pipeline.snapshot.CHILD_LINES` of them on, a
+child process checks them while the check reads and checks its own files
+(:func:`kept_answer`).
 
 A check of the whole catalogue keeps the snapshot too, when there is none
 (:func:`keep_whole`): from the catalogue index it has just saved, whose lines
@@ -69,8 +72,23 @@ def _snapshot_key(repo: "SpecRepo") -> str:
     return snapshot_key(repo, SNAPSHOT, str(repo.report_base))
 
 
+def kept_answer(repo: "SpecRepo", files: Sequence[str], folder: Path, walked: Optional["Walked"] = None,
+                in_child: bool = False) -> Callable[[], Optional[str]]:
+    """The name map of the snapshot of the catalogue's names in the cache folder *folder* (read from *walked*
+    when the walk was, else from the folder now), for a check of *files*: a function that gives it while every
+    stat it records holds but those of *files*, else ``None``. Those stats are checked from now on, *in_child*
+    by a child process while this one checks the files (:func:`pipeline.snapshot.holds_soon`)."""
+    kept = walked.kept if walked is not None and walked.kept is not None \
+        else snapshot.load(folder, _snapshot_key(repo), repo.specs)
+    if kept is None:
+        return lambda: None
+    holding = snapshot.holds_soon(kept.lines, {os.path.abspath(path) for path in files}, in_child)
+    return lambda: kept.answer if holding() else None
+
+
 def names_elsewhere(repo: "SpecRepo", files: Sequence[str], cache: Optional["ResultCache"],
-                    checked: Sequence["Verdict"], walked: Optional["Walked"] = None) -> Names:
+                    checked: Sequence["Verdict"], walked: Optional["Walked"] = None,
+                    kept: Optional[Callable[[], Optional[str]]] = None) -> Names:
     """The names the repository's specs this run leaves out state (:func:`pipeline.runner.spec_names`), for
     the names the *checked* specs state: what :func:`pipeline.runner.run_result` asks of them.
 
@@ -81,21 +99,17 @@ def names_elsewhere(repo: "SpecRepo", files: Sequence[str], cache: Optional["Res
             other spec.
         checked: The run's verdicts.
         walked: The run's walk of ``specs/`` (:func:`walk`), when it walked all of it.
+        kept: The snapshot's name map for *files* (:func:`kept_answer`), when the run asked for it before it
+            checked them; else it is asked for now.
     """
     if not repo.specs.is_dir():
         return {}
     taken = {os.path.abspath(path) for path in files}
     wanted = {verdict.name.casefold() for verdict in checked if verdict.name is not None}
-    key = _snapshot_key(repo)
-    if cache is None:
-        kept = None
-    elif walked is not None and walked.kept is not None:  # read already, its folders' stats checked
-        kept = walked.kept.answer if snapshot.holds(walked.kept.lines, taken) else None
-    else:
-        kept = snapshot.answer(cache.folder, key, repo.specs, taken)
-    if kept is not None and _its_own(kept, taken):
-        return _kept_names(kept, taken, wanted)
-    return _long_way(repo, taken, cache, checked, walked, key)
+    name_map = None if cache is None else (kept or kept_answer(repo, files, cache.folder, walked))()
+    if name_map is not None and _its_own(name_map, taken):
+        return _kept_names(name_map, taken, wanted)
+    return _long_way(repo, taken, cache, checked, walked, _snapshot_key(repo))
 
 
 def _its_own(kept: str, taken: Set[str]) -> bool:

@@ -31,6 +31,15 @@ CLASH = ("name 'llama-3.1-8b' is also the name of {}; each spec needs its own na
          "artifact)")
 
 
+@pytest.fixture(autouse=True, params=["in the process", "in a child"])
+def stats_checked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test twice: the snapshot's stats checked by the check itself, and by a child process while it checks
+    its files (:func:`pipeline.snapshot.holds_soon`; the shipped catalogue is far below ``CHILD_LINES``)."""
+    if request.param == "in a child":
+        monkeypatch.setattr(snapshot, "CHILD_LINES", 1)
+    return request.param
+
+
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A repository of the shipped catalogue, everything aged (every stat stands for its file's bytes)."""

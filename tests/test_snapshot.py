@@ -509,3 +509,104 @@ def test_a_name_map_has_a_file_only_for_a_line_of_its_own(monkeypatch: pytest.Mo
     assert snapshot.names_files(names, {"/r/specs/t\t/r/specs/b.yaml"})
     for absent in ["/r/specs/b.yaml", "/r/specs/a.yam", "specs/a.yaml", "/r/specs", "a.yaml"]:
         assert not snapshot.names_files(names, {"/r/specs/a.yaml", absent}), absent
+
+
+# ---- holds_soon: a snapshot's stats checked by a child process while the caller works ------------------------
+
+@pytest.fixture
+def stat_lines(tmp_path: Path) -> Tuple[List[str], List[Path]]:
+    """The stat lines of 12 files (as :func:`snapshot.take` writes them), and the files."""
+    files = []
+    for index in range(12):
+        path = tmp_path / f"s{index:02d}.yaml"
+        path.write_text(f"name: s{index}\n", encoding="utf-8")
+        os.utime(path, (OLD, OLD))
+        files.append(path)
+    taken = snapshot.take([str(path) for path in files])
+    assert taken is not None
+    return taken.split("\n"), files
+
+
+@pytest.fixture
+def forks(monkeypatch: pytest.MonkeyPatch) -> List[int]:
+    """The pids of the children ``os.fork`` starts in this process from now on (a child is 0's own)."""
+    started: List[int] = []
+    real = os.fork
+
+    def fork() -> int:
+        pid = real()
+        if pid:
+            started.append(pid)
+        return pid
+    monkeypatch.setattr(os, "fork", fork)
+    return started
+
+
+def _reaped(pid: int) -> bool:
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+        return False
+    return True
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="this system does not fork")
+@pytest.mark.parametrize("change", ["none", "edited", "removed", "skipped edited"])
+def test_a_child_says_whether_the_stats_hold_as_the_process_itself_would(
+        stat_lines, forks: List[int], monkeypatch: pytest.MonkeyPatch, change: str) -> None:
+    lines, files = stat_lines
+    monkeypatch.setattr(snapshot, "CHILD_LINES", 10)
+    skipped = {str(files[0])} if change == "skipped edited" else set()
+    if change in ("edited", "skipped edited"):
+        files[-1 if change == "edited" else 0].write_text("name: changed\n", encoding="utf-8")
+    elif change == "removed":
+        files[5].unlink()
+    answer = snapshot.holds_soon(lines, skipped)
+    assert len(forks) == 1
+    expected = change in ("none", "skipped edited")
+    assert snapshot.holds(lines, skipped) is expected
+    monkeypatch.setattr(snapshot, "holds", lambda *a, **k: pytest.fail("the parent checked the stats itself"))
+    assert answer() is expected and answer() is expected  # the same answer again, the child asked once
+    assert _reaped(forks[0])
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="this system does not fork")
+def test_a_child_that_leaves_without_an_answer_has_the_process_check_the_stats(
+        stat_lines, forks: List[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    lines, files = stat_lines
+    monkeypatch.setattr(snapshot, "CHILD_LINES", 10)
+    parent, real = os.getpid(), snapshot.holds
+    monkeypatch.setattr(snapshot, "holds", lambda *a: real(*a) if os.getpid() == parent else os._exit(3))
+    files[3].write_text("name: changed\n", encoding="utf-8")
+    answer = snapshot.holds_soon(lines)
+    assert answer() is False and len(forks) == 1 and _reaped(forks[0])
+
+
+@pytest.mark.parametrize("why", ["fewer lines than CHILD_LINES", "not asked to", "another thread runs",
+                                 "fork fails", "no fork"])
+def test_no_child_is_started_where_one_would_not_pay_or_could_deadlock(
+        stat_lines, monkeypatch: pytest.MonkeyPatch, why: str) -> None:
+    import threading
+
+    lines, files = stat_lines
+    monkeypatch.setattr(snapshot, "CHILD_LINES", 100 if why == "fewer lines than CHILD_LINES" else 10)
+
+    def failing_fork() -> int:
+        if why == "fork fails":
+            raise OSError(11, "Resource temporarily unavailable")
+        pytest.fail("forked")
+    if why == "no fork":
+        monkeypatch.delattr(os, "fork", raising=False)
+    else:
+        monkeypatch.setattr(os, "fork", failing_fork)
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    if why == "another thread runs":
+        other.start()
+    try:
+        answer = snapshot.holds_soon(lines, in_child=why != "not asked to")
+        files[2].write_text("name: changed\n", encoding="utf-8")  # after the call: the stats are checked when asked
+        assert answer() is False
+    finally:
+        release.set()
+        if other.is_alive():
+            other.join()

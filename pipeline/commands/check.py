@@ -140,7 +140,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     config = run_config(repo)
     profiles = run_profiles(repo, not no_cache)
     named = list(paths) or list(config.specs) or [repo.specs]
-    from pipeline.elsewhere import keep_whole, kept_walk, names_elsewhere, walk
+    from pipeline.elsewhere import keep_whole, kept_answer, kept_walk, names_elsewhere, walk
     from pipeline.stamps import cache_folder
 
     whole = not paths and not config.specs and not config.exclude and not excludes  # the walk takes all of specs/
@@ -173,6 +173,10 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     everything = not paths and changed_since is None and not config.specs and not config.exclude and not excludes
     if everything and cache is not None:
         cache.rebuild_index()
+    # A check of a few files: the other specs' stats, which say whether the snapshot of their names holds, are
+    # checked by a child process meanwhile. --fix asks for them after each round of fixes, when it needs them.
+    kept = kept_answer(repo, files, cache.folder, walked, in_child=True) \
+        if not everything and not stdin and not fix and cache is not None and repo.specs.is_dir() else None
     codes = LazyCodes()  # gathered only if an inline ignore or a report needs them
     verdicts = []
 
@@ -181,7 +185,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
         result = run_result(checked, config.strict if strict is None else strict,
                             {} if everything else names_elsewhere(
                                 repo, [stdin_filename] if stdin and stdin_filename else files, cache, checked,
-                                walked))
+                                walked, kept))
         result = dataclasses.replace(result, scope=scope)
         return suppress(result, config, codes, select, ignore, repo.report_base)
 
