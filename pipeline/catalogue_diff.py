@@ -384,8 +384,13 @@ def render_json(diff: CatalogueDiff) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
+#: Resolutions (:class:`pipeline.regen.Resolution`) one side of a comparison made, for the other to take, by
+#: ``(op profiles, display, spec bytes)``, each as a digest: :func:`load_catalogue`'s *shared*.
+SharedResolutions = Dict[Tuple[str, str, str], Any]
+
+
 def load_catalogue(repo: SpecRepo, label: str, progress: Optional[Callable[[int], None]] = None,
-                   profiles_cache: Optional[Path] = None) -> Catalogue:
+                   profiles_cache: Optional[Path] = None, shared: Optional[SharedResolutions] = None) -> Catalogue:
     """Check and resolve every spec of *repo* into a :class:`Catalogue` named *label*; *progress* is called
     with the number of specs done since its last call; the op profiles are kept checked in the result cache
     folder *profiles_cache* (:func:`pipeline.op_profiles.load_op_profiles`), when given.
@@ -393,18 +398,21 @@ def load_catalogue(repo: SpecRepo, label: str, progress: Optional[Callable[[int]
     A spec that fails check, whose stack does not resolve, or whose name an
     earlier spec (by path) already has, is listed as failing with why.
 
+    With *shared*, a spec whose resolution it holds is not resolved again, and each one resolved is added
+    to it (:func:`_resolutions`): the two sides of a comparison mostly hold the same specs.
+
     Raises:
         OpProfileError: If the repository's op profiles are broken.
     """
     # pylint: disable=import-outside-toplevel
     from pipeline.op_profiles import load_op_profiles
-    from pipeline.regen import resolve_specs
     from pipeline.runner import find_spec_files
 
     files = find_spec_files([repo.specs]) if repo.specs.is_dir() else []
     models: Dict[str, Mapping[str, Any]] = {}
     failing: Dict[str, str] = {}
-    for item in resolve_specs(repo, files, load_op_profiles(repo.profiles, profiles_cache), progress):
+    profiles = load_op_profiles(repo.profiles, profiles_cache)
+    for item in _resolutions(repo, files, profiles, progress, shared):
         if item.document is None:
             failing[item.path] = "fails modelspec check" if item.errors else "its layer stack does not resolve"
         elif item.document["name"] in models:
@@ -412,3 +420,41 @@ def load_catalogue(repo: SpecRepo, label: str, progress: Optional[Callable[[int]
         else:
             models[item.document["name"]] = item.document
     return Catalogue(label, models, failing)
+
+
+def _resolutions(repo: SpecRepo, files: Sequence[Path], profiles: Any, progress: Optional[Callable[[int], None]],
+                 shared: Optional[SharedResolutions]) -> List[Any]:
+    """:func:`pipeline.regen.resolve_specs` of *files*, sorted by path, but for the specs *shared* holds.
+
+    A resolution is decided by the spec's display and bytes, the op profiles
+    (each arch's file, and which archs there are: :func:`pipeline.result_cache.cache_keys`) and modelspec,
+    which is the same for both sides of one run: a spec with the same three as one *shared* holds resolves as
+    that one did, so its resolution is taken. A spec that cannot be read as a regular file is resolved (its
+    failure told as ever), and so is every spec when the profiles cannot be read again.
+    """
+    # pylint: disable=import-outside-toplevel
+    from pipeline.regen import resolve_specs
+    from pipeline.result_cache import cache_keys
+    from pipeline.runner import read_spec_bytes
+    from pipeline.stamps import content_digest
+
+    if shared is None:
+        return resolve_specs(repo, files, profiles, progress)
+    try:
+        against = content_digest(json.dumps(sorted(cache_keys(profiles).profiles.items())).encode())
+    except OSError:
+        return resolve_specs(repo, files, profiles, progress)
+    taken, to_resolve, keys = [], [], {}
+    for path, display in zip(files, repo.displays([str(path) for path in files])):
+        raw = read_spec_bytes(path)
+        key = (against, display, content_digest(raw)) if raw is not None else None
+        if key in shared:
+            taken.append(shared[key])
+            continue
+        to_resolve.append(path)
+        keys[display] = key
+    if progress and taken:
+        progress(len(taken))
+    resolved = resolve_specs(repo, to_resolve, profiles, progress)
+    shared.update((keys[item.path], item) for item in resolved if keys[item.path] is not None)
+    return sorted([*taken, *resolved], key=lambda item: item.path)

@@ -418,3 +418,37 @@ def test_diff_json_is_valid_against_its_schema_and_says_what_the_text_says(two_c
         for move in change["moves"]:
             assert move["what"] in text
     assert (document["base"], document["head"], document["empty"]) == ("v1", "v2", False)
+
+
+@pytest.fixture
+def resolved(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The display of each spec a run checks and resolves, in order (:meth:`pipeline.regen._Builder.resolve`)."""
+    from pipeline import regen
+
+    displays: list = []
+    real = regen._Builder.resolve
+
+    def resolve(self, path: Path, display: str):
+        displays.append(display)
+        return real(self, path, display)
+    monkeypatch.setattr(regen._Builder, "resolve", resolve)
+    return displays
+
+
+def test_the_specs_a_change_left_alone_are_resolved_once_for_both_sides(two_commits: Path, resolved: list) -> None:
+    edit(two_commits / DEEPSEEK, "mtp_depth: 2", "mtp_depth: 3")
+    specs = sorted(path.relative_to(two_commits).as_posix() for path in (two_commits / "specs").rglob("*.yaml"))
+    result = run(two_commits, "diff", "v2")
+    assert (result.exit_code, result.stdout.splitlines()[1]) == (0, "deepseek-v3: MTP 2 -> 3; mtp_depth 2 -> 3")
+    assert resolved == specs + [DEEPSEEK]
+
+
+def test_a_profile_changed_between_the_sides_has_every_spec_resolved_on_both(two_commits: Path,
+                                                                            resolved: list) -> None:
+    profile = two_commits / "op_profiles" / "llama.yaml"
+    profile.write_text(profile.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    specs = sorted(path.relative_to(two_commits).as_posix() for path in (two_commits / "specs").rglob("*.yaml"))
+    result = run(two_commits, "diff", "v2")
+    assert (result.exit_code, result.stdout.splitlines()[0]) == (
+        0, "resolved stacks v2 -> working tree: 0 added, 0 removed, 0 changed, 3 unchanged")
+    assert resolved == specs + specs

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import TYPE_CHECKING, Optional, Tuple
 
 import click
 
@@ -33,6 +33,9 @@ from pipeline.output import echo, echo_rendered
 
 from pipeline.commands.git_options import git_errors
 from pipeline.commands.options import root_option
+
+if TYPE_CHECKING:
+    from pipeline.catalogue_diff import SharedResolutions
 
 #: The label of the working tree side.
 WORKING_TREE = "working tree"
@@ -96,19 +99,22 @@ def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit
             check_revision(rev)
         commit, label = _base_side(repo, base, head, use_merge_base)
     kept = None if no_cache else cache_folder(repo.root)  # each side's profiles, checked, kept in this repo's cache
+    shared: SharedResolutions = {}  # a spec the change left alone is resolved once, for both sides
     with tempfile.TemporaryDirectory(prefix="modelspec-diff-") as scratch:
-        before = _catalogue(repo, commit, label, Path(scratch) / "base", kept)
-        after = _catalogue(repo, head, head, Path(scratch) / "head", kept) if head \
-            else _working_tree(repo, kept)
+        before = _catalogue(repo, commit, label, Path(scratch) / "base", kept, shared)
+        after = _catalogue(repo, head, head, Path(scratch) / "head", kept, shared) if head \
+            else _working_tree(repo, kept, shared)
     result = diff_catalogues(before, after)
     render = {"markdown": render_markdown, "json": render_json}.get(fmt, render_text)
     echo_rendered(render(result), nl=False)
     raise SystemExit(1 if exit_code and not result.empty else 0)
 
 
-def _loaded(repo, label: str, shown_root: str, profiles_cache: Optional[Path] = None):
+def _loaded(repo, label: str, shown_root: str, profiles_cache: Optional[Path] = None,
+            shared: Optional[SharedResolutions] = None):
     """Load *repo*'s catalogue (its op profiles kept checked in the result cache folder *profiles_cache*, when
-    given); broken op profiles end the command with their problems and exit code 2."""
+    given; the resolutions of *shared* taken, and its own added, :func:`~pipeline.catalogue_diff.load_catalogue`);
+    broken op profiles end the command with their problems and exit code 2."""
     # pylint: disable=import-outside-toplevel
     from pipeline.catalogue_diff import load_catalogue
     from pipeline.op_profiles import OpProfileError
@@ -119,7 +125,7 @@ def _loaded(repo, label: str, shown_root: str, profiles_cache: Optional[Path] = 
     total = len(spec_file_names([repo.specs])) if repo.specs.is_dir() else 0
     try:
         with progress_bar(total, f"reading {label}") as update:
-            return load_catalogue(repo, label, update, profiles_cache)
+            return load_catalogue(repo, label, update, profiles_cache, shared)
     except OpProfileError as error:
         for problem in error.problems:
             shown = problem.file.replace(str(repo.root.resolve()) + "/", shown_root)
@@ -146,7 +152,8 @@ def _base_side(repo, base: str, head: Optional[str], use_merge_base: bool) -> Tu
     return commit, base if is_base else f"merge base {commit[:12]} of {base} and {head or 'HEAD'}"
 
 
-def _catalogue(repo, rev: str, label: str, scratch: Path, profiles_cache: Optional[Path] = None):
+def _catalogue(repo, rev: str, label: str, scratch: Path, profiles_cache: Optional[Path] = None,
+               shared: Optional[SharedResolutions] = None):
     """The catalogue as revision *rev* has it, exported into *scratch*, named *label*.
 
     A broken profile is shown as ``<rev>:op_profiles/<arch>.yaml``, the path ``git show`` reads it by.
@@ -158,9 +165,9 @@ def _catalogue(repo, rev: str, label: str, scratch: Path, profiles_cache: Option
     scratch.mkdir()
     with git_errors():
         export_revision(repo.root, rev, [repo.display(repo.specs), "op_profiles"], scratch)
-    return _loaded(SpecRepo(scratch), label, f"{rev}:", profiles_cache)
+    return _loaded(SpecRepo(scratch), label, f"{rev}:", profiles_cache, shared)
 
 
-def _working_tree(repo, profiles_cache: Optional[Path] = None):
+def _working_tree(repo, profiles_cache: Optional[Path] = None, shared: Optional[SharedResolutions] = None):
     """The catalogue as the working tree has it."""
-    return _loaded(repo, WORKING_TREE, "", profiles_cache)
+    return _loaded(repo, WORKING_TREE, "", profiles_cache, shared)
