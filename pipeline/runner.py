@@ -30,6 +30,7 @@ from pipeline.op_profiles import OpProfiles, load_op_profiles
 from pipeline.parameters import Unpriced, count_parameters, count_totals, stated_issues
 from pipeline.problems import FILE_START, PASSES, FieldPath, FileResult, Location, Outcome, Problem, RunResult, Severity
 from pipeline.stack import LayerStack, spec_arch, spec_layer_stack, tower_layer_stack
+from pipeline.stamps import open_regular
 
 if TYPE_CHECKING:
     from pipeline.result_cache import CacheKeys, Record, ResultCache
@@ -507,11 +508,13 @@ def check_recorded(raw: bytes, display: str, profiles: OpProfiles, keys: "CacheK
 
 
 def read_spec_bytes(path: Path) -> Optional[bytes]:
-    """The bytes the strict loader would read of *path* (up to one past its cap), or ``None`` if it cannot."""
+    """The bytes the strict loader would read of *path* (up to one past its cap), or ``None`` if it cannot or it
+    is no regular file (:func:`pipeline.stamps.open_regular`: a FIFO would block the open, a device mislead the
+    read; the loader tells the caller's check why)."""
     from pipeline.yaml_source import MAX_BYTES  # pylint: disable=import-outside-toplevel
 
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             return handle.read(MAX_BYTES + 1)
     except OSError:
         return None

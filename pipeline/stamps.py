@@ -59,9 +59,9 @@ def cache_folder(root: Path) -> Path:
 
 
 def open_regular(path: "str | os.PathLike[str]", mode: str = "rb", **options: Any) -> IO:
-    """*path*, a file of the cache folder, open for reading (``os.fdopen(..., mode, **options)``) when it is a
-    regular file: a FIFO put in its place would block the open or the read forever, a device (a link to
-    ``/dev/zero``) never end the read.
+    """*path* (a file of the cache folder, a spec whose bytes are digested) open for reading
+    (``os.fdopen(..., mode, **options)``) when it is a regular file: a FIFO put in its place would block the
+    open or the read forever, a device (a link to ``/dev/zero``) never end the read.
 
     Raises:
         OSError: If it cannot be opened, or is not a regular file (``EINVAL``).

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any, List
 
@@ -26,7 +27,7 @@ from pipeline.op_profiles import load_op_profiles
 from pipeline.problems import INTERNAL_CODE, near_misses
 from pipeline.runner import check_document
 from pipeline.yaml_source import MAX_NUMBER_CHARS, dump, load_bytes
-from tests.spec_repos import FIXTURE, GIT_ENV, make_repo, modelspec_argv
+from tests.spec_repos import FIXTURE, GIT_ENV, git_repo, make_repo, modelspec_argv
 
 BASE = "name: x\nhidden_size: 64\nnum_hidden_layers: 2\nnum_attention_heads: 4\nvocab_size: 100\n" \
        "intermediate_size: 128\narch: llama\n"
@@ -231,6 +232,39 @@ def test_a_fifo_is_refused_by_every_command_that_reads_a_path(tmp_path: Path, ar
     assert done.returncode == code, done.stderr + done.stdout
     assert said in done.stderr + done.stdout
     assert "Traceback" not in done.stderr
+
+
+@needs_fifo
+@pytest.mark.parametrize("side", ["the working tree", "a link in the working tree"])
+def test_diff_tells_a_fifo_in_the_working_tree_as_a_spec_that_does_not_resolve(tmp_path: Path, side: str) -> None:
+    # diff digests each spec's bytes to resolve a spec both sides share once: a FIFO must not block that read.
+    repo = git_repo(tmp_path / "repo")
+    pipe = repo / "specs" / "llama" / "pipe.yaml"
+    if side == "the working tree":
+        os.mkfifo(pipe)
+    else:
+        os.mkfifo(tmp_path / "outside")
+        pipe.symlink_to(tmp_path / "outside")
+    done = _run("diff", "HEAD", "--root", str(repo))
+    assert (done.returncode, done.stdout.splitlines()[-1]) == (
+        0, "does not resolve at working tree: specs/llama/pipe.yaml (fails modelspec check)")
+    assert "Traceback" not in done.stderr
+
+
+@needs_fifo
+@pytest.mark.parametrize("kind", ["a FIFO", "a device"])
+def test_a_spec_s_bytes_are_read_only_from_a_regular_file(tmp_path: Path, kind: str) -> None:
+    # read_spec_bytes serves every digest of a spec (the result cache, regen, diff): in a fresh process, so that
+    # a read that blocks fails the test after 60 s instead of hanging the suite.
+    path = tmp_path / "spec.yaml"
+    if kind == "a FIFO":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(os.devnull)
+    done = subprocess.run([sys.executable, "-c", "import sys; from pipeline.runner import read_spec_bytes; "
+                           "print(read_spec_bytes(sys.argv[1]))", str(path)],
+                          capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout == "None\n"
 
 
 # --- a FIFO or a device in place of a cache file ----------------------------------------------------------
