@@ -345,9 +345,15 @@ def test_changed_since_below_the_work_tree_s_top_makes_the_displays_the_snapshot
     report = json.loads(expected[1])
     assert ([item["file"] for item in report["files"]], report["scope"]["specs_total"]) == \
         ([f"catalogue/{TARGET}"], len(list((repo / "specs").rglob("*.yaml"))))
+    made = []
+    real = SpecRepo.displays
     with monkeypatch.context() as patched:
         patched.setattr(runner, "spec_file_names", lambda *a, **k: pytest.fail("walked specs/"))
+        patched.setattr(SpecRepo, "displays", lambda self, paths: made.append(real(self, paths)) or made[-1])
         assert check(repo, "--changed-since", "HEAD") == expected
+    # The catalogue's displays were made from the kept walk's paths: root-relative, not the report names.
+    assert [displays for displays in made if len(displays) == report["scope"]["specs_total"]] == [
+        sorted(path.relative_to(repo).as_posix() for path in (repo / "specs").rglob("*.yaml"))]
 
 
 def _remove_other(repo: Path) -> None:
