@@ -17,7 +17,7 @@ check, ``--help``, ``show`` and ``list`` again, one file edited) are sampled
 - ``check specs/<one>.yaml`` and ``check --changed-since HEAD`` with that one
   spec edited, against ``check`` of the same file in a repository holding only
   it, and ``git diff --name-status``: as a check leaves the catalogue (the other
-  specs' names answered from the snapshot it kept, :mod:`pipeline.elsewhere`),
+  specs' names answered from the snapshot it kept, :mod:`pipeline.cache.names`),
   and ``check specs/<one>.yaml`` once more with no snapshot (the long way);
 - ``show NAME`` against ``modelspec --help``, ``list`` against the cold check, each three ways: the first
   run after the checks (it takes the long way and keeps a catalogue snapshot), the next run with nothing
@@ -258,7 +258,7 @@ def bench_size(scratch: Path, size: int, rounds: int, repeats: int, regen_max: i
         if not full:
             continue
         # show and list as a check leaves the catalogue: the first run of each takes the long way and keeps a
-        # snapshot (pipeline/snapshot.py), the next ones are answered from it
+        # snapshot (pipeline/cache/snapshot.py), the next ones are answered from it
         results.add("show NAME, first", run([modelspec, "show", name], repo))
         results.add("list, first", run([modelspec, "list"], repo))
         for _ in range(repeats):

@@ -2,7 +2,7 @@
 
 Builds the red team's files (each under the 1 MiB cap): ``layer_types`` of
 520,000 one-character entries, 100,000 unknown keys, and the largest of each
-that passes the loader's value cap (:data:`pipeline.yaml_source.MAX_VALUES`).
+that passes the loader's value cap (:data:`pipeline.spec.yaml_source.MAX_VALUES`).
 For each it times, in alternating rounds (modelspec, then check-jsonschema,
 then modelspec...), a fresh process of
 
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "schemas" / "model-spec.schema.json"
 sys.path.insert(0, str(ROOT))
 
-from pipeline.yaml_source import MAX_VALUES  # noqa: E402  (the bench runs from a checkout)
+from pipeline.spec.yaml_source import MAX_VALUES  # noqa: E402  (the bench runs from a checkout)
 
 BASE = ("name: {name}\nhidden_size: 64\nnum_hidden_layers: {layers}\nnum_attention_heads: 4\nvocab_size: 100\n"
         "intermediate_size: 128\narch: qwen3_next\n")

@@ -1,6 +1,6 @@
 """Benchmark: what importing the library costs, from ``python -X importtime``.
 
-Runs ``import pipeline.model, pipeline.op_profiles, pipeline.stack`` in a
+Runs ``import pipeline.spec.model, pipeline.pricing.op_profiles, pipeline.pricing.stack`` in a
 fresh interpreter several times and prints, as medians over the runs, the
 cumulative microseconds of each ``pipeline.*`` module and the total of every
 module the statement imported (the interpreter's own start-up imports, read
@@ -11,7 +11,7 @@ package has it; the cache goes to a temporary ``PYTHONPYCACHEPREFIX``, never
 into the tree), and compiled from source on every run (what a shell with
 ``PYTHONDONTWRITEBYTECODE`` set pays, as this project's dev shells do).
 
-It then does the same for the first :func:`pipeline.op_profiles.load_op_profiles`
+It then does the same for the first :func:`pipeline.pricing.op_profiles.load_op_profiles`
 call, which imports the YAML reader and the schema validator on first use,
 and prints the wall time of that call and its heaviest imports, so a change
 that moves one of them to import time shows up here. Run:
@@ -28,8 +28,8 @@ import sys
 import tempfile
 from typing import Dict, List, Mapping, Set, Tuple
 
-LIBRARY = "import pipeline.model, pipeline.op_profiles, pipeline.stack"
-FIRST_LOAD = ("import time; import pipeline.op_profiles as p; start = time.perf_counter(); p.load_op_profiles(); "
+LIBRARY = "import pipeline.spec.model, pipeline.pricing.op_profiles, pipeline.pricing.stack"
+FIRST_LOAD = ("import time; import pipeline.pricing.op_profiles as p; start = time.perf_counter(); p.load_op_profiles(); "
               "print(round((time.perf_counter() - start) * 1e6))")
 TARGET_US = 50_000
 

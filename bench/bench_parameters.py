@@ -50,9 +50,9 @@ def catalogue_copies(dest: Path, copies: int, counted: bool) -> None:
 def timed(root: Path) -> Tuple[float, float]:
     """``(CPU seconds of checking every spec under root with one job, of which in the count)``; every spec must
     pass."""
-    from pipeline import runner  # pylint: disable=import-outside-toplevel
-    from pipeline.op_profiles import load_op_profiles  # pylint: disable=import-outside-toplevel
-    from pipeline.problems import Severity  # pylint: disable=import-outside-toplevel
+    from pipeline.check import runner  # pylint: disable=import-outside-toplevel
+    from pipeline.pricing.op_profiles import load_op_profiles  # pylint: disable=import-outside-toplevel
+    from pipeline.spec.problems import Severity  # pylint: disable=import-outside-toplevel
 
     profiles = load_op_profiles(ROOT / "op_profiles")
     files = [(path, str(path)) for path in runner.find_spec_files([root / "specs"])]

@@ -13,8 +13,8 @@ machine falls on both alike):
   and the ratio.
 
 Then, in this process, the phases of one build: resolving the catalogue
-(:func:`pipeline.catalogue_diff.load_catalogue`), rendering the pages
-(:func:`pipeline.site.build_site`) and writing them (:func:`pipeline.site.write_site`).
+(:func:`pipeline.catalogue.diff.load_catalogue`), rendering the pages
+(:func:`pipeline.catalogue.site.build_site`) and writing them (:func:`pipeline.catalogue.site.write_site`).
 Run: ``.venv/bin/python bench/bench_site.py [rounds]`` from the checkout.
 """
 
@@ -82,9 +82,9 @@ def main(rounds: int) -> None:
 def _phases(out: Path) -> Dict[str, float]:
     """The seconds of each phase of one in-process build into *out*."""
     # pylint: disable=import-outside-toplevel
-    from pipeline.catalogue_diff import load_catalogue
-    from pipeline.repo import SpecRepo
-    from pipeline.site import build_site, write_site
+    from pipeline.catalogue.diff import load_catalogue
+    from pipeline.check.repo import SpecRepo
+    from pipeline.catalogue.site import build_site, write_site
 
     start = time.perf_counter()
     catalogue = load_catalogue(SpecRepo(ROOT), "working tree")

@@ -1,6 +1,6 @@
 """Benchmark: the strict loader against a plain ``yaml.load`` on a realistic spec.
 
-Prints microseconds per file for ``pipeline.yaml_source.load_bytes`` and for
+Prints microseconds per file for ``pipeline.spec.yaml_source.load_bytes`` and for
 ``yaml.load(..., Loader=CSafeLoader)`` (the fastest lenient load PyYAML offers)
 on a DeepSeek-V3-like spec of about 40 keys, and their ratio; then the same
 with the pure-Python parser, the fallback when PyYAML has no libyaml; then
@@ -16,7 +16,7 @@ from typing import Callable
 
 import yaml
 
-from pipeline import yaml_source
+from pipeline.spec import yaml_source
 
 # A DeepSeek-V3-like spec (from its published config.json), with a stated
 # layer stack, a vision tower and per-kind op counts, as a catalogue entry has.

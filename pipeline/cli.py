@@ -52,13 +52,13 @@ class LazyGroup(click.Group):
 
         The message can name what the user passed (a path with a line break,
         a value from a CI template), so it is made printable like every other
-        line modelspec prints (:func:`pipeline.escape.printable`).
+        line modelspec prints (:func:`pipeline.spec.escape.printable`).
         """
         try:
             _current_folder_exists()
             return super().invoke(ctx)
         except click.ClickException as error:
-            from pipeline.escape import printable  # pylint: disable=import-outside-toplevel
+            from pipeline.spec.escape import printable  # pylint: disable=import-outside-toplevel
 
             error.message = printable(error.message)
             raise

@@ -4,7 +4,7 @@ checking and building only what the cache really knows.
 Each test builds the fixture repository in ``tmp_path``, regenerates it, ages every file (so stats stand for
 bytes, past the racy window) and settles the cache with one ``--check``. Then it changes one thing and compares
 ``regen --check`` with and without the cache. The specs checked
-(:func:`pipeline.runner.check_document`) and the artifacts built (:func:`pipeline.regen.build_artifact`) are
+(:func:`pipeline.check.runner.check_document`) and the artifacts built (:func:`pipeline.catalogue.regen.build_artifact`) are
 counted, so "reused" is a fact.
 """
 
@@ -19,11 +19,13 @@ from typing import Dict, List, Tuple
 
 import pytest
 
-from pipeline import regen, runner
-from pipeline.artifact_cache import ARTIFACTS_FILE, ARTIFACTS_FORMAT, ARTIFACTS_HEADER, ArtifactCache
-from pipeline.op_profiles import load_op_profiles
-from pipeline.result_cache import PROFILES_FILE, PROFILES_HEADER, cache_keys, line_checksum, now_ns
-from pipeline.stamps import CACHE_DIR_ENV
+from pipeline.catalogue import regen
+
+from pipeline.check import runner
+from pipeline.cache.artifacts import ARTIFACTS_FILE, ARTIFACTS_FORMAT, ARTIFACTS_HEADER, ArtifactCache
+from pipeline.pricing.op_profiles import load_op_profiles
+from pipeline.cache.results import PROFILES_FILE, PROFILES_HEADER, cache_keys, line_checksum, now_ns
+from pipeline.cache.stamps import CACHE_DIR_ENV
 from spec_repos import GIT_ENV, SPECS, commit_all, edit, git_repo, make_repo, modelspec_argv, run
 
 DEEPSEEK, LLAMA, QWEN = SPECS

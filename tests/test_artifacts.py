@@ -11,12 +11,12 @@ from typing import Any, Dict, Iterator, Tuple
 import jsonschema
 import pytest
 
-from pipeline import artifacts
-from pipeline.artifacts import (ArtifactInputs, IndexEntry, artifact_file, build_artifact, build_index,
+from pipeline.catalogue import artifacts
+from pipeline.catalogue.artifacts import (ArtifactInputs, IndexEntry, artifact_file, build_artifact, build_index,
                                 generated_problem, is_generated, name_problem, render, widths)
-from pipeline.model import ModelSpec
-from pipeline.op_profiles import load_op_profiles
-from pipeline.runner import CheckedSpec, check_file
+from pipeline.spec.model import ModelSpec
+from pipeline.pricing.op_profiles import load_op_profiles
+from pipeline.check.runner import CheckedSpec, check_file
 from spec_repos import FIXTURE
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "resolved-stack.schema.json"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.atomic import write_atomic, write_output
+from pipeline.catalogue.atomic import write_atomic, write_output
 
 
 def test_write_atomic_replaces_a_file_whole_and_keeps_its_mode(tmp_path: Path) -> None:

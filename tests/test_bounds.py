@@ -18,11 +18,11 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
-from pipeline.problems import PASSES, FileResult, Outcome, Problem, RunResult, Severity, all_codes
+from pipeline.spec.problems import PASSES, FileResult, Outcome, Problem, RunResult, Severity, all_codes
 from pipeline.reporters import REPORTERS
 from pipeline.reporters.sarif import MAX_RESULTS, SarifReporter
 from pipeline.reporters.summary import MAX_PER_CODE, MAX_PER_FILE, shown
-from pipeline.yaml_source import MAX_VALUES, load_bytes
+from pipeline.spec.yaml_source import MAX_VALUES, load_bytes
 from tests.spec_repos import make_repo
 
 BASE = "name: x\nhidden_size: 64\nnum_hidden_layers: 2\nnum_attention_heads: 4\nvocab_size: 100\n"

@@ -18,7 +18,7 @@ from typing import Any, Dict, Sequence
 import pytest
 from click.testing import CliRunner
 
-from pipeline.catalogue import CatalogueError, Entry, find
+from pipeline.catalogue.views import CatalogueError, Entry, find
 from pipeline.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]

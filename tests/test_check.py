@@ -21,11 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.cli import main
-from pipeline.model import MODEL_KEYS_ORDERED, ModelSpec
-from pipeline.op_profiles import load_op_profiles
-from pipeline.problems import Outcome, Severity
-from pipeline.runner import check_document
-from pipeline.yaml_source import load_bytes
+from pipeline.spec.model import MODEL_KEYS_ORDERED, ModelSpec
+from pipeline.pricing.op_profiles import load_op_profiles
+from pipeline.spec.problems import Outcome, Severity
+from pipeline.check.runner import check_document
+from pipeline.spec.yaml_source import load_bytes
 from budget import examples
 
 from bundled import LANGUAGE_ARCHS

@@ -1,6 +1,6 @@
 """The problem codes: one table, documented, and nothing emitted that it lacks.
 
-``docs/problems.md`` is generated from :func:`pipeline.problems.all_codes`
+``docs/problems.md`` is generated from :func:`pipeline.spec.problems.all_codes`
 (``pytest --update-golden`` rewrites it); every dotted code literal in the
 package must be declared in a ``CODES`` table, and every declared code must
 be used somewhere, so the table can neither miss a code nor keep a dead one.
@@ -17,8 +17,8 @@ from typing import Dict
 
 import pytest
 
-from pipeline.model import MODEL_KEYS_ORDERED, KindActivations, LayerGroup, OpCounts, VisionSpec
-from pipeline.problems import all_codes
+from pipeline.spec.model import MODEL_KEYS_ORDERED, KindActivations, LayerGroup, OpCounts, VisionSpec
+from pipeline.spec.problems import all_codes
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "problems.md"

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import Config, load_config, matches
-from pipeline.problems import all_codes
-from pipeline.suppress import inline_ignores
+from pipeline.check.config import Config, load_config, matches
+from pipeline.spec.problems import all_codes
+from pipeline.check.suppress import inline_ignores
 from spec_repos import run_in as run
 
 README = Path(__file__).resolve().parents[1] / "README.md"

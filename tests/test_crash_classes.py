@@ -21,12 +21,12 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
-from pipeline.fmt import format_text
-from pipeline.model import MODEL_KEYS_ORDERED
-from pipeline.op_profiles import load_op_profiles
-from pipeline.problems import INTERNAL_CODE, near_misses
-from pipeline.runner import check_document
-from pipeline.yaml_source import MAX_NUMBER_CHARS, dump, load_bytes
+from pipeline.spec.layout import format_text
+from pipeline.spec.model import MODEL_KEYS_ORDERED
+from pipeline.pricing.op_profiles import load_op_profiles
+from pipeline.spec.problems import INTERNAL_CODE, near_misses
+from pipeline.check.runner import check_document
+from pipeline.spec.yaml_source import MAX_NUMBER_CHARS, dump, load_bytes
 from tests.spec_repos import FIXTURE, GIT_ENV, git_repo, make_repo, modelspec_argv
 
 BASE = "name: x\nhidden_size: 64\nnum_hidden_layers: 2\nnum_attention_heads: 4\nvocab_size: 100\n" \
@@ -261,7 +261,7 @@ def test_a_spec_s_bytes_are_read_only_from_a_regular_file(tmp_path: Path, kind: 
         os.mkfifo(path)
     else:
         path.symlink_to(os.devnull)
-    done = subprocess.run([sys.executable, "-c", "import sys; from pipeline.runner import read_spec_bytes; "
+    done = subprocess.run([sys.executable, "-c", "import sys; from pipeline.check.verdict import read_spec_bytes; "
                            "print(read_spec_bytes(sys.argv[1]))", str(path)],
                           capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout == "None\n"

@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, Tuple
 
 import pytest
 
-from pipeline.catalogue_diff import (Catalogue, CatalogueDiff, ModelChange, Move, diff_catalogues, model_moves,
+from pipeline.catalogue.diff import (Catalogue, CatalogueDiff, ModelChange, Move, diff_catalogues, model_moves,
                                      render_markdown, render_text)
 from spec_repos import commit_all, edit, git, git_repo, run
 
@@ -245,7 +245,7 @@ BASE: Dict[str, Any] = {
     "kinds": {"dense": {"attention": "full", "ffn": "dense", "ops": OPS, "weights": None},
               "moe": {"attention": "full", "ffn": "moe", "ops": {**OPS, "ffMM": 7}, "weights": None}},
     "layers": {"body": 13, "mtp": 1},
-    # the counts a diff tells (the block holds more: pipeline.parameters)
+    # the counts a diff tells (the block holds more: pipeline.pricing.parameters)
     "parameters": {"total": 16_013_852_672, "active": 2_885_681_152, "mtp": 1_153_433_600, "vision": 0},
     "weights": {"model": None, "mtp": None},
     "linear_attention": None,
@@ -422,8 +422,8 @@ def test_diff_json_is_valid_against_its_schema_and_says_what_the_text_says(two_c
 
 @pytest.fixture
 def resolved(monkeypatch: pytest.MonkeyPatch) -> list:
-    """The display of each spec a run checks and resolves, in order (:meth:`pipeline.regen._Builder.resolve`)."""
-    from pipeline import regen
+    """The display of each spec a run checks and resolves, in order (:meth:`pipeline.catalogue.regen._Builder.resolve`)."""
+    from pipeline.catalogue import regen
 
     displays: list = []
     real = regen._Builder.resolve

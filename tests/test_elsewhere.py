@@ -1,4 +1,4 @@
-"""The duplicate-name rule of a check of a few files (pipeline/elsewhere.py): the other specs' names come from
+"""The duplicate-name rule of a check of a few files (pipeline/cache/names.py): the other specs' names come from
 the snapshot of the catalogue's names while only the checked files changed, and the long way after any other
 change, with the same report as a check without the cache."""
 
@@ -15,12 +15,15 @@ from typing import Callable, Iterator, Tuple
 import pytest
 from click.testing import CliRunner
 
-from pipeline import result_cache, runner, snapshot
+from pipeline.cache import results as result_cache
+
+from pipeline.check import runner
+
+from pipeline.cache import snapshot
 from pipeline.cli import main
-from pipeline.elsewhere import SNAPSHOT
-from pipeline.repo import SpecRepo
-from pipeline.commands.options import snapshot_key
-from pipeline.stamps import CACHE_DIR_ENV, stat_text
+from pipeline.cache.names import SNAPSHOT
+from pipeline.check.repo import SpecRepo
+from pipeline.cache.stamps import CACHE_DIR_ENV, stat_text
 from spec_repos import commit_all, git
 from test_snapshot import OLD, age, age_written
 
@@ -34,7 +37,7 @@ CLASH = ("name 'llama-3.1-8b' is also the name of {}; each spec needs its own na
 @pytest.fixture(autouse=True, params=["in the process", "in a child"])
 def stats_checked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Every test twice: the snapshot's stats checked by the check itself, and by a child process while it checks
-    its files (:func:`pipeline.snapshot.holds_soon`; the shipped catalogue is far below ``CHILD_LINES``)."""
+    its files (:func:`pipeline.cache.snapshot.holds_soon`; the shipped catalogue is far below ``CHILD_LINES``)."""
     if request.param == "in a child":
         monkeypatch.setattr(snapshot, "CHILD_LINES", 1)
     return request.param
@@ -76,7 +79,7 @@ def no_long_way(monkeypatch: pytest.MonkeyPatch) -> Callable[[], contextlib.Abst
 
 
 def names_snapshot(repo: Path) -> Path:
-    return repo / ".modelspec_cache" / f"snapshot-{snapshot_key(SpecRepo(repo), SNAPSHOT, str(repo))}"
+    return repo / ".modelspec_cache" / f"snapshot-{snapshot.repo_key(SpecRepo(repo), SNAPSHOT, str(repo))}"
 
 
 def test_a_check_of_one_file_again_takes_the_other_names_from_the_snapshot(repo: Path, no_long_way) -> None:

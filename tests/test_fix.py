@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.fix import fix_for
-from pipeline.problems import Problem, Severity
+from pipeline.check.fix import fix_for
+from pipeline.spec.problems import Problem, Severity
 from spec_repos import run_in as run
 
 BROKEN = """\

@@ -1,4 +1,4 @@
-"""Tests of ``modelspec fmt`` and the canonical layout, :mod:`pipeline.fmt`.
+"""Tests of ``modelspec fmt`` and the canonical layout, :mod:`pipeline.spec.layout`.
 
 A hand-written file (keys in any order, flow style, quoted scalars) formats
 to the bytes ``modelspec import`` writes; the header block is kept as
@@ -22,9 +22,9 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
-from pipeline.fmt import Formatted, canonical_data, format_text, split_header, wrap_comment
-from pipeline.problems import Location
-from pipeline.yaml_source import comment_locations, load_bytes
+from pipeline.spec.layout import Formatted, canonical_data, format_text, split_header, wrap_comment
+from pipeline.spec.problems import Location
+from pipeline.spec.yaml_source import comment_locations, load_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_LINE = "# yaml-language-server: $schema=../../schemas/model-spec.schema.json"

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
-from pipeline.git_changes import (ChangesAsked, Changes, FileChange, GitError, SpecFacts, changes_since, merge_base_of,
+from pipeline.catalogue.git import (ChangesAsked, Changes, FileChange, GitError, SpecFacts, changes_since, merge_base_of,
                                   select_specs)
 from spec_repos import GIT_ENV, commit_all, edit, git, git_repo, make_repo, modelspec_argv, run
 
@@ -466,7 +466,7 @@ def test_a_ref_as_a_tag_or_an_ancestor_is_compared_as_its_commit(repo: Path) -> 
 
 def test_a_ref_at_head_s_commit_is_its_own_merge_base_and_git_is_not_asked_it(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipeline import git_changes
+    from pipeline.catalogue import git as git_changes
 
     asked: List[str] = []
     real = git_changes._run_git
@@ -677,7 +677,7 @@ def test_a_spec_repository_s_own_pipeline_folder_is_no_rule() -> None:
 
 def test_the_rule_folders_are_the_running_modelspec_s_own() -> None:
     from pipeline.commands.git_options import rule_folders
-    from pipeline.repo import SpecRepo
+    from pipeline.check.repo import SpecRepo
 
     assert rule_folders(SpecRepo(Path(__file__).resolve().parents[1])) == ["pipeline/", "schemas/"]
     assert rule_folders(SpecRepo(Path(__file__).resolve().parent / "data")) == []
@@ -708,7 +708,7 @@ def test_bundled_profiles_are_not_a_repository_change() -> None:
      ["changed since main (merge base 0123456789ab): 2 of 5 specs (1 added; 1 renamed)"]),
 ])
 def test_selection_summary(selection_args, expected: Sequence[str]) -> None:
-    from pipeline.git_changes import Selection
+    from pipeline.catalogue.git import Selection
 
     specs, reasons, removed, candidates = selection_args
     selection = Selection("main", "0123456789abcdef" + "0" * 24, specs, reasons, removed, candidates)

@@ -23,9 +23,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.cli import main
-from pipeline.escape import (defuse_commands, json_text, markdown_code, markdown_text, printable, xml_text)
-from pipeline import escape
-from pipeline.problems import FileResult, Outcome, PASSES, Problem, RunResult, Severity, all_codes
+from pipeline.spec.escape import (defuse_commands, json_text, markdown_code, markdown_text, printable, xml_text)
+from pipeline.spec import escape
+from pipeline.spec.problems import FileResult, Outcome, PASSES, Problem, RunResult, Severity, all_codes
 from pipeline.reporters import REPORTERS
 from tests.spec_repos import commit_all, git, git_repo, make_repo
 
@@ -296,8 +296,8 @@ def test_regen_and_fmt_name_a_hostile_file_inert(hostile_repo: Path) -> None:
 # --- the schema leaves no field free text ------------------------------------------------------------------
 
 def _schema_messages(yaml_text: str) -> list:
-    from pipeline.schema_pass import schema_problems
-    from pipeline.yaml_source import load_bytes
+    from pipeline.spec.schema_pass import schema_problems
+    from pipeline.spec.yaml_source import load_bytes
 
     base = "name: x\nhidden_size: 64\nnum_hidden_layers: 2\nnum_attention_heads: 4\nvocab_size: 100\n"
     return [(p.pointer, p.code, p.message) for p in schema_problems(load_bytes((base + yaml_text).encode(), "s"))]
@@ -332,8 +332,8 @@ def test_a_checkpoint_dtype_is_accepted(dtype: str) -> None:
 
 
 def test_the_schema_lists_the_model_s_checkpoint_dtypes() -> None:
-    from pipeline.model import CHECKPOINT_DTYPES
-    from pipeline.resources import schema_path
+    from pipeline.spec.model import CHECKPOINT_DTYPES
+    from pipeline.spec.resources import schema_path
 
     schema = json.loads(schema_path("model-spec.schema.json").read_text(encoding="utf-8"))
     assert schema["properties"]["torch_dtype"]["enum"] == [*CHECKPOINT_DTYPES,
@@ -341,7 +341,7 @@ def test_the_schema_lists_the_model_s_checkpoint_dtypes() -> None:
 
 
 def test_no_string_field_of_the_schema_is_free_text() -> None:
-    from pipeline.resources import schema_path
+    from pipeline.spec.resources import schema_path
 
     def strings(node, where=""):
         if isinstance(node, dict):

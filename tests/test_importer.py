@@ -1,4 +1,4 @@
-"""Tests of ``modelspec import`` and its mapping, :mod:`pipeline.importer`.
+"""Tests of ``modelspec import`` and its mapping, :mod:`pipeline.importer.config_json`.
 
 The catalogue is the importer's output: every config of ``tests/data/configs``
 imported as ``catalogue.tsv`` says gives its committed spec byte for byte.
@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from pipeline.cli import main
 from pipeline.commands.import_ import MAX_BYTES, MAX_DEPTH, MAX_NUMBER_CHARS, read_config
-from pipeline.importer import (
+from pipeline.importer.config_json import (
     CODES,
     IGNORED,
     KEYS,
@@ -35,8 +35,8 @@ from pipeline.importer import (
     ConfigImportError,
     import_config,
 )
-from pipeline.op_profiles import load_op_profiles
-from pipeline.problems import Location
+from pipeline.pricing.op_profiles import load_op_profiles
+from pipeline.spec.problems import Location
 from budget import examples
 
 from bundled import ARCHS, LANGUAGE_ARCHS, MODEL_TYPES
@@ -925,7 +925,7 @@ def test_the_schema_line_points_at_the_repository_schema_from_the_output(tmp_pat
 
 def _case(tmp_path: Path, name: str) -> Dict[str, Any]:
     """Import a case through the command and return the spec it prints, loaded."""
-    from pipeline.yaml_source import load_bytes
+    from pipeline.spec.yaml_source import load_bytes
 
     result = run(["import", str(next(CASES.glob(f"{name}-*.config.json"))), "--root", str(tmp_path)])
     assert (result.exit_code, result.stderr) == (0, "")
@@ -1097,7 +1097,7 @@ def test_a_gpt2_config_that_leaves_out_n_inner_gets_four_times_the_width():
 
 
 def test_the_schema_names_exactly_the_importers_layouts():
-    from pipeline.importer import ATTENTION_RULES, FFN_RULES, TOWER_RULES
+    from pipeline.importer.config_json import ATTENTION_RULES, FFN_RULES, TOWER_RULES
 
     layout = json.loads((ROOT / "schemas" / "op-profile.schema.json").read_text(encoding="utf-8"))[
         "$defs"]["family"]["properties"]["layout"]["properties"]

@@ -1,4 +1,4 @@
-"""A whole check's answer kept (pipeline/kept_check.py): ``check`` over all of ``specs/`` answers an unchanged
+"""A whole check's answer kept (pipeline/cache/whole_check.py): ``check`` over all of ``specs/`` answers an unchanged
 catalogue again from its snapshot, byte for byte as a check without the cache does, in every format and every
 ``--output``, with its exit code; and takes the long way after any change the answer could depend on."""
 
@@ -15,14 +15,22 @@ from typing import Callable, Iterator, List, Tuple
 import pytest
 from click.testing import CliRunner
 
-from pipeline import elsewhere, kept_check, runner, snapshot, stamps
+from pipeline.cache import names as elsewhere
+
+from pipeline.cache import whole_check as kept_check
+
+from pipeline.cache import verdicts as cached_verdicts
+from pipeline.check import runner
+
+from pipeline.cache import snapshot
+
+from pipeline.cache import stamps
 from pipeline.cli import main
 from pipeline.commands.check import _answer_key
-from pipeline.commands.options import snapshot_key
-from pipeline.op_profiles import _load_folder
-from pipeline.repo import SpecRepo
-from pipeline.resources import bundled_profiles_dir
-from pipeline.stamps import CACHE_DIR_ENV
+from pipeline.pricing.op_profiles import _load_folder
+from pipeline.check.repo import SpecRepo
+from pipeline.spec.resources import bundled_profiles_dir
+from pipeline.cache.stamps import CACHE_DIR_ENV
 from test_snapshot import CHANGES, OLD, age, age_written
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,7 +70,7 @@ def no_long_way(monkeypatch: pytest.MonkeyPatch) -> Callable[[], contextlib.Abst
     def forbid() -> Iterator[None]:
         with monkeypatch.context() as patched:
             patched.setattr(runner, "spec_file_names", lambda *a, **k: pytest.fail("walked the catalogue"))
-            patched.setattr(runner, "verdicts", lambda *a, **k: pytest.fail("checked the catalogue"))
+            patched.setattr(cached_verdicts, "verdicts", lambda *a, **k: pytest.fail("checked the catalogue"))
             patched.setattr("pipeline.commands.check.run_profiles", lambda *a: pytest.fail("loaded the profiles"))
             yield
     return forbid
@@ -197,7 +205,7 @@ def test_no_answer_is_kept_while_a_spec_is_fresh(repo: Path, answers: List[objec
 
 def test_a_run_whose_cache_could_not_be_saved_keeps_no_answer(repo: Path, monkeypatch: pytest.MonkeyPatch,
                                                               answers: List[object]) -> None:
-    from pipeline.result_cache import ResultCache
+    from pipeline.cache.results import ResultCache
 
     real = ResultCache.save
     monkeypatch.setattr(ResultCache, "save", lambda self: real(self) or "the disk is full")
@@ -364,11 +372,11 @@ def _forged_check_answer(repo: Path) -> Tuple[Tuple[str, ...], str, List[str], s
 
 
 def _forged_list(repo: Path) -> Tuple[Tuple[str, ...], str, List[str], str]:
-    return ("list",), snapshot_key(SpecRepo(repo), "list", "text"), [], "forged\n"
+    return ("list",), snapshot.repo_key(SpecRepo(repo), "list", "text"), [], "forged\n"
 
 
 def _forged_show(repo: Path) -> Tuple[Tuple[str, ...], str, List[str], str]:  # no spec states the name
-    return ("show", "llama-3.1-8b"), snapshot_key(SpecRepo(repo), "show"), [], ""
+    return ("show", "llama-3.1-8b"), snapshot.repo_key(SpecRepo(repo), "show"), [], ""
 
 
 def _forged_names(repo: Path) -> Tuple[Tuple[str, ...], str, List[str], str]:  # the checked spec's name is its own

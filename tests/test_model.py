@@ -1,4 +1,4 @@
-"""Tests of the model IR, :mod:`pipeline.model`.
+"""Tests of the model IR, :mod:`pipeline.spec.model`.
 
 Every refusal is asserted as its exact ``(path, code, message)`` triples, in
 tables of ``(input, expected issues)``: the reference model spec's refusals,
@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.model import (
+from pipeline.spec.model import (
     CODES,
     INT_LIMIT,
     LINEAR_FIELDS,

@@ -4,10 +4,10 @@ The op profiles are data that the rest of the pipeline trusts: a count
 missing or a pattern that also fits a neighbour family would price a model
 wrongly and say nothing. These tests pin the files themselves, as written:
 :func:`_load_profile` reads each with the project's strict YAML reader
-(:mod:`pipeline.yaml_source`, which refuses what a lenient ``safe_load``
+(:mod:`pipeline.spec.yaml_source`, which refuses what a lenient ``safe_load``
 would take: ``yes`` for a boolean, a duplicate key), so the key order and
 the raw types stay visible to the assertions. One test then checks that the
-project's profile loader (:func:`pipeline.op_profiles.load_op_profiles`)
+project's profile loader (:func:`pipeline.pricing.op_profiles.load_op_profiles`)
 accepts the folder and reads every file as the raw mapping says. Select
 them with ``pytest -k op_profile_data``.
 
@@ -24,9 +24,9 @@ from typing import Any, Dict, Sequence
 
 import pytest
 
-from pipeline import yaml_source
-from pipeline.op_profiles import load_op_profiles
-from pipeline.weights import Condition, Weight
+from pipeline.spec import yaml_source
+from pipeline.pricing.op_profiles import load_op_profiles
+from pipeline.pricing.weights import Condition, Weight
 
 PROFILE_DIR = Path(__file__).resolve().parent.parent / "op_profiles"
 

@@ -1,4 +1,4 @@
-"""Tests of the op profile loader, :mod:`pipeline.op_profiles`.
+"""Tests of the op profile loader, :mod:`pipeline.pricing.op_profiles`.
 
 Every refusal of a broken profile is asserted on a profile written into a
 folder of the test's own (``tmp_path``), as the exact ``(file, line, column,
@@ -15,8 +15,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
-from pipeline.model import ModelSpecError, OpCounts
-from pipeline.op_profiles import (
+from pipeline.spec.model import ModelSpecError, OpCounts
+from pipeline.pricing.op_profiles import (
     CODES,
     VISION_ARCH,
     Assumption,
@@ -29,8 +29,8 @@ from pipeline.op_profiles import (
     load_op_profiles,
     resolve_ops,
 )
-from pipeline.problems import Severity
-from pipeline.weights import NONE, parse_weights
+from pipeline.spec.problems import Severity
+from pipeline.pricing.weights import NONE, parse_weights
 
 from bundled import ARCHS, LANGUAGE_ARCHS, MODEL_TYPES
 
@@ -108,7 +108,7 @@ BROKEN = [
         ("fam.yaml", 11, 5, "schema", "profile.invalid",
          "unknown key 'width' in layer_kinds.dense; the keys are ['assumes', 'attention', 'ffn', 'ops', 'weights']")],
                  id="unknown-kind-key"),
-    # weight inventories: what the schema cannot state (pipeline.weights.parse_weights)
+    # weight inventories: what the schema cannot state (pipeline.pricing.weights.parse_weights)
     pytest.param(edited("      linrec: 0\n", "      linrec: 0\n    weights:\n"
                         "      - {role: q_proj, name: q.weight, part: attention, shape: [hidden_size, hidden_size]}\n"
                         "      - {role: k_proj, name: q.weight, part: attention, shape: [hidden_size, hidden_size]}\n"),

@@ -19,14 +19,14 @@ import pytest
 
 from click.testing import CliRunner, Result
 
-from pipeline.catalogue_diff import model_moves
+from pipeline.catalogue.diff import model_moves
 from pipeline.cli import main
-from pipeline.model import ModelSpec
-from pipeline.op_profiles import load_op_profiles
-from pipeline.parameters import Unpriced, count_parameters, layer_breakdown, layer_tensors, model_symbols
-from pipeline.runner import check_file
-from pipeline.stack import LayerStack
-from pipeline.weights import FFN_PARTS, WeightFormatError, compile_expression, parse_condition
+from pipeline.spec.model import ModelSpec
+from pipeline.pricing.op_profiles import load_op_profiles
+from pipeline.pricing.parameters import Unpriced, count_parameters, layer_breakdown, layer_tensors, model_symbols
+from pipeline.check.runner import check_file
+from pipeline.pricing.stack import LayerStack
+from pipeline.pricing.weights import FFN_PARTS, WeightFormatError, compile_expression, parse_condition
 
 ROOT = Path(__file__).resolve().parent.parent
 ORACLE = Path(__file__).parent / "data" / "oracle"

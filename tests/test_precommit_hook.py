@@ -28,8 +28,8 @@ import pytest
 from pre_commit.clientlib import load_manifest
 
 from pipeline.cli import _COMMANDS
-from pipeline.repo import find_repo
-from pipeline.runner import find_spec_files
+from pipeline.check.repo import find_repo
+from pipeline.check.runner import find_spec_files
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -13,9 +13,11 @@ from typing import List
 import pytest
 
 import pipeline
-from pipeline import op_profiles, result_cache, stamps
-from pipeline.op_profiles import OpProfileError, _load_folder, bundled_profiles_dir, load_op_profiles
-from pipeline.result_cache import PROFILES_FILE, PROFILES_HEADER, json_exact
+from pipeline.pricing import op_profiles
+from pipeline.cache import results as result_cache
+from pipeline.cache import stamps
+from pipeline.pricing.op_profiles import OpProfileError, _load_folder, bundled_profiles_dir, load_op_profiles
+from pipeline.cache.results import PROFILES_FILE, PROFILES_HEADER, ProfileCache, json_exact
 
 TESTS = Path(__file__).resolve().parent
 
@@ -42,7 +44,7 @@ def load(root: Path, cache: Path):
     _load_folder.cache_clear()
     if cache is not None and not cache.exists():
         cache.mkdir()
-    return load_op_profiles(root, cache)
+    return load_op_profiles(root, ProfileCache(cache) if cache is not None else None)
 
 
 @pytest.fixture
@@ -146,12 +148,12 @@ def test_an_unwritable_cache_folder_costs_only_the_reading(folder: Path, tmp_pat
 
 def test_no_cache_folder_is_made_for_the_profiles(folder: Path, tmp_path: Path, reads: List[Path]) -> None:
     _load_folder.cache_clear()
-    load_op_profiles(folder, tmp_path / "cache")
+    load_op_profiles(folder, ProfileCache(tmp_path / "cache"))
     assert not (tmp_path / "cache").exists()
     # the entry waits for the folder: the run that makes it (the results' save) keeps the profiles
     result_cache.prepare_folder(tmp_path / "cache")
     _load_folder.cache_clear()
-    assert load_op_profiles(folder, tmp_path / "cache") == load(folder, None) and len(reads) == 2
+    assert load_op_profiles(folder, ProfileCache(tmp_path / "cache")) == load(folder, None) and len(reads) == 2
 
 
 @pytest.mark.parametrize("value, exact", [
@@ -193,7 +195,7 @@ def test_check_reports_the_same_from_kept_profiles(tmp_path: Path) -> None:
 def test_a_worker_loads_the_profiles_as_the_command_did(folder: Path, tmp_path: Path, reads: List[Path]) -> None:
     """A worker is handed the command's cache folder: it takes the kept profiles rather than checking them
     (and, forked, finds them in the memo it inherited, keyed by the same folder)."""
-    from pipeline import runner
+    from pipeline.cache import verdicts as runner
 
     cache = tmp_path / "cache"
     load(folder, cache)

@@ -24,14 +24,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from budget import examples
-from pipeline.fmt import format_text
-from pipeline.importer import ConfigImportError, import_config
-from pipeline.model import MODEL_KEYS_ORDERED
-from pipeline.op_profiles import load_op_profiles
-from pipeline.problems import RunResult, Severity, all_codes
+from pipeline.spec.layout import format_text
+from pipeline.importer.config_json import ConfigImportError, import_config
+from pipeline.spec.model import MODEL_KEYS_ORDERED
+from pipeline.pricing.op_profiles import load_op_profiles
+from pipeline.spec.problems import RunResult, Severity, all_codes
 from pipeline.reporters import REPORTERS
-from pipeline.runner import check_document
-from pipeline.yaml_source import dump, load_bytes
+from pipeline.check.runner import check_document
+from pipeline.spec.yaml_source import dump, load_bytes
 from tests.test_hostile_text import GITHUB_OWN, assert_inert
 
 PROFILES = load_op_profiles()

@@ -14,10 +14,10 @@ from typing import Any, Callable, Dict, List, Set
 import filelock
 import pytest
 
-from pipeline.artifacts import render
-from pipeline.op_profiles import load_op_profiles
-from pipeline.regen import Existing, apply_plan, plan, read_resolved, resolve_specs
-from pipeline.repo import find_repo
+from pipeline.catalogue.artifacts import render
+from pipeline.pricing.op_profiles import load_op_profiles
+from pipeline.catalogue.regen import Existing, apply_plan, plan, read_resolved, resolve_specs
+from pipeline.check.repo import find_repo
 from spec_repos import SPECS, commit_all, edit, git, git_repo, make_repo, modelspec_argv, run, tree
 
 ARTIFACTS = ("deepseek-v3.json", "llama-3.1-8b.json", "qwen3.5-35b-a3b.json")

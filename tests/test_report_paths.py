@@ -81,7 +81,7 @@ def test_outside_git_paths_are_relative_to_the_current_folder(tmp_path: Path) ->
 @given(st.lists(st.lists(st.sampled_from(["a", "b.yaml", ".", "..", "", "x:y", "é", "c d", "#", "\udcff", "s+p"]),
                          min_size=1, max_size=4), max_size=6))
 def test_report_names_of_many_paths_are_each_ones_report_name(tmp_path_factory, parts) -> None:
-    from pipeline.repo import SpecRepo
+    from pipeline.check.repo import SpecRepo
 
     root = tmp_path_factory.mktemp("repo")
     (root / ".git").mkdir(exist_ok=True)

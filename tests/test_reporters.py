@@ -21,7 +21,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from pipeline.problems import FileResult, Outcome, Problem, RunResult, Severity
+from pipeline.spec.problems import FileResult, Outcome, Problem, RunResult, Severity
 from pipeline.reporters import REPORTERS
 from pipeline.reporters.github import GithubReporter, annotation, escape_data, escape_property
 from pipeline.reporters.json_ import JsonReporter
@@ -534,7 +534,7 @@ def test_sarif_rules_help_says_more_and_links_only_a_stated_address(monkeypatch)
     assert [rule["helpUri"] for rule in rules] == [
         f"https://github.com/acme/modelspec/blob/main/docs/problems.md#{rule['id']}" for rule in rules]
     docs = (Path(__file__).resolve().parents[1] / "docs" / "problems.md").read_text(encoding="utf-8")
-    from pipeline.problems import all_codes
+    from pipeline.spec.problems import all_codes
 
     assert all(f'<a id="{code}"></a>' in docs for code in all_codes())  # every real code has its anchor
     sarif_validator().validate(sarif.sarif_log(RUN, CODES))

@@ -2,7 +2,7 @@
 
 Each test builds a repository in ``tmp_path`` and runs ``modelspec check``
 in this process (``--jobs 1``), counting the files the passes really run on
-(:func:`pipeline.runner.check_document`), so "reused" and "checked again"
+(:func:`pipeline.check.runner.check_document`), so "reused" and "checked again"
 are facts, not hopes. Concurrency is tested with real processes.
 """
 
@@ -23,11 +23,13 @@ from hypothesis import strategies as st
 from click.testing import CliRunner
 
 import pipeline
-from pipeline import result_cache, runner, stamps
+from pipeline.cache import results as result_cache
+from pipeline.check import runner
+from pipeline.cache import stamps
 from pipeline.cli import main
-from pipeline.op_profiles import _load_folder, bundled_profiles_dir
-from pipeline.result_cache import HEADER, RESULTS_FILE, ResultCache, parse_record
-from pipeline.stamps import CACHE_DIR_ENV
+from pipeline.pricing.op_profiles import _load_folder, bundled_profiles_dir
+from pipeline.cache.results import HEADER, RESULTS_FILE, ResultCache, parse_record
+from pipeline.cache.stamps import CACHE_DIR_ENV
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -225,7 +227,7 @@ def test_a_version_schema_or_code_change_invalidates_every_record(
         edited = next(copy.glob("*.json" if change == "schema" else "*.py"))
         edited.write_bytes(edited.read_bytes() + b"\n")
         if change == "schema":
-            from pipeline import resources
+            from pipeline.spec import resources
             real = resources.data_dir
             monkeypatch.setattr(resources, "data_dir", lambda folder: copy if folder == "schemas" else real(folder))
         else:
@@ -255,7 +257,7 @@ def test_checking_one_file_takes_the_others_names_from_the_cache(tmp_path: Path,
     repo = _tiny_repo(tmp_path / "repo")
     check(repo)
     loads: List[str] = []
-    from pipeline import yaml_source
+    from pipeline.spec import yaml_source
     real = yaml_source.load_bytes
     counting = lambda raw, file: loads.append(file) or real(raw, file)  # noqa: E731
     monkeypatch.setattr(yaml_source, "load_bytes", counting)
@@ -525,7 +527,7 @@ def test_a_profile_change_invalidates_the_whole_index(tmp_path: Path, checked: L
 
 
 def forget_snapshots(repo: Path) -> None:
-    """Remove the catalogue snapshots and views ``list`` and ``show`` keep (pipeline/snapshot.py)."""
+    """Remove the catalogue snapshots and views ``list`` and ``show`` keep (pipeline/cache/snapshot.py)."""
     folder = repo / ".modelspec_cache"
     for path in folder.glob("snapshot-*"):
         path.unlink()

@@ -1,7 +1,7 @@
 """The round-trip pass's shortcut: skipping the dump and the parse never changes a finding.
 
-:func:`pipeline.roundtrip.roundtrip_findings` builds the spec back from its
-``to_dict()`` when :func:`pipeline.yaml_source.survives_dump` vouches that the
+:func:`pipeline.spec.roundtrip.roundtrip_findings` builds the spec back from its
+``to_dict()`` when :func:`pipeline.spec.yaml_source.survives_dump` vouches that the
 YAML would give that mapping back, and dumps and parses otherwise. Here every
 spec file the tests hold, and the catalogue's, is checked both ways.
 """
@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import roundtrip, yaml_source
-from pipeline.op_profiles import load_op_profiles
-from pipeline.runner import check_file
+from pipeline.spec import roundtrip
+
+from pipeline.spec import yaml_source
+from pipeline.pricing.op_profiles import load_op_profiles
+from pipeline.check.runner import check_file
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = sorted([*(ROOT / "tests" / "data").rglob("*.yaml"), *(ROOT / "specs").rglob("*.yaml")])
@@ -48,7 +50,7 @@ def test_same_tells_values_apart_by_type_as_building_a_spec_would(left, right, s
 
 
 def test_a_file_as_the_ir_writes_it_is_not_built_twice(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipeline.model import ModelSpec
+    from pipeline.spec.model import ModelSpec
 
     built = []
     real = ModelSpec.from_dict.__func__
@@ -62,7 +64,7 @@ def test_a_file_as_the_ir_writes_it_is_not_built_twice(monkeypatch: pytest.Monke
 
 def test_the_shortcut_is_taken_for_the_catalogue() -> None:
     # otherwise the pass costs a dump and a parse per file again
-    from pipeline.model import ModelSpec
+    from pipeline.spec.model import ModelSpec
 
     for path in sorted((ROOT / "specs").rglob("*.yaml")):
         spec = ModelSpec.from_dict(yaml_source.load_path(path).data)

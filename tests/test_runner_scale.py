@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline import runner
-from pipeline.runner import FILES_PER_WORKER, _path_key, _spec_suffix, idle_cores, worker_count
+from pipeline.check import runner
+from pipeline.check.runner import FILES_PER_WORKER, _path_key, _spec_suffix, idle_cores, worker_count
 
 names = st.text(alphabet="ab-._ Y/", min_size=1, max_size=12)  # "/" and "." make absolute, "." and ".." parts
 

@@ -14,9 +14,9 @@ from typing import Dict, List, Optional, Tuple
 import pytest
 
 from browser import CHROMIUM, SKIP_REASON, dump_dom, screenshot
-from pipeline.catalogue_diff import load_catalogue
-from pipeline.repo import SpecRepo
-from pipeline.site import _environment, _model_page, MANIFEST, SiteError, build_site, page_file, parameter_segments, source_header, write_site
+from pipeline.catalogue.diff import load_catalogue
+from pipeline.check.repo import SpecRepo
+from pipeline.catalogue.site import _environment, _model_page, MANIFEST, SiteError, build_site, page_file, parameter_segments, source_header, write_site
 from spec_repos import edit, git_repo, make_repo, run, tree
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -311,7 +311,7 @@ def hostile_document(name: str) -> Dict:
 
 def test_every_string_from_a_spec_is_escaped() -> None:
     """Names, the family, kind names and flavours, paths, failing specs' paths and labels: never markup."""
-    from pipeline.catalogue_diff import Catalogue, diff_catalogues  # pylint: disable=import-outside-toplevel
+    from pipeline.catalogue.diff import Catalogue, diff_catalogues  # pylint: disable=import-outside-toplevel
 
     before = Catalogue(HOSTILE, {"x": hostile_document("x")})
     after = Catalogue(HOSTILE, {"x": {**hostile_document("x"), "arch": "deepseek_v3"},

@@ -1,4 +1,4 @@
-"""Catalogue snapshots (pipeline/snapshot.py): ``list`` and ``show`` answer an unchanged catalogue again from
+"""Catalogue snapshots (pipeline/cache/snapshot.py): ``list`` and ``show`` answer an unchanged catalogue again from
 what they drew, byte for byte as the long way does, and take the long way after any change that could alter it."""
 
 from __future__ import annotations
@@ -13,11 +13,14 @@ from typing import Iterator, List, Tuple
 import pytest
 from click.testing import CliRunner
 
-from pipeline import runner, snapshot
+from pipeline.cache import verdicts as cached_verdicts
+from pipeline.check import runner
+
+from pipeline.cache import snapshot
 from pipeline.cli import main
-from pipeline.op_profiles import _load_folder
-from pipeline.resources import bundled_profiles_dir
-from pipeline.stamps import CACHE_DIR_ENV
+from pipeline.pricing.op_profiles import _load_folder
+from pipeline.spec.resources import bundled_profiles_dir
+from pipeline.cache.stamps import CACHE_DIR_ENV
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -70,7 +73,7 @@ def no_long_way(monkeypatch: pytest.MonkeyPatch):
         with monkeypatch.context() as patched:
             patched.setattr(runner, "spec_file_names", lambda *a, **k: pytest.fail("walked the catalogue"))
             patched.setattr(runner, "check_file", lambda *a, **k: pytest.fail("checked a spec"))
-            patched.setattr(runner, "verdicts", lambda *a, **k: pytest.fail("checked the catalogue"))
+            patched.setattr(cached_verdicts, "verdicts", lambda *a, **k: pytest.fail("checked the catalogue"))
             yield
     return forbid
 
@@ -168,7 +171,7 @@ def test_a_snapshot_is_not_taken_while_a_file_it_comes_from_is_fresh(repo: Path)
 
 
 def test_a_file_changed_while_the_run_reads_leaves_no_snapshot(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = runner.verdicts
+    real = cached_verdicts.verdicts
 
     def editing(*args, **kwargs):  # the catalogue changes under the run, after its first stat
         path = repo / "specs" / "llama" / "llama-3.1-8b.yaml"
@@ -176,7 +179,7 @@ def test_a_file_changed_while_the_run_reads_leaves_no_snapshot(repo: Path, monke
         os.utime(path, (OLD + 1, OLD + 1))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(runner, "verdicts", editing)
+    monkeypatch.setattr(cached_verdicts, "verdicts", editing)
     assert run(repo, "list")[0] == 0
     assert snapshots(repo) == []
 

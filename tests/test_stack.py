@@ -1,4 +1,4 @@
-"""Tests of the layer stack, :mod:`pipeline.stack`.
+"""Tests of the layer stack, :mod:`pipeline.pricing.stack`.
 
 Three parts. The rules, each on a small profile built in the test (so a
 rule is pinned whatever the bundled files say): :func:`derive_layers`,
@@ -20,12 +20,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import pytest
 
-from pipeline.model import LayerGroup, ModelSpec, ModelSpecError, OpCounts, SpecIssue, VisionSpec
-from pipeline.op_profiles import Assumption, LayerKind, OpProfile, OpProfiles, load_op_profile, load_op_profiles
-from pipeline.problems import Severity
-from pipeline.runner import check_document
-from pipeline.yaml_source import load_bytes
-from pipeline.stack import (
+from pipeline.spec.model import LayerGroup, ModelSpec, ModelSpecError, OpCounts, SpecIssue, VisionSpec
+from pipeline.pricing.op_profiles import Assumption, LayerKind, OpProfile, OpProfiles, load_op_profile, load_op_profiles
+from pipeline.spec.problems import Severity
+from pipeline.check.runner import check_document
+from pipeline.spec.yaml_source import load_bytes
+from pipeline.pricing.stack import (
     CODES,
     LayerStack,
     LinearAttentionDims,
@@ -1101,7 +1101,7 @@ HEAVY = ("jsonschema", "git", "click", "yaml")
 
 
 def test_importing_the_library_imports_no_heavy_dependency() -> None:
-    code = ("import sys, pipeline.model, pipeline.op_profiles, pipeline.stack; "
+    code = ("import sys, pipeline.spec.model, pipeline.pricing.op_profiles, pipeline.pricing.stack; "
             f"print(sorted(name for name in {HEAVY!r} if name in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -1109,7 +1109,7 @@ def test_importing_the_library_imports_no_heavy_dependency() -> None:
 
 def test_loading_the_profiles_imports_the_yaml_reader_not_the_command_line() -> None:
     """The import test above can fail: the first load does import yaml, where it is used."""
-    code = ("import sys, pipeline.op_profiles; pipeline.op_profiles.load_op_profiles(); "
+    code = ("import sys, pipeline.pricing.op_profiles; pipeline.pricing.op_profiles.load_op_profiles(); "
             f"print(sorted(name for name in {HEAVY!r} if name in sys.modules and name not in ('jsonschema',)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['yaml']"

@@ -28,7 +28,7 @@ import click
 import pytest
 
 from pipeline.cli import _COMMANDS, main
-from pipeline.yaml_source import load_path
+from pipeline.spec.yaml_source import load_path
 
 WORKFLOWS = Path(__file__).resolve().parents[1] / ".github" / "workflows"
 

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
-from pipeline.fmt import format_text
+from pipeline.spec.layout import format_text
 from tests.spec_repos import commit_all, git, git_repo, make_repo, run
 
 LLAMA_SPEC = "specs/llama/llama-3.1-8b.yaml"

@@ -1,4 +1,4 @@
-"""Tests for pipeline.yaml_source: strict reading, located problems, canonical dump.
+"""Tests for pipeline.spec.yaml_source: strict reading, located problems, canonical dump.
 
 Each fault is tested as a class (every spelling, every place it can sit),
 not only by the example in tests/data/cases/. The value-level checks run on
@@ -20,9 +20,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline import yaml_source
-from pipeline.problems import FILE_START, Location, Problem, Severity
-from pipeline.yaml_source import (CODES, FATAL_CODES, MAX_BYTES, MAX_DEPTH, MAX_NUMBER_CHARS, MAX_VALUES,
+from pipeline.spec import yaml_source
+from pipeline.spec.problems import FILE_START, Location, Problem, Severity
+from pipeline.spec.yaml_source import (CODES, FATAL_CODES, MAX_BYTES, MAX_DEPTH, MAX_NUMBER_CHARS, MAX_VALUES,
                                   SourceDoc, dump, load_bytes, load_path, survives_dump)
 from budget import examples
 

@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import click
 
-from pipeline.output import echo, echo_rendered
+from pipeline.commands.output import echo, echo_rendered
 
 from pipeline.commands.git_options import changed_since_option
 from pipeline.commands.options import (STDIN_NAME, exclude_option, ignore_option, no_cache_option, open_cache,
@@ -115,22 +115,22 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     a broken op profile, a report that could not be written, or an internal
     error.
     """
-    from pipeline.repo import find_repo
+    from pipeline.check.repo import find_repo
 
     repo = find_repo(root)
     stdin = "-" in map(str, paths)
     use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     # All of specs/ as it stands: answered from the snapshot of the last such check while nothing it came from
-    # has changed (pipeline.kept_check); else its sources are stat'ed before the configuration or a profile is read.
+    # has changed (pipeline.cache.whole_check); else its sources are stat'ed before the configuration or a profile is read.
     answer_at = _answer_key(repo, fmt, outputs, strict, select, ignore, quiet, use_color) \
         if not paths and changed_since is None and not fix and not no_cache and not excludes \
         and repo.spelled_real else None
     before = _answer_or_sources(repo, answer_at, outputs) if answer_at is not None else None
     import dataclasses
 
-    from pipeline.problems import LazyCodes, Scope
-    from pipeline.runner import run_result
-    from pipeline.suppress import suppress
+    from pipeline.spec.problems import LazyCodes, Scope
+    from pipeline.check.runner import run_result
+    from pipeline.check.suppress import suppress
 
     asked = None
     if changed_since is not None and not stdin:  # git answers while the catalogue is walked
@@ -140,8 +140,8 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     config = run_config(repo)
     profiles = run_profiles(repo, not no_cache)
     named = list(paths) or list(config.specs) or [repo.specs]
-    from pipeline.elsewhere import keep_whole, kept_answer, kept_walk, names_elsewhere, walk
-    from pipeline.stamps import cache_folder
+    from pipeline.cache.names import keep_whole, kept_answer, kept_walk, names_elsewhere, walk
+    from pipeline.cache.stamps import cache_folder
 
     whole = not paths and not config.specs and not config.exclude and not excludes  # the walk takes all of specs/
     watched: Optional[Set[str]] = set() if whole else None  # the folders and links it sees
@@ -202,14 +202,14 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     if everything and cache is not None and walked is not None and not fix:
         keep_whole(repo, cache, walked, verdicts)
     if fix and not quiet:
-        from pipeline.fix import summary
+        from pipeline.reporters.summary import fix_summary
 
-        echo(summary(fixed, len(fixed_files), len(result.problems)), err=True)
+        echo(fix_summary(fixed, len(fixed_files), len(result.problems)), err=True)
     source_root = repo.report_base.as_uri().rstrip("/") + "/"
     from pipeline.reporters.summary import shown
 
     capped = shown(result)  # every format shows the same capped problems, and the count of the rest
-    from pipeline.kept_check import Answer, keep_answer
+    from pipeline.cache.whole_check import Answer, keep_answer
 
     answer = Answer(result.exit_code, _render(fmt, capped, codes, color=use_color, quiet=quiet,
                                               source_root=source_root),
@@ -223,19 +223,20 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
 
 def _answer_key(repo, fmt: str, outputs: List[Tuple[str, Path]], strict: Optional[bool], select: Tuple[str, ...],
                 ignore: Tuple[str, ...], quiet: bool, color: bool) -> str:
-    """The key of the snapshot of this check's answer (:func:`pipeline.kept_check.answer_key`): every option
+    """The key of the snapshot of this check's answer (:func:`pipeline.cache.whole_check.answer_key`): every option
     that shapes its reports."""
-    from pipeline.kept_check import answer_key
+    from pipeline.cache.whole_check import answer_key
 
     return answer_key(repo, [fmt, [[out_fmt, str(path)] for out_fmt, path in outputs], strict, list(select),
                              list(ignore), quiet, color])
 
 
 def _answer_or_sources(repo, key: str, outputs: List[Tuple[str, Path]]):
-    """End the run with the answer the snapshot *key* keeps (:func:`pipeline.kept_check.kept_answer`), when it
-    holds; else the answer's sources (:func:`pipeline.kept_check.sources`) and their stat lines, taken now."""
-    from pipeline import kept_check, snapshot
-    from pipeline.stamps import cache_folder
+    """End the run with the answer the snapshot *key* keeps (:func:`pipeline.cache.whole_check.kept_answer`), when it
+    holds; else the answer's sources (:func:`pipeline.cache.whole_check.sources`) and their stat lines, taken now."""
+    from pipeline.cache import whole_check as kept_check
+    from pipeline.cache import snapshot
+    from pipeline.cache.stamps import cache_folder
 
     kept = kept_check.kept_answer(cache_folder(repo.root), key, repo.specs)
     if kept is not None:
@@ -255,19 +256,19 @@ def _answered(answer, outputs: List[Tuple[str, Path]]) -> int:
 
 def repo_folders(repo) -> List[Path]:
     """The folders of *repo* modelspec reads or writes itself: no report is written into them."""
-    from pipeline.resources import schema_path
+    from pipeline.spec.resources import schema_path
 
     return [repo.specs, repo.profiles, repo.resolved, schema_path("model-spec.schema.json").parent]
 
 
 def _refuse_outputs(outputs: List[Tuple[str, Path]], protected: List[Path]) -> None:
     """Refuse, before any work, an ``--output`` through a symbolic link or onto a spec (see
-    :func:`pipeline.atomic.report_target_refusal`).
+    :func:`pipeline.catalogue.atomic.report_target_refusal`).
 
     Raises:
         click.BadParameter: Naming the path and why.
     """
-    from pipeline.atomic import report_target_refusal
+    from pipeline.catalogue.atomic import report_target_refusal
 
     for out_fmt, out_path in outputs:
         why = report_target_refusal(out_path, protected)
@@ -281,7 +282,7 @@ def _stdin_file(paths, fix: bool, changed_since: Optional[str]) -> Path:
     import shutil
     import tempfile
 
-    from pipeline.yaml_source import MAX_BYTES
+    from pipeline.spec.yaml_source import MAX_BYTES
 
     if len(paths) > 1:
         raise click.UsageError("'-' (stdin) is the only spec check takes with it; name files without it")
@@ -295,12 +296,12 @@ def _stdin_file(paths, fix: bool, changed_since: Optional[str]) -> Path:
 
 
 def _fix(result, paths: Dict[str, Path], repo, quiet: bool) -> Tuple[int, set]:
-    """Make the fixes the findings of *result* state (:mod:`pipeline.fix`), saying each on stderr unless
+    """Make the fixes the findings of *result* state (:mod:`pipeline.check.fix`), saying each on stderr unless
     *quiet*; how many problems were fixed, and the files changed."""
-    from pipeline.atomic import write_atomic
-    from pipeline.fix import fixed_text, fixes_for
-    from pipeline.fmt import schema_line
-    from pipeline.yaml_source import load_bytes
+    from pipeline.catalogue.atomic import write_atomic
+    from pipeline.check.fix import fixed_text, fixes_for
+    from pipeline.spec.layout import schema_line
+    from pipeline.spec.yaml_source import load_bytes
 
     fixed, files = 0, set()
     for file_result in result.files:
@@ -348,7 +349,7 @@ def _print(report: str) -> bool:
 def _run(pairs, profiles, jobs: Optional[int], cache):
     """Each file's verdict, with a progress bar on an interactive stderr for a long run."""
     from pipeline.commands.options import progress_bar
-    from pipeline.runner import verdicts
+    from pipeline.cache.verdicts import verdicts
 
     with progress_bar(len(pairs), "checking") as update:
         return verdicts(pairs, profiles, jobs, progress=update, cache=cache)
@@ -371,7 +372,7 @@ def _render(fmt: str, result, codes: Dict[str, str], color: bool, quiet: bool, s
 
 def _write(path: Path, text: str) -> bool:
     """Write one ``--output`` report; ``False`` (after saying why on stderr) when it cannot be written."""
-    from pipeline.atomic import write_output
+    from pipeline.catalogue.atomic import write_output
 
     try:
         write_output(path, text)

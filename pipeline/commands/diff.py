@@ -6,7 +6,7 @@ missing HEAD, as the working tree has it; both are resolved by this
 modelspec, so the comparison shows what the specs and profiles changed, not
 what a newer modelspec does differently, and needs no committed
 ``resolved/``. The comparison and its text and Markdown forms are
-:mod:`pipeline.catalogue_diff`'s.
+:mod:`pipeline.catalogue.diff`'s.
 
 The base side is the merge base of BASE and HEAD (the ``HEAD`` commit when
 HEAD is left out), as ``git diff BASE...HEAD`` and ``--changed-since``
@@ -29,13 +29,13 @@ from typing import TYPE_CHECKING, Optional, Tuple
 
 import click
 
-from pipeline.output import echo, echo_rendered
+from pipeline.commands.output import echo, echo_rendered
 
 from pipeline.commands.git_options import git_errors
 from pipeline.commands.options import root_option
 
 if TYPE_CHECKING:
-    from pipeline.catalogue_diff import SharedResolutions
+    from pipeline.catalogue.diff import SharedResolutions
 
 #: The label of the working tree side.
 WORKING_TREE = "working tree"
@@ -87,11 +87,11 @@ def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit
     profiles.
     """
     # pylint: disable=import-outside-toplevel
-    from pipeline.catalogue_diff import diff_catalogues, render_json, render_markdown, render_text
-    from pipeline.git_changes import check_revision
-    from pipeline.repo import find_repo
+    from pipeline.catalogue.diff import diff_catalogues, render_json, render_markdown, render_text
+    from pipeline.catalogue.git import check_revision
+    from pipeline.check.repo import find_repo
 
-    from pipeline.stamps import cache_folder
+    from pipeline.cache.stamps import cache_folder
 
     repo = find_repo(root)
     with git_errors():
@@ -113,14 +113,14 @@ def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit
 def _loaded(repo, label: str, shown_root: str, profiles_cache: Optional[Path] = None,
             shared: Optional[SharedResolutions] = None):
     """Load *repo*'s catalogue (its op profiles kept checked in the result cache folder *profiles_cache*, when
-    given; the resolutions of *shared* taken, and its own added, :func:`~pipeline.catalogue_diff.load_catalogue`);
+    given; the resolutions of *shared* taken, and its own added, :func:`~pipeline.catalogue.diff.load_catalogue`);
     broken op profiles end the command with their problems and exit code 2."""
     # pylint: disable=import-outside-toplevel
-    from pipeline.catalogue_diff import load_catalogue
-    from pipeline.op_profiles import OpProfileError
+    from pipeline.catalogue.diff import load_catalogue
+    from pipeline.pricing.op_profiles import OpProfileError
 
     from pipeline.commands.options import progress_bar
-    from pipeline.runner import spec_file_names
+    from pipeline.check.runner import spec_file_names
 
     total = len(spec_file_names([repo.specs])) if repo.specs.is_dir() else 0
     try:
@@ -142,9 +142,9 @@ def _base_side(repo, base: str, head: Optional[str], use_merge_base: bool) -> Tu
     as it is for a branch not behind it); without: *base* itself, labelled *base*.
 
     Raises:
-        GitError: If the merge base cannot be found (see :func:`~pipeline.git_changes.merge_base_of`).
+        GitError: If the merge base cannot be found (see :func:`~pipeline.catalogue.git.merge_base_of`).
     """
-    from pipeline.git_changes import merge_base_of  # pylint: disable=import-outside-toplevel
+    from pipeline.catalogue.git import merge_base_of  # pylint: disable=import-outside-toplevel
 
     if not use_merge_base:
         return base, base
@@ -159,8 +159,8 @@ def _catalogue(repo, rev: str, label: str, scratch: Path, profiles_cache: Option
     A broken profile is shown as ``<rev>:op_profiles/<arch>.yaml``, the path ``git show`` reads it by.
     """
     # pylint: disable=import-outside-toplevel
-    from pipeline.git_changes import export_revision
-    from pipeline.repo import SpecRepo
+    from pipeline.catalogue.git import export_revision
+    from pipeline.check.repo import SpecRepo
 
     scratch.mkdir()
     with git_errors():

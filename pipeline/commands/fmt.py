@@ -1,7 +1,7 @@
 """``modelspec fmt``: rewrite spec files in the canonical layout, or ``--check`` that they are.
 
-The layout is :mod:`pipeline.fmt`'s. Files that are already canonical are not
-touched; a changed file is written whole (:func:`pipeline.atomic.write_atomic`),
+The layout is :mod:`pipeline.spec.layout`'s. Files that are already canonical are not
+touched; a changed file is written whole (:func:`pipeline.catalogue.atomic.write_atomic`),
 and a symlinked spec is written through its link: the target gets the
 canonical text and the link stays a link. A file reached twice (a link and
 its target both under ``specs/``) is formatted once, reported by the name
@@ -20,7 +20,7 @@ import click
 
 from pipeline.commands.options import (STDIN_NAME, exclude_option, read_stdin, root_option, run_config, spec_files,
                                        stdin_filename_option)
-from pipeline.output import echo, echo_rendered
+from pipeline.commands.output import echo, echo_rendered
 
 
 @click.command(name="fmt", context_settings={"help_option_names": ["-h", "--help"]})
@@ -54,9 +54,9 @@ def command(paths: Tuple[Path, ...], check: bool, show_diff: bool, root: Optiona
     Exit codes: 0 nothing to change (or all written), 1 a file would change
     (--check, --diff) or was refused, 2 usage error.
     """
-    from pipeline.atomic import write_atomic
-    from pipeline.fmt import change_summary, format_files, schema_line, unified_diff
-    from pipeline.repo import find_repo
+    from pipeline.catalogue.atomic import write_atomic
+    from pipeline.spec.layout import change_summary, format_files, schema_line, unified_diff
+    from pipeline.check.repo import find_repo
 
     repo = find_repo(root)
     if "-" in map(str, paths):
@@ -96,8 +96,8 @@ def command(paths: Tuple[Path, ...], check: bool, show_diff: bool, root: Optiona
 def _format_stdin(paths: Tuple[Path, ...], repo, check: bool, show_diff: bool, stdin_filename: Optional[str]) -> None:
     """``fmt -``: format the spec on stdin to stdout (``--check``: say whether it would change; ``--diff``: the
     diff); exits. The schema line is worked out for ``--stdin-filename`` when given."""
-    from pipeline.fmt import change_summary, format_text, schema_line, unified_diff
-    from pipeline.yaml_source import MAX_BYTES
+    from pipeline.spec.layout import change_summary, format_text, schema_line, unified_diff
+    from pipeline.spec.yaml_source import MAX_BYTES
 
     if len(paths) > 1:
         raise click.UsageError("'-' (stdin) is the only spec fmt takes with it; name files without it")
@@ -111,7 +111,7 @@ def _format_stdin(paths: Tuple[Path, ...], repo, check: bool, show_diff: bool, s
         if text is not None and len(raw) <= MAX_BYTES else None
     problems = result.problems if result is not None else ()
     if result is None:
-        from pipeline.yaml_source import load_bytes
+        from pipeline.spec.yaml_source import load_bytes
 
         problems = load_bytes(raw, name).problems
     for problem in problems:

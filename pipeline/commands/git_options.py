@@ -1,7 +1,7 @@
 """``--changed-since REF`` for ``check`` and ``regen``, and how a git failure ends a command.
 
 The option narrows a command's spec files to those a change touches
-(:func:`pipeline.git_changes.select_specs`) and says on stderr what it chose
+(:func:`pipeline.catalogue.git.select_specs`) and says on stderr what it chose
 and which specs were removed, so stdout keeps only the report (JSON, SARIF
 and the like stay parseable). A git failure (an unknown or option-like
 revision, a shallow clone without the merge base, no repository) ends the
@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, 
 
 import click
 
-from pipeline.escape import printable
-from pipeline.output import echo
+from pipeline.spec.escape import printable
+from pipeline.commands.output import echo
 
 if TYPE_CHECKING:
-    from pipeline.op_profiles import OpProfiles
-    from pipeline.repo import SpecRepo
+    from pipeline.pricing.op_profiles import OpProfiles
+    from pipeline.check.repo import SpecRepo
 
 changed_since_option = click.option(
     "--changed-since", metavar="REF", default=None,
@@ -41,8 +41,8 @@ class GitFailure(click.ClickException):
 
 @contextlib.contextmanager
 def git_errors() -> Iterator[None]:
-    """Turn a :class:`~pipeline.git_changes.GitError` into ``Error: <message>`` on stderr and exit code 2."""
-    from pipeline.git_changes import GitError  # pylint: disable=import-outside-toplevel
+    """Turn a :class:`~pipeline.catalogue.git.GitError` into ``Error: <message>`` on stderr and exit code 2."""
+    from pipeline.catalogue.git import GitError  # pylint: disable=import-outside-toplevel
 
     try:
         yield
@@ -59,7 +59,7 @@ def rule_folders(repo: SpecRepo) -> List[str]:
     """The root-relative folders the running modelspec reads its rules from (its package, its schemas) that lie
     in *repo*: in modelspec's own checkout, ``pipeline/`` and ``schemas/``; for an installed modelspec, none."""
     import pipeline  # pylint: disable=import-outside-toplevel
-    from pipeline.resources import data_dir  # pylint: disable=import-outside-toplevel
+    from pipeline.spec.resources import data_dir  # pylint: disable=import-outside-toplevel
 
     root = repo.root.resolve()
     folders = [Path(pipeline.__file__).resolve().parent, data_dir("schemas").resolve()]
@@ -96,9 +96,9 @@ def _catalogue_name(repo: SpecRepo, by_display: Mapping[str, Path]) -> Callable[
 
 
 def ask_changes(repo: SpecRepo, ref: str) -> Any:
-    """Put ``--changed-since``'s git questions at once (:class:`~pipeline.git_changes.ChangesAsked`), for
+    """Put ``--changed-since``'s git questions at once (:class:`~pipeline.catalogue.git.ChangesAsked`), for
     :func:`changed_files` to take the answers from once the command has walked its catalogue."""
-    from pipeline.git_changes import ChangesAsked  # pylint: disable=import-outside-toplevel
+    from pipeline.catalogue.git import ChangesAsked  # pylint: disable=import-outside-toplevel
 
     return ChangesAsked(repo.root, ref, rule_folders(repo))
 
@@ -107,7 +107,7 @@ def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpP
                   paths: Sequence[Path], quiet: bool = False, asked: Any = None,
                   displays: Optional[Sequence[str]] = None) -> Tuple[List[Path], Any]:
     """Return the files among *files* that the change since *ref* touches, and the
-    :class:`~pipeline.git_changes.Selection` (the run's scope), saying on stderr what was chosen (unless *quiet*).
+    :class:`~pipeline.catalogue.git.Selection` (the run's scope), saying on stderr what was chosen (unless *quiet*).
 
     Args:
         repo: The spec repository.
@@ -117,14 +117,14 @@ def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpP
         paths: The folders or files the user named (default: ``specs/``), scoping the removed specs.
         quiet: Say nothing (``check --quiet``: nothing on success).
         asked: The git questions, when the command put them already (:func:`ask_changes`).
-        displays: The displays of *files* (:meth:`~pipeline.repo.SpecRepo.displays`), in order, when the
-            command knows them already (:attr:`pipeline.elsewhere.Walked.displays`).
+        displays: The displays of *files* (:meth:`~pipeline.check.repo.SpecRepo.displays`), in order, when the
+            command knows them already (:attr:`pipeline.cache.names.Walked.displays`).
 
     Raises:
         GitFailure: If the change cannot be computed (exit code 2).
     """
     # pylint: disable=import-outside-toplevel
-    from pipeline.git_changes import select_specs, spec_facts
+    from pipeline.catalogue.git import select_specs, spec_facts
 
     if displays is None:
         displays = repo.displays([str(path) for path in files])  # a catalogue's worth at once

@@ -1,6 +1,6 @@
 """``modelspec import``: a spec from a Hugging Face ``config.json``, checked before it is written.
 
-The mapping is :mod:`pipeline.importer`'s; this command reads the JSON
+The mapping is :mod:`pipeline.importer.config_json`'s; this command reads the JSON
 strictly (a duplicate key or a number too long to convert is refused, each
 at its line and column; a NaN or an infinity is kept, for the importer to
 refuse where a rule reads it), and boundedly: at most :data:`MAX_BYTES` are read and nesting deeper than :data:`MAX_DEPTH` is
@@ -12,7 +12,7 @@ passes on the text it is about to write and refuses to write a spec that
 fails them, each problem located at the config key its field came from (the
 text was never written, so a line of it would point nowhere). Nothing is
 written on any refusal; a written file is written whole
-(:func:`pipeline.atomic.write_output`; through a symlink, to its target,
+(:func:`pipeline.catalogue.atomic.write_output`; through a symlink, to its target,
 keeping the link; a device in place), ``-o`` into a folder that does not
 exist is refused before any work, and a name another spec of the repository
 already states is refused.
@@ -31,10 +31,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import click
 
-from pipeline.output import echo, echo_rendered
+from pipeline.commands.output import echo, echo_rendered
 
 from pipeline.commands.options import repository_errors, root_option
-from pipeline.problems import FILE_START, Location
+from pipeline.spec.problems import FILE_START, Location
 
 #: Largest config file read, in bytes (1 MiB). A published config.json is a
 #: few kilobytes; a bigger file is the wrong file, and the cap bounds the
@@ -201,7 +201,7 @@ def read_config_file(path: Path) -> bytes:
         ConfigReadError: At the file's start, for a file that cannot be read
             or is larger than :data:`MAX_BYTES`.
     """
-    from pipeline.yaml_source import UnreadableFile, read_bounded
+    from pipeline.spec.yaml_source import UnreadableFile, read_bounded
 
     try:
         raw = read_bounded(path, MAX_BYTES)
@@ -312,7 +312,7 @@ def _check_source(ctx: click.Context, param: click.Parameter, values: Sequence[s
     U+001C-U+001E, U+0085, U+2028 and U+2029 as well as at CR and LF; any of
     them would split the comment (a ``#`` after it would start a line of its own).
     """
-    from pipeline.escape import first_unprintable
+    from pipeline.spec.escape import first_unprintable
 
     for value in values:
         if not value.strip():
@@ -407,9 +407,9 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
     folder that does not exist, an existing --output without --force, an
     unknown --arch) or a broken op profile.
     """
-    from pipeline.importer import ConfigImportError, import_config
-    from pipeline.op_profiles import load_op_profiles
-    from pipeline.repo import find_repo
+    from pipeline.importer.config_json import ConfigImportError, import_config
+    from pipeline.pricing.op_profiles import load_op_profiles
+    from pipeline.check.repo import find_repo
 
     repo = find_repo(root)
     with repository_errors():
@@ -448,7 +448,7 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
     _refuse_a_taken_name(repo, output, imported.spec.name)
     if output.exists():
         text = _over_existing(output, text, repo, sources, fresh_header, yes)
-    from pipeline.atomic import write_output
+    from pipeline.catalogue.atomic import write_output
 
     try:
         write_output(output, text)  # through a symlink: the link stays; a device is written in place
@@ -469,7 +469,7 @@ def _refuse_a_taken_name(repo: Any, output: Path, name: str) -> None:
     Raises:
         SystemExit: 1, after naming the other spec on stderr.
     """
-    from pipeline.runner import find_spec_files, spec_names
+    from pipeline.check.runner import find_spec_files, spec_names
 
     if not repo.specs.is_dir():
         return
@@ -484,8 +484,8 @@ def _refuse_a_taken_name(repo: Any, output: Path, name: str) -> None:
 
 
 def _spec_text(data: Any, repo: Any, output: Optional[Path], sources: Sequence[str], config_name: str) -> str:
-    from pipeline.fmt import format_text, schema_line
-    from pipeline.yaml_source import dump
+    from pipeline.spec.layout import format_text, schema_line
+    from pipeline.spec.yaml_source import dump
 
     schema = schema_line(repo, output) if output is not None else None
     text = dump(data, spec_header(schema, sources, config_name))
@@ -497,8 +497,8 @@ def _over_existing(output: Path, text: str, repo: Any, sources: Sequence[str], f
                    yes: bool) -> str:
     """The text to write over the spec *output*: *text* with the file's header kept (unless *fresh_header*),
     after the diff and a confirmation when the values differ (exit 1 when refused)."""
-    from pipeline.fmt import format_text, schema_line, unified_diff
-    from pipeline.yaml_source import load_bytes
+    from pipeline.spec.layout import format_text, schema_line, unified_diff
+    from pipeline.spec.yaml_source import load_bytes
 
     try:
         old = output.read_bytes().decode("utf-8-sig")
@@ -525,7 +525,7 @@ def kept_header(old: str, new: str, sources: Sequence[str]) -> str:
     """*new* (an imported spec) with the header of *old* (the spec it replaces): its schema line aside, every
     line kept, except that *sources*, when given, replace its source lines (from the first ``# source:`` up to
     the import note ``# imported by modelspec import``, which fmt may have wrapped onto several lines)."""
-    from pipeline.fmt import SCHEMA_PREFIX, split_header
+    from pipeline.spec.layout import SCHEMA_PREFIX, split_header
 
     old_header, _ = split_header(old)
     new_header, new_lines = split_header(new)
@@ -551,9 +551,9 @@ def _check(text: str, profiles: Any, at_config_key: Callable[[Sequence[Any]], Tu
             the config key the field came from, and a note naming that key
             (the text was never written, so a problem is shown at its source).
     """
-    from pipeline.problems import Severity
-    from pipeline.runner import check_document
-    from pipeline.yaml_source import load_bytes
+    from pipeline.spec.problems import Severity
+    from pipeline.check.runner import check_document
+    from pipeline.spec.yaml_source import load_bytes
 
     checked = check_document(load_bytes(text.encode("utf-8"), "<imported spec>"), profiles)
     lines = []

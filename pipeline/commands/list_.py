@@ -5,7 +5,7 @@ cache holds a current result of is not checked again: its row is kept in
 the catalogue index); a spec that fails is left out of the table and its
 problems are shown on stderr. A catalogue where nothing changed since the
 last clean list is answered from that list's snapshot
-(:mod:`pipeline.snapshot`): the same bytes, for a ``stat`` per file. Without
+(:mod:`pipeline.cache.snapshot`): the same bytes, for a ``stat`` per file. Without
 a ``specs/`` folder there is no catalogue to list, which is a usage error (as
 for ``check``), not an empty table.
 """
@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Optional, Tuple
 
 import click
 
-from pipeline.escape import json_text
-from pipeline.output import echo, echo_rendered
+from pipeline.spec.escape import json_text
+from pipeline.commands.output import echo, echo_rendered
 
-from pipeline.commands.options import (no_cache_option, progress_bar, root_option, save_cache, snapshot_key,
+from pipeline.commands.options import (no_cache_option, progress_bar, root_option, save_cache,
                                        walk_catalogue)
 
 if TYPE_CHECKING:
     from pipeline.commands.options import WalkedCatalogue
-    from pipeline.repo import SpecRepo
+    from pipeline.check.repo import SpecRepo
 
 
 @click.command(name="list", context_settings={"help_option_names": ["-h", "--help"]})
@@ -52,12 +52,12 @@ def command(fmt: str, root: Optional[Path], no_cache: bool) -> None:
     problems are shown), 2 usage error, no specs/ folder (outside a spec
     repository) or a broken op profile.
     """
-    from pipeline import snapshot
-    from pipeline.repo import find_repo
-    from pipeline.stamps import cache_folder
+    from pipeline.cache import snapshot
+    from pipeline.check.repo import find_repo
+    from pipeline.cache.stamps import cache_folder
 
     repo = find_repo(root)
-    folder, key = cache_folder(repo.root), snapshot_key(repo, "list", fmt)
+    folder, key = cache_folder(repo.root), snapshot.repo_key(repo, "list", fmt)
     kept = snapshot.answer(folder, key, repo.specs) if not no_cache else None
     if kept is not None:  # nothing it came from has changed since a list drew it
         echo_rendered(kept, nl=False)
@@ -74,11 +74,12 @@ def command(fmt: str, root: Optional[Path], no_cache: bool) -> None:
 def _listed(repo: "SpecRepo", fmt: str, no_cache: bool) -> Tuple[str, bool, "WalkedCatalogue"]:
     """``(the listing as printed, whether a spec failed, the catalogue as walked)``; each failing spec's errors
     are shown on stderr. The snapshot's sources were stat'ed before any spec was read (:func:`walk_catalogue`)."""
-    from pipeline.catalogue import list_cells, render_list_cells
-    from pipeline.escape import printable
-    from pipeline.problems import Severity
-    from pipeline.result_cache import CELL_SEPARATOR, regular_file_stat
-    from pipeline.runner import verdicts
+    from pipeline.catalogue.views import render_list_cells
+    from pipeline.check.rows import list_cells
+    from pipeline.spec.escape import printable
+    from pipeline.spec.problems import Severity
+    from pipeline.cache.results import CELL_SEPARATOR, regular_file_stat
+    from pipeline.cache.verdicts import verdicts
 
     walked = walk_catalogue(repo, no_cache)
     cache, files = walked.cache, walked.files

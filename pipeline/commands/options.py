@@ -11,7 +11,6 @@ wrong" from "the repository is broken".
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from pathlib import Path
 from dataclasses import dataclass
@@ -19,13 +18,13 @@ from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Sequence, 
 
 import click
 
-from pipeline.output import echo
+from pipeline.commands.output import echo
 
 if TYPE_CHECKING:
-    from pipeline.config import Config
-    from pipeline.op_profiles import OpProfiles
-    from pipeline.repo import SpecRepo
-    from pipeline.result_cache import ResultCache
+    from pipeline.check.config import Config
+    from pipeline.pricing.op_profiles import OpProfiles
+    from pipeline.check.repo import SpecRepo
+    from pipeline.cache.results import ResultCache
 
 root_option = click.option(
     "--root", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
@@ -36,7 +35,7 @@ root_option = click.option(
 @contextlib.contextmanager
 def repository_errors() -> Iterator[None]:
     """Turn a broken op profile into its located problems on stderr and exit code 2."""
-    from pipeline.op_profiles import OpProfileError  # pylint: disable=import-outside-toplevel
+    from pipeline.pricing.op_profiles import OpProfileError  # pylint: disable=import-outside-toplevel
 
     try:
         yield
@@ -51,20 +50,12 @@ def repository_errors() -> Iterator[None]:
 def run_profiles(repo: "SpecRepo", use_cache: bool = True) -> "OpProfiles":
     """The op profiles of *repo*, kept checked in its result cache folder unless *use_cache* is false
     (``--no-cache``); broken ones end the command as :func:`repository_errors` says."""
-    from pipeline.op_profiles import load_op_profiles  # pylint: disable=import-outside-toplevel
-    from pipeline.stamps import cache_folder  # pylint: disable=import-outside-toplevel
+    from pipeline.cache.results import ProfileCache  # pylint: disable=import-outside-toplevel
+    from pipeline.cache.stamps import cache_folder  # pylint: disable=import-outside-toplevel
+    from pipeline.pricing.op_profiles import load_op_profiles  # pylint: disable=import-outside-toplevel
 
     with repository_errors():
-        return load_op_profiles(repo.profiles, cache_folder(repo.root) if use_cache else None)
-
-
-def snapshot_key(repo: "SpecRepo", *parts: str) -> str:
-    """The key of a command's catalogue snapshot (:func:`pipeline.snapshot.key`) in *repo*: *parts* (the command,
-    its format), the repository's root, and the current folder when that root is relative (the snapshot's paths
-    are spelled from it)."""
-    from pipeline import snapshot  # pylint: disable=import-outside-toplevel
-
-    return snapshot.key(*parts, str(repo.root), "" if repo.root.is_absolute() else os.getcwd())
+        return load_op_profiles(repo.profiles, ProfileCache(cache_folder(repo.root)) if use_cache else None)
 
 
 @dataclass(frozen=True)
@@ -73,11 +64,11 @@ class WalkedCatalogue:
 
     Attributes:
         profiles: The op profiles (:func:`run_profiles`).
-        files: Every spec file under ``specs/`` (:func:`pipeline.runner.spec_file_names`).
+        files: Every spec file under ``specs/`` (:func:`pipeline.check.runner.spec_file_names`).
         cache: The result cache, or ``None`` under ``--no-cache``.
-        sources: What the command's snapshot comes from (:func:`pipeline.snapshot.profiles_chosen`, then
-            :func:`pipeline.snapshot.walked`).
-        taken: Their stat lines, taken before any spec was read (:func:`pipeline.snapshot.take`); ``None`` when
+        sources: What the command's snapshot comes from (:func:`pipeline.cache.snapshot.profiles_chosen`, then
+            :func:`pipeline.cache.snapshot.walked`).
+        taken: Their stat lines, taken before any spec was read (:func:`pipeline.cache.snapshot.take`); ``None`` when
             no snapshot may be kept.
     """
 
@@ -94,8 +85,8 @@ def walk_catalogue(repo: "SpecRepo", no_cache: bool) -> WalkedCatalogue:
     Raises:
         click.UsageError: If there is no ``specs/`` folder.
     """
-    from pipeline import snapshot  # pylint: disable=import-outside-toplevel
-    from pipeline.runner import spec_file_names as found_names  # pylint: disable=import-outside-toplevel
+    from pipeline.cache import snapshot  # pylint: disable=import-outside-toplevel
+    from pipeline.check.runner import spec_file_names as found_names  # pylint: disable=import-outside-toplevel
 
     # Each source is stat'ed before what it stands for is read: the profiles before they are loaded, the
     # folders and specs the walk finds (it reads no spec) after the walk.
@@ -114,10 +105,10 @@ def walk_catalogue(repo: "SpecRepo", no_cache: bool) -> WalkedCatalogue:
 
 
 def run_config(repo: "SpecRepo") -> "Config":
-    """The configuration of *repo* (:func:`pipeline.config.load_config`); a broken one ends the command with
+    """The configuration of *repo* (:func:`pipeline.check.config.load_config`); a broken one ends the command with
     its located problems on stderr and exit code 2."""
-    from pipeline.config import ConfigError, load_config  # pylint: disable=import-outside-toplevel
-    from pipeline.problems import LazyCodes  # pylint: disable=import-outside-toplevel
+    from pipeline.check.config import ConfigError, load_config  # pylint: disable=import-outside-toplevel
+    from pipeline.spec.problems import LazyCodes  # pylint: disable=import-outside-toplevel
 
     try:
         return load_config(repo.root, repo.report_base, LazyCodes(), lambda path: repo.report_name(path))
@@ -139,7 +130,7 @@ exclude_option = click.option(
 def spec_files(paths: Sequence[Path], repo: "SpecRepo", config: "Config", excludes: Sequence[str] = ()) -> List[Path]:
     """The spec files a command takes: *paths*, else the configuration's ``specs``, else ``specs/``; the
     configuration's ``exclude`` and *excludes* (``--exclude``) leave out files found under a folder (a file
-    named is always taken). Discovery is :func:`pipeline.runner.find_spec_files`'s policy.
+    named is always taken). Discovery is :func:`pipeline.check.runner.find_spec_files`'s policy.
 
     Raises:
         click.UsageError: If a path does not exist or is neither a file nor a folder.
@@ -151,12 +142,12 @@ def spec_file_names(paths: Sequence[Path], repo: "SpecRepo", config: "Config",
                     excludes: Sequence[str] = (), watched: Optional[Set[str]] = None) -> List[str]:
     """:func:`spec_files` as path strings: ``check`` over a catalogue the result cache answers builds no
     ``Path`` per file (a tenth of a warm run's time at 10,000 files). *watched* gets the folders and links the
-    walk saw (:func:`pipeline.runner.spec_file_names`).
+    walk saw (:func:`pipeline.check.runner.spec_file_names`).
 
     Raises:
         click.UsageError: If a path does not exist or is neither a file nor a folder.
     """
-    from pipeline.runner import spec_file_names as found_names  # pylint: disable=import-outside-toplevel
+    from pipeline.check.runner import spec_file_names as found_names  # pylint: disable=import-outside-toplevel
 
     named = list(paths) or list(config.specs) or [repo.specs]
     try:
@@ -178,8 +169,8 @@ def _parse_codes(ctx: click.Context, param: click.Parameter, values: Sequence[st
     selectors = tuple(part.strip() for value in values for part in value.split(",") if part.strip())
     if not selectors:  # no code named: the codes need not be gathered (every module imported)
         return selectors
-    from pipeline.config import unknown_selector  # pylint: disable=import-outside-toplevel
-    from pipeline.problems import all_codes  # pylint: disable=import-outside-toplevel
+    from pipeline.check.config import unknown_selector  # pylint: disable=import-outside-toplevel
+    from pipeline.spec.problems import all_codes  # pylint: disable=import-outside-toplevel
 
     codes = tuple(all_codes())
     for selector in selectors:
@@ -206,15 +197,15 @@ no_cache_option = click.option(
 
 
 def open_cache(repo, profiles, use: bool):
-    """The repository's :class:`~pipeline.result_cache.ResultCache`, or ``None`` under ``--no-cache``.
+    """The repository's :class:`~pipeline.cache.results.ResultCache`, or ``None`` under ``--no-cache``.
 
     A cache that cannot be read is an empty one; nothing about the cache ever fails a command. A profile
     removed since *profiles* were read leaves the run no key to file its results under: it runs uncached.
     """
     if not use:
         return None
-    from pipeline.result_cache import ResultCache, cache_keys  # pylint: disable=import-outside-toplevel
-    from pipeline.stamps import cache_folder  # pylint: disable=import-outside-toplevel
+    from pipeline.cache.results import ResultCache, cache_keys  # pylint: disable=import-outside-toplevel
+    from pipeline.cache.stamps import cache_folder  # pylint: disable=import-outside-toplevel
 
     try:
         keys = cache_keys(profiles)

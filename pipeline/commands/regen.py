@@ -1,7 +1,7 @@
 """``modelspec regen``: keep ``resolved/`` in step with the catalogue, for maintainers and the nightly job.
 
-Writes one artifact per spec that passes ``check`` (:mod:`pipeline.regen`
-decides what to write, keep and remove; :mod:`pipeline.artifacts` is the
+Writes one artifact per spec that passes ``check`` (:mod:`pipeline.catalogue.regen`
+decides what to write, keep and remove; :mod:`pipeline.catalogue.artifacts` is the
 format), reports each file written or removed and each spec left without a
 new artifact, and exits 0 (every spec has its artifact), 1 (a spec failed,
 or ``--check`` found drift) or 2 (a broken repository, another run holding
@@ -11,7 +11,7 @@ from the problems it cannot (a failing spec, a name, a file in the way).
 ``--commit`` commits only what regen keeps in ``resolved/``, with a message
 that lists what changed and how the stacks moved. Unless ``--no-cache`` (or
 ``--commit``, which needs every document), it keeps what decides each artifact
-in the result cache folder (:mod:`pipeline.artifact_cache`) and takes the
+in the result cache folder (:mod:`pipeline.cache.artifacts`) and takes the
 checked op profiles from there.
 """
 
@@ -22,7 +22,7 @@ from typing import Dict, List, Optional
 
 import click
 
-from pipeline.output import echo, echo_rendered
+from pipeline.commands.output import echo, echo_rendered
 
 from pipeline.commands.git_options import GitFailure, changed_since_option, git_errors
 from pipeline.commands.options import no_cache_option, root_option
@@ -77,9 +77,9 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
     --check found drift, 2 a broken repository, lock or git failure.
     """
     # pylint: disable=import-outside-toplevel
-    from pipeline.regen import resolve_specs
-    from pipeline.repo import find_repo
-    from pipeline.runner import find_spec_files
+    from pipeline.catalogue.regen import resolve_specs
+    from pipeline.check.repo import find_repo
+    from pipeline.check.runner import find_spec_files
 
     from pipeline.commands.options import run_profiles, save_cache
 
@@ -121,12 +121,12 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
 
 
 def _open_cache(repo, profiles):
-    """The repository's :class:`~pipeline.artifact_cache.ArtifactCache` (its result cache folder), or ``None``
+    """The repository's :class:`~pipeline.cache.artifacts.ArtifactCache` (its result cache folder), or ``None``
     when a profile went since *profiles* were read."""
     # pylint: disable=import-outside-toplevel
-    from pipeline.artifact_cache import ArtifactCache
-    from pipeline.result_cache import cache_keys
-    from pipeline.stamps import cache_folder
+    from pipeline.cache.artifacts import ArtifactCache
+    from pipeline.cache.results import cache_keys
+    from pipeline.cache.stamps import cache_folder
 
     try:
         keys = cache_keys(profiles)
@@ -165,8 +165,8 @@ def _check(repo, resolutions, spec_paths: List[str], wait: float, fmt: str = "te
     document for *fmt* ``json``); return the exit code. An artifact found as it should be is remembered in
     *cache*."""
     # pylint: disable=import-outside-toplevel
-    from pipeline.problems import Severity
-    from pipeline.regen import RegenError, drift, locked, plan, read_resolved, remember
+    from pipeline.spec.problems import Severity
+    from pipeline.catalogue.regen import RegenError, drift, locked, plan, read_resolved, remember
     from pipeline.reporters.summary import plural
 
     try:
@@ -224,7 +224,7 @@ def _write(repo, resolutions, spec_paths: List[str], wait: float, profiles, cach
     each artifact written or found as it should be is remembered in *cache*.
     """
     # pylint: disable=import-outside-toplevel
-    from pipeline.regen import (RegenError, apply_plan, locked, plan, read_resolved, rebuild, remember,
+    from pipeline.catalogue.regen import (RegenError, apply_plan, locked, plan, read_resolved, rebuild, remember,
                                 remove_leftovers, unbuilt)
     from pipeline.reporters.summary import plural
 
@@ -263,12 +263,12 @@ def _refuse_other_changes(repo) -> None:
     """``--commit`` runs only when its commit will hold exactly the artifacts of committed specs, else it
     refuses before writing anything, naming why: a tracked file outside ``resolved/`` is modified, a spec or
     profile is not committed, a file in ``resolved/`` is staged already, or HEAD is detached
-    (:func:`pipeline.git_changes.commit_refusals`).
+    (:func:`pipeline.catalogue.git.commit_refusals`).
 
     Raises:
         GitFailure: Naming every reason.
     """
-    from pipeline.git_changes import commit_refusals, modified_outside  # pylint: disable=import-outside-toplevel
+    from pipeline.catalogue.git import commit_refusals, modified_outside  # pylint: disable=import-outside-toplevel
 
     folder = repo.display(repo.resolved)
     with git_errors():
@@ -284,8 +284,8 @@ def _refuse_other_changes(repo) -> None:
 def _commit(repo, target, applied) -> None:
     """Stage what regen keeps and removed in ``resolved/``, and commit it with a message saying what changed."""
     # pylint: disable=import-outside-toplevel
-    from pipeline.catalogue_diff import Catalogue, diff_catalogues, render_text
-    from pipeline.git_changes import commit, files_at, stage
+    from pipeline.catalogue.diff import Catalogue, diff_catalogues, render_text
+    from pipeline.catalogue.git import commit, files_at, stage
 
     folder = repo.display(repo.resolved)
     with git_errors():
@@ -309,7 +309,7 @@ def _artifacts_of(files: Dict[str, bytes], folder: str) -> Dict[str, Dict]:
     # pylint: disable=import-outside-toplevel
     import json
 
-    from pipeline.artifacts import INDEX_FILE, is_generated
+    from pipeline.catalogue.artifacts import INDEX_FILE, is_generated
 
     found = {}
     for path, data in files.items():

@@ -1,11 +1,11 @@
 """``modelspec show NAME``: one catalogue model's resolved layer stack, as a diagram or as JSON.
 
-The model is found by the ``name`` its spec states (:mod:`pipeline.catalogue`),
+The model is found by the ``name`` its spec states (:mod:`pipeline.catalogue.views`),
 checked with the five passes, and drawn from its resolved stack; a spec that
 fails its check is not drawn, its problems are shown instead. Which file
 states the name comes from the catalogue's snapshot while nothing in the
 catalogue has changed, and the model's view from the one kept for it while
-neither its spec nor an op profile has (:mod:`pipeline.snapshot`), so a
+neither its spec nor an op profile has (:mod:`pipeline.cache.snapshot`), so a
 repeated ``show`` reads no spec.
 """
 
@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import click
 
-from pipeline.escape import json_text
-from pipeline.output import echo, echo_rendered
+from pipeline.spec.escape import json_text
+from pipeline.commands.output import echo, echo_rendered
 
-from pipeline.commands.options import (no_cache_option, root_option, run_profiles, save_cache, snapshot_key,
+from pipeline.commands.options import (no_cache_option, root_option, run_profiles, save_cache,
                                        walk_catalogue)
 
 if TYPE_CHECKING:
-    from pipeline.catalogue import Entry
-    from pipeline.repo import SpecRepo
+    from pipeline.catalogue.views import Entry
+    from pipeline.check.repo import SpecRepo
 
 
 @click.command(name="show", context_settings={"help_option_names": ["-h", "--help"]})
@@ -54,13 +54,13 @@ def command(name: str, fmt: str, root: Optional[Path], no_cache: bool) -> None:
     shown) or its name is stated twice, 2 no spec has that name, no specs/
     folder (outside a spec repository), or usage error.
     """
-    from pipeline import snapshot
-    from pipeline.catalogue import CatalogueError, find, render_show
-    from pipeline.repo import find_repo
-    from pipeline.stamps import cache_folder
+    from pipeline.cache import snapshot
+    from pipeline.catalogue.views import CatalogueError, find, render_show
+    from pipeline.check.repo import find_repo
+    from pipeline.cache.stamps import cache_folder
 
     repo = find_repo(root)
-    folder, key = cache_folder(repo.root), snapshot_key(repo, "show")
+    folder, key = cache_folder(repo.root), snapshot.repo_key(repo, "show")
     kept = snapshot.answer(folder, key, repo.specs) if not no_cache else None
     catalogue = _named(kept, name) if kept is not None else _catalogue(repo, no_cache, folder, key)
     try:
@@ -78,10 +78,10 @@ def command(name: str, fmt: str, root: Optional[Path], no_cache: bool) -> None:
 
 
 def _catalogue(repo: "SpecRepo", no_cache: bool, folder: Path, key: str) -> List["Entry"]:
-    """Every spec file of the catalogue with the name it states (:func:`pipeline.catalogue.entries`); kept as the
+    """Every spec file of the catalogue with the name it states (:func:`pipeline.catalogue.views.entries`); kept as the
     snapshot *key* (see :func:`_named`) unless *no_cache*."""
-    from pipeline import snapshot
-    from pipeline.catalogue import entries
+    from pipeline.cache import snapshot
+    from pipeline.catalogue.views import entries
 
     walked = walk_catalogue(repo, no_cache)
     catalogue = entries(walked.files, repo.displays, walked.cache)
@@ -93,23 +93,23 @@ def _catalogue(repo: "SpecRepo", no_cache: bool, folder: Path, key: str) -> List
 
 
 def _named(kept: str, name: str) -> List["Entry"]:
-    """The entries of a catalogue snapshot's name map (:func:`pipeline.snapshot.name_line`) that state *name*,
-    compared case-folded (:func:`pipeline.catalogue.find`); every entry when none does (the closest names are
+    """The entries of a catalogue snapshot's name map (:func:`pipeline.cache.snapshot.name_line`) that state *name*,
+    compared case-folded (:func:`pipeline.catalogue.views.find`); every entry when none does (the closest names are
     then suggested)."""
-    from pipeline import snapshot
-    from pipeline.catalogue import Entry
+    from pipeline.cache import snapshot
+    from pipeline.catalogue.views import Entry
 
     found = snapshot.stating(kept, name) or snapshot.every_name(kept)
     return [Entry(path, display, stated) for stated, display, path in found]
 
 
 def _view(repo: "SpecRepo", entry: "Entry", folder: Optional[Path]) -> Dict[str, Any]:
-    """:func:`pipeline.catalogue.show_view` of *entry*'s spec, checked with the five passes; kept in *folder*
+    """:func:`pipeline.catalogue.views.show_view` of *entry*'s spec, checked with the five passes; kept in *folder*
     (the cache folder; ``None``: ``--no-cache``) while the spec file and the op profiles stat as they did.
 
     A spec that fails its check has no view: its problems are shown and the command ends with exit code 1.
     """
-    from pipeline import snapshot
+    from pipeline.cache import snapshot
 
     sources = [str(entry.path), *snapshot.profile_sources(repo.profiles)]
     taken = snapshot.take(sources) if folder is not None else None
@@ -117,9 +117,9 @@ def _view(repo: "SpecRepo", entry: "Entry", folder: Optional[Path]) -> Dict[str,
     kept = snapshot.kept_view(folder, entry.file, key) if key is not None else None
     if kept is not None:
         return json.loads(kept)
-    from pipeline.catalogue import show_view
-    from pipeline.problems import Severity
-    from pipeline.runner import check_file
+    from pipeline.catalogue.views import show_view
+    from pipeline.spec.problems import Severity
+    from pipeline.check.runner import check_file
 
     profiles = run_profiles(repo, folder is not None)
     checked = check_file(Path(entry.path), entry.file, profiles)

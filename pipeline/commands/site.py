@@ -1,10 +1,10 @@
 """``modelspec site``: write the catalogue's static web site, for a reviewer's browser and the nightly job.
 
 The catalogue is resolved in-process as ``modelspec diff`` resolves a side
-(:func:`pipeline.catalogue_diff.load_catalogue`: every spec checked and its
+(:func:`pipeline.catalogue.diff.load_catalogue`: every spec checked and its
 artifact built), not read from ``resolved/``: the site then shows the specs
 as they are, even before ``regen`` ran, and needs no committed artifacts.
-The pages are :mod:`pipeline.site`'s. ``--diff BASE`` adds ``diff.html``,
+The pages are :mod:`pipeline.catalogue.site`'s. ``--diff BASE`` adds ``diff.html``,
 the comparison ``modelspec diff BASE`` prints, drawn, with the same merge
 base rule.
 
@@ -20,7 +20,7 @@ from typing import Dict, Optional
 
 import click
 
-from pipeline.output import echo
+from pipeline.commands.output import echo
 
 from pipeline.commands.git_options import git_errors
 from pipeline.commands.options import root_option
@@ -62,9 +62,9 @@ def command(root: Optional[Path], out: Path, base: Optional[str]) -> None:
     """
     # pylint: disable=import-outside-toplevel
     from pipeline.commands.diff import _base_side, _catalogue, _working_tree
-    from pipeline.git_changes import check_revision
-    from pipeline.repo import find_repo
-    from pipeline.site import SiteError, build_site, write_site
+    from pipeline.catalogue.git import check_revision
+    from pipeline.check.repo import find_repo
+    from pipeline.catalogue.site import SiteError, build_site, write_site
 
     repo = find_repo(root)
     if not repo.specs.is_dir():
@@ -75,7 +75,7 @@ def command(root: Optional[Path], out: Path, base: Optional[str]) -> None:
     if base is not None:
         import tempfile
 
-        from pipeline.catalogue_diff import diff_catalogues
+        from pipeline.catalogue.diff import diff_catalogues
 
         with git_errors():
             check_revision(base)

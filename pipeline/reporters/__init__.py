@@ -1,6 +1,6 @@
 """Report formats for ``modelspec check``: the registry the CLI's ``--format`` choices come from.
 
-A reporter turns a finished :class:`~pipeline.problems.RunResult` into text and
+A reporter turns a finished :class:`~pipeline.spec.problems.RunResult` into text and
 does nothing else: it never writes, prints or exits, so one run can print one
 format and write others to files, and a test compares the returned text. Each
 format lives in its own module; a format's options are fields of its frozen
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Mapping, Protocol
 
-from pipeline.problems import RunResult
+from pipeline.spec.problems import RunResult
 from pipeline.reporters.github import GithubReporter
 from pipeline.reporters.json_ import JsonReporter
 from pipeline.reporters.junit import JunitReporter
@@ -33,7 +33,7 @@ class Reporter(Protocol):
         """Return the whole report for *result*.
 
         *codes* maps each problem code to its one-line help text
-        (:func:`pipeline.problems.all_codes`). The text ends in a newline
+        (:func:`pipeline.spec.problems.all_codes`). The text ends in a newline
         unless it is empty (quiet text on a passing run).
         """
         ...

@@ -21,7 +21,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Mapping
 
-from pipeline.problems import Problem, RunResult, Severity
+from pipeline.spec.problems import Problem, RunResult, Severity
 from pipeline.reporters.summary import plural, posix_path, problem_line, summary_sentence
 
 #: GitHub's own cap: annotations of one severity shown per step.

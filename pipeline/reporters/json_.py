@@ -17,8 +17,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from pipeline.escape import json_text
-from pipeline.problems import FileResult, Problem, RunResult
+from pipeline.spec.escape import json_text
+from pipeline.spec.problems import FileResult, Problem, RunResult
 from pipeline.reporters.summary import TOOL_NAME, TOOL_VERSION, count, help_text
 
 #: Version of the document's shape (``schema_version``); see the module docstring.

@@ -33,8 +33,8 @@ import io
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
-from pipeline.escape import xml_text
-from pipeline.problems import FileResult, Outcome, Problem, RunResult
+from pipeline.spec.escape import xml_text
+from pipeline.spec.problems import FileResult, Outcome, Problem, RunResult
 from pipeline.reporters.summary import TOOL_NAME, problem_line, scope_sentence
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ A headline with the verdict mark and the counts, then a table of the problems
 still renders as a page a person reads; a line says how many rows were left out
 and where they are. A clean run gets one short sentence.
 
-Every cell is escaped by :func:`pipeline.escape.markdown_text`, the one place
+Every cell is escaped by :func:`pipeline.spec.escape.markdown_text`, the one place
 Markdown is escaped: the characters GitHub-flavoured Markdown gives a meaning
 inside a table cell (``|`` ends the cell, backticks open code, ``*`` ``_`` ``~``
 emphasis, ``[`` ``]`` and ``![`` links and images, ``<`` ``>`` HTML, ``&``
@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from pipeline.escape import markdown_text
-from pipeline.problems import Problem, RunResult
+from pipeline.spec.escape import markdown_text
+from pipeline.spec.problems import Problem, RunResult
 from pipeline.reporters.summary import TOOL_NAME, plural, summary_sentence
 
 #: How many problem rows the table shows by default.

@@ -30,8 +30,8 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-from pipeline.escape import json_text, printable
-from pipeline.problems import Problem, RunResult, Severity
+from pipeline.spec.escape import json_text, printable
+from pipeline.spec.problems import Problem, RunResult, Severity
 from pipeline.reporters.summary import TOOL_NAME, TOOL_VERSION, help_text, more_problems, posix_path, scope_sentence
 
 #: The schema a SARIF 2.1.0 log names (the OASIS standard's, with its errata).

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from pipeline import __version__
-from pipeline.problems import Problem, RunResult, Severity
+from pipeline.spec.problems import Problem, RunResult, Severity
 
 #: The tool's name as reports give it (SARIF ``tool.driver.name``, JSON ``tool.name``).
 TOOL_NAME = "modelspec"
@@ -72,7 +72,7 @@ def count(result: RunResult) -> Counts:
 MAX_PER_CODE = 20
 MAX_PER_FILE = 100
 
-#: The code of the line that counts the problems a report leaves out (declared in :mod:`pipeline.runner`).
+#: The code of the line that counts the problems a report leaves out (declared in :mod:`pipeline.check.runner`).
 MORE_CODE = "check.more-problems"
 
 
@@ -119,6 +119,12 @@ def more_problems(left_out: Sequence[Problem], why: str) -> Problem:
 def plural(number: int, noun: str) -> str:
     """``plural(1, "error")`` is ``"1 error"``, ``plural(2, "error")`` is ``"2 errors"``."""
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def fix_summary(fixed: int, files: int, left: int) -> str:
+    """``check --fix``'s closing line: how many problems were fixed in how many files, and how many are left."""
+    return (f"fixed {plural(fixed, 'problem')} in {plural(files, 'file')}; "
+            f"{plural(left, 'problem')} left")
 
 
 def summary_sentence(result: RunResult) -> str:

@@ -16,7 +16,7 @@ from typing import Mapping
 
 import click
 
-from pipeline.problems import Problem, RunResult, Severity
+from pipeline.spec.problems import Problem, RunResult, Severity
 from pipeline.reporters.summary import problem_line, summary_sentence
 
 #: The style of each severity word when colour is on (``click.style`` keywords).

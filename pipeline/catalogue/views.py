@@ -1,0 +1,333 @@
+"""The catalogue as a reader sees it: specs found by name, the ``list`` table, the ``show`` diagram and its JSON.
+
+A catalogue model is named by the ``name`` its spec file states, not by the
+file's path, so ``modelspec show deepseek-v3`` finds
+``specs/deepseek/deepseek-v3.yaml`` wherever it sits under ``specs/``; a name
+stated by two files is refused, as a name must pick one model.
+
+What ``show`` prints is a view of a checked spec (:class:`~pipeline.check.runner.CheckedSpec`):
+the resolved stack's groups with their layer ranges, each kind's attention
+and feed-forward flavour and op counts, the op totals over the stack, the
+MLA ranks or linear-attention dimensions when the stack has such layers, the
+derived widths of the model IR, and the vision tower's stack. The JSON form
+(:func:`show_view`) is the data; the text diagram (:func:`render_show`) is
+drawn from it, so the two cannot disagree. A repeated cycle of groups (5
+sliding, 1 full, ten times) is drawn once with its repeat count.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+
+from pipeline.check.rows import LIST_COLUMNS, list_cells
+
+if TYPE_CHECKING:  # list's table is drawn from the catalogue index's cells, without the model's modules
+    from pipeline.spec.model import ModelSpec, VisionSpec
+    from pipeline.pricing.op_profiles import OpProfile
+    from pipeline.pricing.stack import LayerStack
+
+# The MLA ranks a stack with mla attention is priced on, in the order the view lists them.
+_MLA_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
+# The derived widths the text diagram leaves out for a dense model (the IR falls back to the dense width).
+_EXPERT_WIDTHS = ("routed_expert_width", "shared_expert_width")
+_TOWER_WIDTHS = ("hidden_size", "intermediate_size", "out_hidden_size", "patch_size", "spatial_merge_size",
+                 "num_position_embeddings")
+
+
+class CatalogueError(LookupError):
+    """A name the catalogue cannot resolve to one spec: absent, or stated by two files.
+
+    Attributes:
+        stated: Whether the name is stated, by more than one file (else no spec states it).
+    """
+
+    def __init__(self, message: str, stated: bool = False) -> None:
+        super().__init__(message)
+        self.stated = stated
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One spec file of the catalogue.
+
+    Attributes:
+        path: The file (a path string when found by walking a catalogue: no ``Path`` per file).
+        file: Its path as reports show it.
+        name: The ``name`` it states, or ``None`` when it states none (or does not load).
+    """
+
+    path: "Path | str"
+    file: str
+    name: Optional[str]
+
+
+def entries(paths: Sequence["Path | str"], display: Any, cache: Any = None) -> List[Entry]:
+    """Read the name each spec file of *paths* states.
+
+    Args:
+        paths: The spec files.
+        display: ``display(paths)``, the paths as reports show them (:meth:`~pipeline.check.repo.SpecRepo.displays`).
+        cache: The result cache (:class:`~pipeline.cache.results.ResultCache`): the name of a file its catalogue
+            index or a record stands for is taken from there, without parsing the file; ``None`` parses every file.
+    """
+    from pipeline.check.runner import stated_name
+
+    shown = list(zip(paths, display(paths)))
+    names = ((name for name, _ in cache.stated_names(shown)) if cache is not None
+             else (stated_name(Path(path), file) for path, file in shown))
+    return [Entry(path, file, name) for (path, file), name in zip(shown, names)]
+
+
+#: The most names a "no spec is named" message lists when none is close to the one asked for.
+LISTED_NAMES = 10
+
+
+def find(catalogue: Sequence[Entry], name: str) -> Entry:
+    """The entry whose spec states *name*.
+
+    Names are told apart case-folded, as ``check`` and ``regen`` tell them
+    (two names one artifact file would serve): two specs stating ``gpt2``
+    and ``GPT2`` both state the name, and a spec stating only ``GPT2`` is
+    suggested for ``gpt2``, not taken.
+
+    Raises:
+        CatalogueError: When no spec states it (naming the closest names,
+            else every name, else that there is none, and the files whose
+            name cannot be read) or two do (naming both files; ``stated`` is
+            then true).
+    """
+    folded = name.casefold()
+    matches = [entry for entry in catalogue if entry.name is not None and entry.name.casefold() == folded]
+    if len(matches) > 1:
+        spelled = sorted({entry.name for entry in matches})
+        how = "" if len(spelled) == 1 else f" (as {', '.join(map(repr, spelled))}: names are compared case-folded)"
+        raise CatalogueError(f"the name {name!r} is stated by {' and '.join(e.file for e in matches)}{how}; a name "
+                             "picks one spec, so rename one of them", stated=True)
+    if matches and matches[0].name == name:
+        return matches[0]
+    if matches:
+        raise CatalogueError(f"no spec in the catalogue is named {name!r}; did you mean {matches[0].name}?")
+    names = sorted(entry.name for entry in catalogue if entry.name)
+    from pipeline.spec.problems import near_misses  # pylint: disable=import-outside-toplevel
+
+    close = near_misses(name, names, n=3)
+    if close:
+        hint = f"; did you mean {', '.join(close)}?"
+    elif len(names) > LISTED_NAMES:
+        hint = f"; none of the {len(names)} names is close to it (modelspec list shows them all)"
+    else:
+        hint = f"; the names are {', '.join(names)}" if names else "; no spec under specs/ states a name"
+    unnamed = [entry.file for entry in catalogue if entry.name is None]
+    if unnamed:  # one of them may be the spec asked for: say where to look
+        files = ", ".join(unnamed[:3]) + (f" and {len(unnamed) - 3} more" if len(unnamed) > 3 else "")
+        hint += f"; {files} state{'s' if len(unnamed) == 1 else ''} no name that can be read (modelspec check " \
+                "says why)"
+    raise CatalogueError(f"no spec in the catalogue is named {name!r}{hint}")
+
+
+# ---- show ---------------------------------------------------------------------------
+
+def _groups(stack: LayerStack) -> List[Dict[str, Any]]:
+    rows, first = [], 0
+    for group in stack.groups:
+        rows.append({"first": first, "last": first + group.count - 1, "kind": group.kind.name, "count": group.count,
+                     "mtp": group.mtp})
+        first += group.count
+    return rows
+
+
+def _kinds(stack: LayerStack) -> Dict[str, Dict[str, Any]]:
+    return {kind.name: {"attention": kind.attention, "ffn": kind.ffn, "ops": kind.ops.to_dict()}
+            for kind in stack.distinct_kinds()}
+
+
+def _op_totals(stack: LayerStack) -> Dict[str, int]:
+    """Each op's calls over the whole stack per forward pass: a kind's count times its layers, summed."""
+    totals: Dict[str, int] = {}
+    for group in stack.groups:
+        for op, count in group.kind.ops.to_dict().items():
+            totals[op] = totals.get(op, 0) + count * group.count
+    return totals
+
+
+def _stack_view(stack: LayerStack) -> Dict[str, Any]:
+    return {"arch": stack.arch, "groups": _groups(stack), "kinds": _kinds(stack), "op_totals": _op_totals(stack)}
+
+
+def _tower_view(vision: VisionSpec, tower: LayerStack) -> Dict[str, Any]:
+    return {"name": vision.name, "layers": vision.num_hidden_layers, "num_attention_heads": vision.num_attention_heads,
+            **_stack_view(tower), "widths": {key: getattr(vision, key) for key in _TOWER_WIDTHS}}
+
+
+def parameters_view(spec: ModelSpec, stack: LayerStack, tower: Optional[LayerStack],
+                    profile: OpProfile) -> Dict[str, Any]:
+    """The spec's parameter counts as the artifact states them, or ``{"unpriced": why}``."""
+    from pipeline.pricing.parameters import Unpriced, count_parameters  # pylint: disable=import-outside-toplevel
+
+    try:
+        return count_parameters(spec, profile, stack, tower).to_dict()
+    except Unpriced as missing:
+        return {"unpriced": missing.reason}
+
+
+def show_view(spec: ModelSpec, stack: LayerStack, tower: Optional[LayerStack], file: str,
+              profile: OpProfile) -> Dict[str, Any]:
+    """The resolved view of one checked spec, as ``show --format json`` prints it.
+
+    Args:
+        spec: The spec.
+        stack: Its resolved stack.
+        tower: Its tower's resolved stack, when it has a tower.
+        file: The spec file, as reports show it.
+
+    Returns:
+        ``name``, ``file``, ``arch``; ``layers`` (``body``, ``mtp``);
+        ``groups`` (``first``, ``last``, ``kind``, ``count``, ``mtp``);
+        ``kinds`` (``attention``, ``ffn``, ``ops``); ``op_totals``; ``heads``;
+        ``experts`` (or ``None`` for a dense model); ``sliding_window``;
+        ``mla`` (when a kind's attention is mla); ``linear`` (the
+        gated-DeltaNet dimensions); ``widths`` (channels: ``hidden_size``,
+        ``intermediate_size`` — ``None`` when not declared —
+        ``effective_head_dim``, ``attention_width``, ``routed_expert_width``,
+        ``shared_expert_width``); ``tower`` (or ``None``); ``parameters``
+        (:func:`parameters_view`).
+    """
+    has_mla = any(kind.attention == "mla" for kind in stack.distinct_kinds())
+    return {
+        "name": spec.name,
+        "file": file,
+        "arch": stack.arch,
+        "layers": {"body": spec.num_hidden_layers, "mtp": spec.mtp_depth or 0},
+        **_stack_view(stack),
+        "heads": {"attention": spec.num_attention_heads, "key_value": spec.num_key_value_heads},
+        "experts": ({"routed": spec.num_experts, "per_token": spec.num_experts_per_tok,
+                     "shared": spec.num_shared_experts} if spec.num_experts else None),
+        "sliding_window": spec.sliding_window,
+        "mla": {key: getattr(spec, key) for key in _MLA_FIELDS} if has_mla else None,
+        "linear": dataclasses.asdict(stack.linear) if stack.linear is not None else None,
+        "widths": {"hidden_size": spec.hidden_size, "intermediate_size": spec.intermediate_size,
+                   "effective_head_dim": spec.effective_head_dim, "attention_width": spec.attention_width,
+                   "routed_expert_width": spec.routed_expert_width, "shared_expert_width": spec.shared_expert_width},
+        "tower": _tower_view(spec.vision, tower) if spec.vision is not None and tower is not None else None,
+        "parameters": parameters_view(spec, stack, tower, profile),
+    }
+
+
+_PARAMETER_COLUMNS = ("attention", "mlp", "routed_experts", "shared_experts", "router", "norms")
+
+
+def _parameter_lines(counts: Dict[str, Any], mtp_layers: int) -> List[str]:
+    """``671,026,404,352 parameters, 37,552,282,624 active; MTP 1 layer, ...``, then where they are, per kind
+    (the body's layers of a kind together, MTP layers apart)."""
+    if "unpriced" in counts:
+        return [f"parameters: not counted ({counts['unpriced']})"]
+    line = f"{counts['total']:,} parameters, {counts['active']:,} active"
+    if mtp_layers:
+        line += f"; MTP {mtp_layers} layer{'s' if mtp_layers > 1 else ''}, {counts['mtp']:,} parameters apart"
+    outside = [f"{name} {counts[key]:,}" for key, name in (("embedding", "embedding"), ("head", "head"),
+                                                        ("position", "position table"),
+                                                        ("final_norm", "final norm"), ("other", "other"),
+                                                        ("vision", "vision tower"))
+               if counts[key]]
+    by_kind: Dict[Tuple[str, bool], Dict[str, int]] = {}
+    for group in counts["groups"]:
+        row = by_kind.setdefault((group["kind"], group["mtp"]), dict.fromkeys(("count", "total", *_PARAMETER_COLUMNS), 0))
+        for key in row:
+            row[key] += group[key]
+    rows = [["kind", "layers", *(column.replace("_", " ") for column in _PARAMETER_COLUMNS), "total"]]
+    for (kind, mtp), row in by_kind.items():
+        rows.append([kind + (" (MTP)" if mtp else ""), str(row["count"]),
+                     *(f"{row[column]:,}" for column in _PARAMETER_COLUMNS), f"{row['total']:,}"])
+    return [line, "  " + ", ".join(outside) if outside else "  no parameters outside the layers", ""] + \
+        _table(rows, right=tuple(range(1, len(rows[0]))))
+
+
+def _cycle(groups: Sequence[Dict[str, Any]]) -> Tuple[int, int]:
+    """``(period, repeats)`` of the longest run of one cycle of groups that opens *groups*; ``(0, 0)`` if none."""
+    best = (0, 0)
+    for period in range(1, len(groups) // 2 + 1):
+        key = [(g["kind"], g["count"]) for g in groups[:period]]
+        repeats = 1
+        while [(g["kind"], g["count"]) for g in groups[repeats * period:(repeats + 1) * period]] == key:
+            repeats += 1
+        if repeats > 1 and repeats * period > best[0] * best[1]:
+            best = (period, repeats)
+    return best
+
+
+def _table(rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> List[str]:
+    """Rows as aligned columns, two spaces apart; the columns in *right* are right-aligned."""
+    widths = [max(map(len, column)) for column in zip(*rows)]
+    # One format for every row (a catalogue's list is 10,000 of them): "{:<w}" pads as ljust, "{:>w}" as rjust.
+    layout = "  " + "  ".join(f"{{:{'>' if column in right else '<'}{width}}}" for column, width in enumerate(widths))
+    return [layout.format(*row).rstrip() for row in rows]
+
+
+def _stack_lines(view: Dict[str, Any]) -> List[str]:
+    """The groups table: layer range, repeat, kind, count, attention, ffn, MTP mark."""
+    kinds = view["kinds"]
+    rows = [["layers", "repeat", "kind", "count", "attention", "ffn", ""]]
+    body = [group for group in view["groups"] if not group["mtp"]]
+    period, repeats = _cycle(body)
+    index = 0
+    while index < len(view["groups"]):
+        group = view["groups"][index]
+        if period and index == 0:
+            last = body[period * repeats - 1]["last"]
+            for offset, item in enumerate(body[:period]):
+                rows.append([f"0-{last}" if offset == 0 else "", f"x{repeats}" if offset == 0 else "", item["kind"],
+                             str(item["count"]), kinds[item["kind"]]["attention"], kinds[item["kind"]]["ffn"], ""])
+            index = period * repeats
+            continue
+        span = str(group["first"]) if group["count"] == 1 else f"{group['first']}-{group['last']}"
+        rows.append([span, "", group["kind"], str(group["count"]), kinds[group["kind"]]["attention"],
+                     kinds[group["kind"]]["ffn"], "MTP" if group["mtp"] else ""])
+        index += 1
+    return _table(rows, right=(3,))
+
+
+def _dims(values: Dict[str, Any]) -> str:
+    return ", ".join(f"{key} {'-' if value is None else value}" for key, value in values.items())
+
+
+def render_show(view: Dict[str, Any]) -> str:
+    """The text diagram of :func:`show_view`'s view: aligned, one group per row, the tower below."""
+    layers = view["layers"]
+    summary = f"{layers['body']} layers" + (f" + {layers['mtp']} MTP" if layers["mtp"] else "")
+    experts = view["experts"]
+    if experts:
+        summary += f", {experts['routed']} experts (top {experts['per_token'] or '-'}, " \
+                   f"{'-' if experts['shared'] is None else experts['shared']} shared)"
+    lines = [f"{view['name']}  {view['arch']}  {view['file']}", summary, ""] + _stack_lines(view) + [""]
+    lines += _parameter_lines(view["parameters"], view["layers"]["mtp"]) + [""]
+    if view["mla"]:
+        lines.append(f"mla: {_dims(view['mla'])}")
+    if view["linear"]:
+        lines.append(f"linear attention: {_dims(view['linear'])}")
+    if view["sliding_window"]:
+        lines.append(f"sliding window: {view['sliding_window']} tokens")
+    widths = {key: value for key, value in view["widths"].items() if experts or key not in _EXPERT_WIDTHS}
+    lines.append(f"widths: {_dims(widths)}")
+    tower = view["tower"]
+    if tower is None:
+        lines.append("vision tower: none")
+    else:
+        named = "" if tower["name"] == "vision" else f" {tower['name']}"
+        lines += ["", f"vision tower{named}: {tower['layers']} layers, {tower['num_attention_heads']} heads", ""]
+        lines += _stack_lines(tower) + ["", f"widths: {_dims(tower['widths'])}"]
+    return "\n".join(lines) + "\n"
+
+
+# ---- list -----------------------------------------------------------------------------
+
+def render_list(rows: Sequence[Dict[str, Any]]) -> str:
+    """The catalogue as an aligned table: name, arch, layers, experts, MTP, tower, total and active parameters."""
+    return render_list_cells([list_cells(row) for row in rows])
+
+
+def render_list_cells(cells: Sequence[Sequence[str]]) -> str:
+    """:func:`render_list` of rows given as their :func:`list_cells`."""
+    return "\n".join(line[2:] for line in _table([LIST_COLUMNS, *cells], right=(2, 4, 6, 7))) + "\n"

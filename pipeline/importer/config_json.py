@@ -1,0 +1,1404 @@
+"""Hugging Face ``config.json`` to model spec: the importer's mapping, as data.
+
+A catalogue is worth what its numbers are worth, so every spec of it is
+produced from the model's published config by this one mapping, and the
+mapping is written as tables a reviewer can read row by row:
+
+- :data:`KEYS` has one :class:`~pipeline.pricing.families.KeyRule` per Hugging Face
+  key the families share: the spec field it sets, the transform (a name of
+  :data:`TRANSFORMS`) and, for a renamed, derived or rule-read key, where
+  the rule comes from. :data:`VISION_KEYS` is the same for ``vision_config``.
+- :data:`IGNORED` and :data:`VISION_IGNORED` are the reviewed keys that do
+  not change what a cost model prices, each with its one-line reason.
+- Everything one family's modelling code decides is data, the ``import``
+  section of its op profile (:mod:`pipeline.pricing.families`): how its layers'
+  attention and feed-forward are laid out (a name of
+  :data:`ATTENTION_RULES`, :data:`FFN_RULES`, :data:`TOWER_RULES`), the
+  facts its modelling code hard-codes (``qk_norm``, a Qwen MoE's one gated
+  shared expert, GPT-2's biases), its config class's defaults for the keys
+  a config may leave out (GPT-2's absent ``n_inner`` is ``4 * hidden_size``),
+  its own key names (GPT-2's ``n_embd``), and the keys it reads but prices
+  nothing by, or does not read. ``model_type`` picks the profile that lists
+  it; ``arch`` names the profile only for a model type no profile lists (a
+  fine-tune's own name), read as that profile's family: a model type that a
+  profile prices keeps its own family's rules.
+
+Every key of a config, at the top level, in ``text_config`` (read as if it
+stood at the top level) and in ``vision_config``, is either read by a row or
+listed as ignored; any other key (a ``text_config`` or ``vision_config``
+nested inside ``text_config`` among them: the nestings are read at the top
+level only) stops the import by name (or, with ``allow_unknown``, is
+returned in :attr:`ImportedSpec.unknown`). A NaN or an infinity (which the
+command's reader keeps) is refused only in a key a rule reads, by name: an
+ignored key may hold one (Mamba's ``time_step_limit``). A config whose
+model type needs the checkpoint's own code (``auto_map``, and no profile
+prices it) is refused saying so. Where two keys, or a key and the
+modelling code, give one field different values, the import stops naming
+both: refuse rather than default. Every spec field remembers the config key
+it came from (:meth:`ImportedSpec.source`), so a refusal of the spec, here
+or by a later check, is shown at that key.
+
+The layer stack is derived per layer, as the modelling code builds its
+layers (``layer_types`` as stated; Qwen3-Next's from
+``full_attention_interval``; Gemma 3's sliding pattern; DeepSeek's
+``first_k_dense_replace``/``moe_layer_freq``; Qwen-MoE's
+``decoder_sparse_step``/``mlp_only_layers``; T5's halves), then compared
+with what :func:`pipeline.pricing.stack.derive_layers` resolves from the written
+fields: ``layers`` is written only when the rules alone would resolve the
+wrong stack. This module is pure: mappings in, a mapping out, no I/O.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from pipeline.pricing.families import REFUSE_MATCHING, Expression, Family, KeyRule
+from pipeline.spec.model import LayerGroup, ModelSpec, ModelSpecError, StatedParameters
+from pipeline.pricing.op_profiles import OpProfile, OpProfiles
+from pipeline.pricing.parameters import Unpriced, count_parameters
+from pipeline.pricing.stack import derive_layers, spec_layer_stack, tower_layer_stack
+
+CODES: Dict[str, str] = {
+    "import.json": "The config file cannot be read as strict JSON: larger than 1 MiB, not UTF-8, a syntax error, "
+                   "nesting deeper than 64 levels, a key stated twice in one object, NaN, an infinity or a number "
+                   "of more than 4000 characters (refused by the command's reader, before any mapping).",
+    "import.not-a-mapping": "The config, its text_config or its vision_config is not a JSON object.",
+    "import.no-model-type": "The config states no model_type (MiniCPM3's names only remote code), so no op profile "
+                            "can be picked.",
+    "import.unknown-model-type": "No op profile with an import section prices the config's model_type.",
+    "import.remote-code": "No op profile prices the config's model_type and its auto_map names the checkpoint's own "
+                          "modelling code (baichuan, chatglm, RefinedWebModel), which no op profile can cite.",
+    "import.arch": "--arch names another op profile than the one that prices the config's model_type (--arch is "
+                   "for a model type no profile lists), or a profile whose model types the importer has no rules "
+                   "for.",
+    "import.unknown-key": "A config key the importer neither maps nor lists as not changing what a cost model "
+                          "prices.",
+    "import.both-levels": "A key stated at the top level and in text_config with different values.",
+    "import.conflict": "Two keys, or a key and the model type's modelling code, give one spec field different "
+                       "values.",
+    "import.missing": "A key a layer rule of the model type needs is not stated.",
+    "import.value": "A key's value is not of the kind its rule reads (an integer, a list of layer indexes, ...), or "
+                    "a key a rule reads holds a NaN or an infinity.",
+    "import.unsupported": "The config states a structure the op profile or the spec cannot express.",
+}
+
+#: A key's place in a config: ``("text_config", "layer_types")``.
+KeyPath = Tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ImportIssue:
+    """One reason a config cannot be imported.
+
+    Attributes:
+        path: The config key it is about (``()`` for the config itself).
+        code: A code of :data:`CODES`, or the model IR's code when the mapped
+            spec is refused (``spec.kv-heads-divide``).
+        message: What is wrong and what to do instead.
+    """
+
+    path: KeyPath
+    code: str
+    message: str
+
+
+class ConfigImportError(ValueError):
+    """A config the importer refuses; :attr:`issues` holds every reason found."""
+
+    def __init__(self, issues: Sequence[ImportIssue]):
+        self.issues: Tuple[ImportIssue, ...] = tuple(issues)
+        super().__init__("; ".join(issue.message for issue in self.issues))
+
+
+def _row(key: str, fields: str, transform: str = "copy", source: str = "", expect: Any = None) -> KeyRule:
+    return KeyRule(key, tuple(fields.split()) if fields else (), transform, source, expect)
+
+
+_HF = "huggingface/transformers src/transformers/models/"
+
+#: The keys the importer reads from the top level and ``text_config``, one row each.
+KEYS: Tuple[KeyRule, ...] = (
+    _row("model_type", "arch", "model_type",
+         "the op profile whose model_types lists it (op_profiles/*.yaml)"),
+    _row("_name_or_path", "name", "name", "the checkpoint's hub id; its last part, lower-cased, unless --name"),
+    _row("hidden_size", "hidden_size"),
+    _row("num_hidden_layers", "num_hidden_layers"),
+    _row("num_attention_heads", "num_attention_heads"),
+    _row("vocab_size", "vocab_size"),
+    _row("num_key_value_heads", "num_key_value_heads"),
+    _row("head_dim", "head_dim"),
+    _row("intermediate_size", "intermediate_size"),
+    _row("max_position_embeddings", "max_position_embeddings"),
+    _row("num_experts", "num_experts"),
+    _row("num_experts_per_tok", "num_experts_per_tok"),
+    _row("moe_intermediate_size", "moe_intermediate_size"),
+    _row("shared_expert_intermediate_size", "shared_expert_intermediate_size"),
+    _row("first_k_dense_replace", "first_k_dense_replace"),
+    _row("num_nextn_predict_layers", "mtp_depth", source="DeepSeek-V3's MTP modules after the body"),
+    _row("mtp_num_hidden_layers", "mtp_depth", source="Qwen3.5's MTP layers after the body"),
+    _row("kv_lora_rank", "kv_lora_rank"),
+    _row("q_lora_rank", "q_lora_rank"),
+    _row("qk_rope_head_dim", "qk_rope_head_dim"),
+    _row("qk_nope_head_dim", "qk_nope_head_dim"),
+    _row("v_head_dim", "v_head_dim"),
+    _row("attn_output_gate", "attn_output_gate"),
+    _row("tie_word_embeddings", "tie_word_embeddings"),
+    _row("attention_bias", "qkv_bias o_bias", "both",
+         _HF + "llama, qwen3, gemma3, gpt_oss, qwen3_next: q/k/v/o_proj bias=config.attention_bias; DeepSeek: "
+               "q_a_proj, kv_a_proj_with_mqa and o_proj"),
+    _row("mlp_bias", "mlp_bias", source=_HF + "llama/modeling_llama.py LlamaMLP: bias=config.mlp_bias"),
+    _row("torch_dtype", "torch_dtype", "dtype", "the dtype named without the torch. prefix an old save may write"),
+    _row("dtype", "torch_dtype", "dtype", "transformers >= 4.56 writes dtype where older versions wrote torch_dtype"),
+    _row("linear_num_key_heads", "linear_num_key_heads"),
+    _row("linear_key_head_dim", "linear_key_head_dim"),
+    _row("linear_num_value_heads", "linear_num_value_heads"),
+    _row("linear_value_head_dim", "linear_value_head_dim"),
+    _row("linear_conv_kernel_dim", "linear_conv_kernel_dim"),
+    _row("layer_types", "layer_types", "rule", "written as stated when the op profile names its kinds so"),
+    _row("full_attention_interval", "layer_types", "rule",
+         _HF + "qwen3_next/configuration_qwen3_next.py: linear_attention unless (i + 1) % interval == 0"),
+    _row("sliding_window_pattern", "layer_types", "rule",
+         _HF + "gemma3/configuration_gemma3.py: sliding_attention unless (i + 1) % pattern == 0"),
+    _row("_sliding_window_pattern", "layer_types", "rule", "Gemma3TextConfig's later name for sliding_window_pattern"),
+    _row("sliding_window", "sliding_window", "rule", "written when a layer of the stack slides"),
+    _row("use_sliding_window", "sliding_window", "rule",
+         _HF + "qwen2/configuration_qwen2.py: sliding_window = sliding_window if use_sliding_window else None"),
+    _row("max_window_layers", "layer_types", "rule",
+         _HF + "qwen2/configuration_qwen2.py: sliding_attention from layer max_window_layers on"),
+    _row("moe_layer_freq", "layers", "rule",
+         "DeepSeek modeling_deepseek.py DeepseekV3DecoderLayer: MoE at layer_idx >= first_k_dense_replace and "
+         "layer_idx % moe_layer_freq == 0"),
+    _row("decoder_sparse_step", "layers", "rule",
+         _HF + "qwen3_moe/modeling_qwen3_moe.py Qwen3MoeDecoderLayer: MoE unless in mlp_only_layers, where "
+               "(layer_idx + 1) % decoder_sparse_step == 0"),
+    _row("mlp_only_layers", "layers", "rule", _HF + "qwen3_moe/modeling_qwen3_moe.py Qwen3MoeDecoderLayer"),
+    _row("num_layers", "num_hidden_layers layers", "rule",
+         "T5's encoder blocks; num_hidden_layers is encoder plus decoder, and halves of another size are stated "
+         "as layers"),
+    _row("num_decoder_layers", "num_hidden_layers layers", "rule",
+         _HF + "t5/configuration_t5.py: num_decoder_layers if not None else num_layers"),
+    _row("relative_attention_num_buckets", "relative_attention_num_buckets",
+         source=_HF + "t5/modeling_t5.py T5Attention: relative_attention_bias = nn.Embedding(num_buckets, n_heads)"),
+    _row("is_encoder_decoder", "", "encoder_decoder",
+         "true for T5 only: the other profiles price decoder-only stacks"),
+    _row("cross_attention_layers", "", "require",
+         "a non-empty list interleaves cross-attention decoder layers (Mllama's MllamaCrossAttentionDecoderLayer), a "
+         "layer flavour no op profile prices", expect=[]),
+    _row("text_config", "", "nested", "the language model's keys, read as if stated at the top level"),
+    _row("vision_config", "vision", "nested", "the tower, mapped by VISION_KEYS"),
+)
+
+#: The keys the importer reads from ``vision_config``.
+VISION_KEYS: Tuple[KeyRule, ...] = (
+    _row("hidden_size", "vision.hidden_size"),
+    _row("depth", "vision.num_hidden_layers", source=_HF + "qwen2_5_vl, qwen3_5 vision configs: the tower's blocks"),
+    _row("num_hidden_layers", "vision.num_hidden_layers"),
+    _row("num_heads", "vision.num_attention_heads", source=_HF + "qwen2_5_vl, qwen3_5 vision configs: heads per block"),
+    _row("num_attention_heads", "vision.num_attention_heads"),
+    _row("intermediate_size", "vision.intermediate_size"),
+    _row("out_hidden_size", "vision.out_hidden_size"),
+    _row("patch_size", "vision.patch_size"),
+    _row("spatial_merge_size", "vision.spatial_merge_size"),
+    _row("in_channels", "vision.in_channels"),
+    _row("num_channels", "vision.in_channels",
+         source=_HF + "siglip/configuration_siglip.py SiglipVisionConfig: the patch embedding's input channels"),
+    _row("temporal_patch_size", "vision.temporal_patch_size"),
+    _row("num_position_embeddings", "vision.num_position_embeddings"),
+    _row("image_size", "vision.num_position_embeddings", "rule",
+         _HF + "siglip/modeling_siglip.py SiglipVisionEmbeddings: num_positions = (image_size // patch_size) ** 2"),
+    _row("fullatt_block_indexes", "vision.layers", "rule",
+         _HF + "qwen2_5_vl/modeling_qwen2_5_vl.py: full attention at these blocks, windowed attention elsewhere"),
+    _row("deepstack_visual_indexes", "", "require",
+         "a non-empty list adds Qwen3-VL deepstack mergers, which no tower field prices", expect=[]),
+    _row("vision_use_head", "", "require", "true adds SigLIP's attention-pooling head, which no tower field prices",
+         expect=False),
+)
+
+_TOKEN_ID = "a token id; it names a token, it sizes nothing"
+_ROPE = "rotary position encoding; no op of the ten prices RoPE (op_profiles/README.md)"
+_DROPOUT = "a dropout probability; a dropout call is counted whatever its probability (op_profiles/README.md)"
+_ACTIVATION = "which activation function the MLP calls; ffAct counts the call, whatever the function"
+_ROUTING = "routing arithmetic after the router's scores, which no op prices (op_profiles/README.md)"
+_EPS = "a norm's epsilon, a numerical constant"
+_INIT = "the initialisation scale of the weights, which a trained checkpoint no longer has"
+_LOSS = "the auxiliary load-balancing loss, a training objective, not a layer's op"
+
+#: The top-level and ``text_config`` keys that do not change what a cost model prices.
+IGNORED: Mapping[str, str] = MappingProxyType({
+    "architectures": "the class names transformers loads; model_type picks the op profile",
+    "auto_map": "where the hub's own modelling code lives; model_type picks the op profile",
+    "transformers_version": "the transformers release that saved the file",
+    "use_cache": "whether inference keeps a key/value cache",
+    "output_past": "T5's old name for use_cache",
+    "initializer_range": _INIT,
+    "initializer_factor": _INIT,
+    "rms_norm_eps": _EPS,
+    "layer_norm_epsilon": _EPS,
+    "layer_norm_eps": _EPS,
+    "bos_token_id": _TOKEN_ID,
+    "eos_token_id": _TOKEN_ID,
+    "pad_token_id": _TOKEN_ID,
+    "decoder_start_token_id": _TOKEN_ID,
+    "image_token_id": _TOKEN_ID,
+    "image_token_index": _TOKEN_ID,
+    "video_token_id": _TOKEN_ID,
+    "vision_start_token_id": _TOKEN_ID,
+    "vision_end_token_id": _TOKEN_ID,
+    "vision_token_id": _TOKEN_ID,
+    "boi_token_index": _TOKEN_ID,
+    "eoi_token_index": _TOKEN_ID,
+    "rope_theta": _ROPE,
+    "rope_scaling": _ROPE,
+    "rope_parameters": _ROPE,
+    "partial_rotary_factor": _ROPE,
+    "rope_local_base_freq": _ROPE,
+    "initial_context_length": _ROPE + " (gpt-oss's YaRN original context)",
+    "attention_dropout": _DROPOUT,
+    "attn_pdrop": _DROPOUT,
+    "resid_pdrop": _DROPOUT,
+    "embd_pdrop": _DROPOUT,
+    "dropout_rate": _DROPOUT,
+    "hidden_act": _ACTIVATION,
+    "hidden_activation": _ACTIVATION,
+    "activation_function": _ACTIVATION,
+    "swiglu_limit": "the clamp of gpt-oss's GLU, a constant inside the activation ffAct counts",
+    "router_aux_loss_coef": _LOSS,
+    "aux_loss_alpha": _LOSS,
+    "seq_aux": _LOSS,
+    "output_router_logits": "whether the router's logits are returned for the auxiliary loss",
+    "router_jitter_noise": "Mixtral's training-time noise on the router input, an elementwise multiply",
+    "norm_topk_prob": _ROUTING,
+    "routed_scaling_factor": _ROUTING,
+    "topk_method": _ROUTING,
+    "n_group": _ROUTING,
+    "topk_group": _ROUTING,
+    "scoring_func": "the router's normalisation (softmax or sigmoid); softmax counts it whatever its formula "
+                    "(op_profiles/README.md)",
+    "ep_size": "DeepSeek's expert-parallel degree, a run's strategy",
+    "pretraining_tp": "Llama's slicing of matmuls to replay pretraining's tensor parallelism; the same math",
+    "quantization_config": "how the published weights are quantised for serving (fp8 blocks, mxfp4); a training "
+                           "run's precision is its execution spec's",
+    "mamba_ssm_dtype": "the dtype a serving engine keeps the recurrent state in",
+    "query_pre_attn_scalar": "Gemma's scale of the attention scores, a scalar multiply",
+    "scale_attn_weights": "GPT-2's scale of the attention scores, a scalar multiply",
+    "scale_attn_by_inverse_layer_idx": "GPT-2's per-layer scale of the attention scores, a scalar multiply",
+    "attn_logit_softcapping": "a tanh cap of the attention scores, which no op prices (op_profiles/gemma3.yaml)",
+    "final_logit_softcapping": "a tanh cap of the output logits, outside the layers",
+    "cache_implementation": "the key/value cache class generate() uses",
+    "mm_tokens_per_image": "visual tokens per image after Gemma 3's pooling; a tower's sequence length is an input "
+                           "(vision.max_position_embeddings), not a checkpoint fact",
+    "n_ctx": "GPT-2's legacy context length, which GPT2Config keeps but the model does not read",
+    "relative_attention_max_distance": "the span T5's relative position buckets cover",
+    "summary_type": "GPT2DoubleHeadsModel's sequence-summary head, not part of the language model",
+    "summary_use_proj": "GPT2DoubleHeadsModel's sequence-summary head, not part of the language model",
+    "summary_activation": "GPT2DoubleHeadsModel's sequence-summary head, not part of the language model",
+    "summary_proj_to_labels": "GPT2DoubleHeadsModel's sequence-summary head, not part of the language model",
+    "summary_first_dropout": "GPT2DoubleHeadsModel's sequence-summary head, not part of the language model",
+    "task_specific_params": "generation settings for pipelines (beam counts, prefixes)",
+})
+
+#: The ``vision_config`` keys that do not change what a cost model prices.
+VISION_IGNORED: Mapping[str, str] = MappingProxyType({
+    "model_type": "the tower's config class; the top-level model_type picks the tower's rule",
+    "hidden_act": _ACTIVATION,
+    "initializer_range": _INIT,
+    "layer_norm_eps": _EPS,
+    "attention_dropout": _DROPOUT,
+    "in_chans": "an early name of in_channels that Qwen2_5_VLVisionConfig does not read (its in_channels "
+                "defaults to 3)",
+    "spatial_patch_size": "an early copy of patch_size that Qwen2_5_VLVisionConfig does not read",
+    "tokens_per_second": "the time step of Qwen2.5-VL's multimodal RoPE; " + _ROPE,
+    "window_size": "the side, in pixels, of a Qwen2.5-VL attention window; no tower field states it, so a "
+                   "window_encoder block is priced by its kind",
+})
+
+
+# ---- families ------------------------------------------------------------------
+
+def shared_keys() -> Mapping[str, KeyRule]:
+    """The importer's shared key table by key: what a family's ``defaults`` may give besides its own ``keys``."""
+    return _RULES
+
+
+def shared_tower_keys() -> Mapping[str, KeyRule]:
+    """The importer's shared ``vision_config`` key table by key: what a family's ``vision_defaults`` may give."""
+    return _VISION_RULES
+
+
+def family_names(profiles: OpProfiles) -> List[str]:
+    """The model types a config can be imported as: those of every profile with an ``import`` section, sorted."""
+    return sorted(name for profile in profiles.profiles.values() if profile.family is not None
+                  for name in profile.model_types)
+
+
+# ---- reading a config ------------------------------------------------------------
+
+_MISSING = object()
+
+
+def _same(left: Any, right: Any) -> bool:
+    """Whether two JSON values are the same value of the same type (``1`` is not ``true`` or ``1.0``)."""
+    return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
+
+
+def _show(value: Any) -> str:
+    """A JSON value as a config spells it."""
+    return json.dumps(value)
+
+
+# The JSON type of a value, as a message names it.
+_JSON_TYPES = ((bool, "a boolean"), (dict, "an object"), (list, "an array"), (str, "a string"), (int, "a number"),
+               (float, "a number"))
+
+
+def _json_type(value: Any) -> str:
+    """The JSON type of *value* (``"an array"``), for a message that must not repeat a value of any size."""
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), "null")
+
+
+def _dotted(path: KeyPath) -> str:
+    return ".".join(path)
+
+
+@dataclass(frozen=True)
+class _Stated:
+    """A value a config states (or its config class defaults), and where."""
+
+    value: Any
+    path: KeyPath
+    default: bool = False
+    computed: str = ""
+
+    @property
+    def origin(self) -> str:
+        if not self.default:
+            return _dotted(self.path)
+        value = f"{self.computed}, " if self.computed else ""
+        return f"{self.path[-1]} (not stated: {value}its config class's default)"
+
+
+class _Fields:
+    """The spec fields being built, each with where its value came from, refusing contradictions."""
+
+    def __init__(self, issues: List[ImportIssue]) -> None:
+        self.values: Dict[str, Any] = {}
+        self.origins: Dict[str, str] = {}
+        self.paths: Dict[str, KeyPath] = {}
+        self.fixed: Dict[str, str] = {}
+        self.issues = issues
+
+    def fix(self, name: str, value: Any, model_type: str) -> None:
+        """Set field *name* as the modelling code of *model_type* hard-codes it."""
+        self.values[name] = value
+        self.origins[name] = self.fixed[name] = f"the modelling code of model_type {model_type!r}"
+        self.paths[name] = ()
+
+    def put(self, name: str, value: Any, origin: str, path: KeyPath) -> None:
+        """Set field *name*, or record ``import.conflict`` if another source gave it another value."""
+        if value is None:
+            return
+        if name in self.values and not _same(self.values[name], value):
+            if name in self.fixed:
+                message = (f"{origin} makes {name} {_show(value)}, but {self.fixed[name]} fixes it at "
+                           f"{_show(self.values[name])}; the model has no such choice, so correct or remove it")
+            else:
+                message = (f"{name} is {_show(self.values[name])} from {self.origins[name]} but {_show(value)} "
+                           f"from {origin}; state one value")
+            self.issues.append(ImportIssue(path, "import.conflict", message))
+            return
+        if name in self.fixed:
+            self.origins[name], self.paths[name] = origin, path
+            del self.fixed[name]
+            return
+        if name not in self.values:
+            self.values[name] = value
+            self.origins[name] = origin
+            self.paths[name] = path
+
+
+class _Context:
+    """One import's state: the merged keys, the family and its profile, the fields, the issues.
+
+    ``type_name`` is the family's first model type, as messages name it.
+    """
+
+    def __init__(self, keys: Dict[str, _Stated], profile: OpProfile) -> None:
+        self.keys = keys
+        self.profile = profile
+        self.family: Family = profile.family
+        self.type_name = profile.model_types[0]
+        self.issues: List[ImportIssue] = []
+        self.fields = _Fields(self.issues)
+
+    def refuse(self, path: KeyPath, code: str, message: str) -> None:
+        self.issues.append(ImportIssue(path, code, message))
+
+    def value(self, key: str, default: Any = None) -> Any:
+        stated = self.keys.get(key)
+        return default if stated is None or stated.value is None else stated.value
+
+    def path(self, key: str) -> KeyPath:
+        stated = self.keys.get(key)
+        return stated.path if stated is not None else ()
+
+    def integer(self, key: str, minimum: int, needed_for: str) -> Optional[int]:
+        """The integer *key* states, at least *minimum*; ``None`` after recording why not."""
+        value = self.value(key, _MISSING)
+        if value is _MISSING:
+            self.refuse((), "import.missing", f"{key} is not stated, and {needed_for} needs it; state it")
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            self.refuse(self.path(key), "import.value",
+                        f"{key} must be an integer of at least {minimum}, got {_show(value)}")
+            return None
+        return value
+
+    def indexes(self, key: str, path: KeyPath, value: Any, limit: int) -> Optional[List[int]]:
+        """*value* as a list of layer indexes below *limit*; ``None`` after recording why not."""
+        if not isinstance(value, list) or any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < limit
+                                              for i in value):
+            self.refuse(path, "import.value",
+                        f"{key} must list layer indexes from 0 to {limit - 1}, got {_show(value)}")
+            return None
+        return value
+
+
+# ---- transforms: one key's value to fields ---------------------------------------
+
+def _copy(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    ctx.fields.put(rule.fields[0], stated.value, stated.origin, stated.path)
+
+
+def _dtype(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    value = stated.value
+    ctx.fields.put("torch_dtype", value.removeprefix("torch.") if isinstance(value, str) else value,
+                   stated.origin, stated.path)
+
+
+def _both(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    for name in rule.fields:
+        ctx.fields.put(name, stated.value, stated.origin, stated.path)
+
+
+def _require(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    if stated.value is not None and not _same(stated.value, rule.expect):
+        ctx.refuse(stated.path, "import.unsupported",
+                   f"{_dotted(stated.path)} is {_show(stated.value)}: {rule.source}; only "
+                   f"{_show(rule.expect)} is imported")
+
+
+def _refuse_matching(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    value = stated.value
+    if value is not None and (not isinstance(value, str) or re.match(rule.expect, value)):
+        ctx.refuse(stated.path, "import.unsupported",
+                   f"{_dotted(stated.path)} is {_show(value)}: {rule.source}; state arch and ops for such a model")
+
+
+def _encoder_decoder(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    expected = ctx.family.attention == "encoder_decoder"
+    if stated.value is not None and stated.value is not expected:
+        ctx.refuse(stated.path, "import.unsupported",
+                   f"is_encoder_decoder is {_show(stated.value)}, but model_type "
+                   f"{ctx.type_name!r} is {'an encoder-decoder' if expected else 'decoder-only'}; "
+                   f"{rule.source}")
+
+
+def _read_by_rule(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    """A key read elsewhere: by a layer or tower rule, or by the import itself (model_type, the name, the nesting)."""
+
+
+_Transform = Callable[[KeyRule, _Stated, _Context], None]
+
+#: The transforms :data:`KEYS` and :data:`VISION_KEYS` name.
+TRANSFORMS: Mapping[str, _Transform] = MappingProxyType({
+    "copy": _copy,
+    "dtype": _dtype,
+    "both": _both,
+    "require": _require,
+    REFUSE_MATCHING: _refuse_matching,
+    "encoder_decoder": _encoder_decoder,
+    "rule": _read_by_rule,
+    "model_type": _read_by_rule,
+    "name": _read_by_rule,
+    "nested": _read_by_rule,
+})
+
+
+# ---- layer rules: each body layer's attention and feed-forward -----------------
+
+#: The most layers (body or tower) a layer rule walks one by one. The rules
+#: build a list per layer; real models have a few hundred at most, so a larger
+#: count is a wrong config, refused before it costs memory.
+MAX_LAYERS = 100_000
+
+# The attention flavours of an op profile kind that a layer type names.
+_FLAVOURS = {"full_attention": ("full", "mla"), "sliding_attention": ("sliding",), "linear_attention": ("linear",)}
+
+
+def _window(ctx: _Context, gated: bool) -> Optional[_Stated]:
+    """The sliding window the config gives, ``None`` when there is none (or ``use_sliding_window`` is off)."""
+    window = ctx.keys.get("sliding_window")
+    if window is None or window.value is None or (gated and ctx.value("use_sliding_window", False) is not True):
+        return None
+    return window
+
+
+def _no_window(ctx: _Context, source: str) -> None:
+    """Refuse a window for a family whose attention never slides."""
+    window = ctx.keys.get("sliding_window")
+    if window is not None and window.value is not None:
+        ctx.refuse(window.path, "import.unsupported",
+                   f"sliding_window is {_show(window.value)}, but {source} never slides; leave it out")
+    if ctx.value("use_sliding_window", False) is not False:
+        ctx.refuse(ctx.path("use_sliding_window"), "import.unsupported",
+                   f"use_sliding_window is {_show(ctx.value('use_sliding_window'))}, but {source} never slides")
+
+
+def _attention_full(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    _no_window(ctx, f"model_type {ctx.type_name!r}'s attention")
+    return ["full_attention"] * count, None
+
+
+def _attention_window_layers(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    window = _window(ctx, gated=True)
+    first = ctx.integer("max_window_layers", 0, "use_sliding_window") if window is not None else count
+    if first is None:
+        return None, window
+    return ["sliding_attention" if index >= first else "full_attention" for index in range(count)], window
+
+
+def _attention_window_all(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    window = _window(ctx, gated=False)
+    return ["sliding_attention" if window is not None else "full_attention"] * count, window
+
+
+def _attention_window_all_if_enabled(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    window = _window(ctx, gated=True)
+    return ["sliding_attention" if window is not None else "full_attention"] * count, window
+
+
+def _every(ctx: _Context, count: int, keys: Sequence[str], other: str) -> Optional[List[str]]:
+    """``other`` at every layer, and ``full_attention`` at each (i + 1) % n == 0, n from the first of *keys* stated."""
+    stated = [key for key in keys if ctx.value(key) is not None]
+    if not stated:
+        if ctx.value("layer_types") is None:
+            ctx.refuse((), "import.missing", f"neither layer_types nor {' nor '.join(keys)} is stated, so the "
+                                             f"{other} and full_attention layers are unknown; state layer_types")
+        return None
+    periods = {key: ctx.integer(key, 1, "the layer types") for key in stated}
+    if None in periods.values():
+        return None
+    if len(set(periods.values())) > 1:
+        ctx.refuse(ctx.path(stated[-1]), "import.conflict",
+                   " but ".join(f"{key} is {value}" for key, value in periods.items()) + "; state one")
+        return None
+    period = periods[stated[0]]
+    return [other if (index + 1) % period else "full_attention" for index in range(count)]
+
+
+def _attention_interval(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    _no_window(ctx, f"model_type {ctx.type_name!r}'s attention")
+    return _every(ctx, count, ("full_attention_interval",), "linear_attention"), None
+
+
+def _attention_sliding_pattern(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    return (_every(ctx, count, ("sliding_window_pattern", "_sliding_window_pattern"), "sliding_attention"),
+            _window(ctx, gated=False))
+
+
+def _attention_alternate(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    types = ["sliding_attention" if (index + 1) % 2 else "full_attention" for index in range(count)]
+    return types, _window(ctx, gated=False)
+
+
+def _attention_stated(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    """The layer types as ``layer_types`` states them (EXAONE 4), the window from ``sliding_window``."""
+    if ctx.value("layer_types") is None:
+        ctx.refuse((), "import.missing", f"model_type {ctx.type_name!r} takes each layer's attention from "
+                                         "layer_types, which is not stated; state layer_types")
+    return None, _window(ctx, gated=False)
+
+
+def _pattern_types(ctx: _Context, count: int, refuse: bool = True) -> Optional[List[str]]:
+    """Each body layer's kind, one character of the family's pattern key each (Nemotron-H's
+    ``hybrid_override_pattern``: M mamba, * attention, E moe, - mlp); ``None`` after recording why not (with
+    *refuse*; the feed-forward rule reads the same key again, and says nothing twice)."""
+    key, kinds = ctx.family.pattern_key, ctx.family.pattern_kinds
+    value = ctx.value(key)
+    if not refuse:
+        valid = isinstance(value, str) and len(value) == count and all(char in kinds for char in value)
+        return [kinds[char] for char in value] if valid else None
+    if value is None:
+        ctx.refuse((), "import.missing", f"{key} is not stated, and model_type {ctx.type_name!r} lays out its "
+                                         f"layers by it; state it")
+        return None
+    if not isinstance(value, str) or len(value) != count or any(char not in kinds for char in value):
+        ctx.refuse(ctx.path(key), "import.value",
+                   f"{key} must be {count} characters (num_hidden_layers), each one of "
+                   f"{', '.join(repr(char) for char in kinds)}, got {_show(value)}")
+        return None
+    return [kinds[char] for char in value]
+
+
+def _attention_pattern(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    _no_window(ctx, f"model_type {ctx.type_name!r}'s attention")
+    return _pattern_types(ctx, count), None
+
+
+_AttentionRule = Callable[[_Context, int], Tuple[Optional[List[str]], Optional[_Stated]]]
+
+#: How each family picks a body layer's attention: ``(layer types, the window)`` for *count* layers.
+ATTENTION_RULES: Mapping[str, _AttentionRule] = MappingProxyType({
+    "full": _attention_full,
+    "window_layers": _attention_window_layers,
+    "window_all": _attention_window_all,
+    "window_all_if_enabled": _attention_window_all_if_enabled,
+    "interval": _attention_interval,
+    "sliding_pattern": _attention_sliding_pattern,
+    "alternate": _attention_alternate,
+    "encoder_decoder": _attention_full,
+    "stated": _attention_stated,
+    "pattern": _attention_pattern,
+})
+
+
+def _ffn_dense(ctx: _Context, count: int) -> Optional[List[str]]:
+    return ["dense"] * count
+
+
+def _ffn_moe(ctx: _Context, count: int) -> Optional[List[str]]:
+    return ["moe"] * count
+
+
+def _ffn_per_kind(ctx: _Context, count: int) -> Optional[List[str]]:
+    """Each layer's feed-forward as its kind states it (a pattern layout names the kinds)."""
+    kinds = _pattern_types(ctx, count, refuse=False) if ctx.family.pattern_key else None
+    if kinds is None:
+        return None
+    return [ctx.profile.layer_kinds[kind].ffn if kind in ctx.profile.layer_kinds else "none" for kind in kinds]
+
+
+def _ffn_first_k_freq(ctx: _Context, count: int) -> Optional[List[str]]:
+    if ctx.fields.values.get("num_experts") is None:
+        return ["dense"] * count
+    first = ctx.integer("first_k_dense_replace", 0, "the dense-then-MoE layer rule")
+    every = ctx.integer("moe_layer_freq", 1, "the dense-then-MoE layer rule")
+    if first is None or every is None:
+        return None
+    return ["moe" if index >= first and index % every == 0 else "dense" for index in range(count)]
+
+
+def _ffn_sparse_step(ctx: _Context, count: int) -> Optional[List[str]]:
+    experts = ctx.fields.values.get("num_experts")
+    if not isinstance(experts, int) or experts <= 0:
+        return ["dense"] * count
+    step = ctx.integer("decoder_sparse_step", 1, "the MoE layer rule")
+    dense = ctx.indexes("mlp_only_layers", ctx.path("mlp_only_layers"), ctx.value("mlp_only_layers", []), count)
+    if step is None or dense is None:
+        return None
+    return ["moe" if index not in dense and (index + 1) % step == 0 else "dense" for index in range(count)]
+
+
+#: How each family picks a body layer's feed-forward (``dense`` or ``moe``) for *count* layers.
+FFN_RULES: Mapping[str, Callable[[_Context, int], Optional[List[str]]]] = MappingProxyType({
+    "dense": _ffn_dense,
+    "moe": _ffn_moe,
+    "first_k_freq": _ffn_first_k_freq,
+    "sparse_step": _ffn_sparse_step,
+    "per_kind": _ffn_per_kind,
+})
+
+# The rule keys each rule reads; a rule key a config states for a family whose
+# rules do not read it must hold its neutral value (absent, or the value that
+# changes nothing), so that no stated structure is silently dropped.
+_RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
+    "full": ("sliding_window", "use_sliding_window"),
+    "window_layers": ("sliding_window", "use_sliding_window", "max_window_layers"),
+    "window_all": ("sliding_window",),
+    "window_all_if_enabled": ("sliding_window", "use_sliding_window"),
+    "interval": ("sliding_window", "use_sliding_window", "full_attention_interval"),
+    "sliding_pattern": ("sliding_window", "sliding_window_pattern", "_sliding_window_pattern"),
+    "alternate": ("sliding_window",),
+    "encoder_decoder": ("sliding_window", "use_sliding_window", "num_layers", "num_decoder_layers"),
+    "stated": ("sliding_window",),
+    "pattern": ("sliding_window", "use_sliding_window"),
+    "first_k_freq": ("moe_layer_freq",),
+    "sparse_step": ("decoder_sparse_step", "mlp_only_layers"),
+})
+_ANY = object()  # a rule key that changes nothing at any value
+_NEUTRAL: Mapping[str, Any] = MappingProxyType({
+    "use_sliding_window": False, "max_window_layers": _ANY, "moe_layer_freq": 1, "decoder_sparse_step": 1,
+    "mlp_only_layers": [],
+})
+
+
+def _check_unread_rule_keys(ctx: _Context) -> None:
+    """Refuse a rule key the family's rules do not read unless it holds its neutral value."""
+    family = ctx.family
+    read = set(_RULE_KEYS.get(family.attention, ())) | set(_RULE_KEYS.get(family.ffn, ()))
+    listed = set(family.ignored) | set(family.unread)
+    for key in sorted(set(k for keys in _RULE_KEYS.values() for k in keys) - read - listed):
+        stated = ctx.keys.get(key)
+        if stated is None or stated.value is None:
+            continue
+        neutral = _NEUTRAL.get(key, _MISSING)
+        if neutral is _ANY or (neutral is not _MISSING and _same(stated.value, neutral)):
+            continue
+        ctx.refuse(stated.path, "import.unsupported",
+                   f"{_dotted(stated.path)} is {_show(stated.value)}, but model_type {ctx.type_name!r} does not "
+                   f"read it ({family.source}); remove it, or import the config as the family that reads it")
+
+
+def _kind(profile: OpProfile, layer_type: str, ffn: str) -> Optional[str]:
+    """The profile's kind for a layer of *layer_type* attention and *ffn* feed-forward, or ``None``.
+
+    A profile names its kinds either as layer types (``full_attention``) or
+    as feed-forwards (``dense``, ``moe``); the kind's flavours must match.
+    """
+    kinds = profile.layer_kinds
+    if layer_type in kinds:
+        return layer_type if kinds[layer_type].ffn == ffn else None
+    if ffn in kinds and kinds[ffn].attention in _FLAVOURS.get(layer_type, ()):
+        return ffn
+    return None
+
+
+def _run_lengths(kinds: Sequence[str]) -> List[LayerGroup]:
+    groups: List[LayerGroup] = []
+    for kind in kinds:
+        if groups and groups[-1].kind == kind:
+            groups[-1] = LayerGroup(kind, groups[-1].count + 1)
+        else:
+            groups.append(LayerGroup(kind, 1))
+    return groups
+
+
+def _culprit(ctx: _Context, ffn_mismatch: bool) -> KeyPath:
+    """The stated key that gave a layer the part its profile has no kind for: a feed-forward or an attention key."""
+    family = ctx.family
+    keys = _RULE_KEYS.get(family.ffn, ()) if ffn_mismatch else ("layer_types",) + _RULE_KEYS.get(family.attention, ())
+    for key in keys:
+        stated = ctx.keys.get(key)
+        neutral = _NEUTRAL.get(key, _MISSING)
+        if stated is None or stated.value is None or neutral is _ANY:
+            continue
+        if neutral is _MISSING or not _same(stated.value, neutral):
+            return stated.path
+    return ()
+
+
+def _body_kinds(ctx: _Context, types: Sequence[str], ffns: Sequence[str]) -> Optional[List[str]]:
+    """Each body layer's kind of the profile, or ``None`` after recording the first layer it has none for."""
+    kinds = [_kind(ctx.profile, layer_type, ffn) for layer_type, ffn in zip(types, ffns)]
+    if None not in kinds:
+        return kinds
+    first = kinds.index(None)
+    offered = ", ".join(f"{name} ({kind.attention}/{kind.ffn})" for name, kind in ctx.profile.layer_kinds.items())
+    ctx.refuse(_culprit(ctx, ffn_mismatch=types[first] in ctx.profile.layer_kinds), "import.unsupported",
+               f"layer {first} is a {types[first]} layer with a {ffns[first]} feed-forward, which op profile "
+               f"{ctx.profile.arch!r} has no kind for (its kinds: {offered}); state arch and layers for such a model")
+    return None
+
+
+def _derives(ctx: _Context, layers: Sequence[LayerGroup], layer_types: Optional[Sequence[str]]) -> bool:
+    """Whether the stack rules resolve exactly *layers* from the fields written."""
+    values = ctx.fields.values
+    first_k_dense = values.get("first_k_dense_replace") or 0
+    if isinstance(first_k_dense, bool) or not isinstance(first_k_dense, int):
+        return False  # copied as stated: the spec's own check refuses it, located, once layers are written
+    try:
+        derived = derive_layers(ctx.profile, values["num_hidden_layers"], values.get("mtp_depth") or 0,
+                                layer_types=layer_types, first_k_dense=first_k_dense)
+    except ModelSpecError:
+        return False
+    return list(derived) == list(layers)
+
+
+def _write_stack(ctx: _Context, kinds: List[str], types: Sequence[str], stated: Optional[_Stated]) -> None:
+    """Write layer_types and, when the rules alone would resolve another stack, layers."""
+    mtp = ctx.fields.values.get("mtp_depth") or 0
+    layers = _run_lengths(kinds) + ([LayerGroup(kinds[-1], mtp, mtp=True)] if mtp and kinds else [])
+    names_kinds = all(name in ctx.profile.layer_kinds for name in types)
+    layer_types = list(types) if names_kinds and (stated is not None or not _derives(ctx, layers, None)) else None
+    if _derives(ctx, layers, layer_types):
+        if layer_types is not None:
+            origin = stated.origin if stated is not None else f"model_type {ctx.type_name!r}'s layer rule"
+            ctx.fields.put("layer_types", layer_types, origin, stated.path if stated else ())
+        return
+    ctx.fields.put("layers", [group.to_dict() for group in layers],
+                   f"model_type {ctx.type_name!r}'s layer rule", stated.path if stated else ())
+
+
+def _encoder_decoder_stack(ctx: _Context) -> None:
+    """T5: encoder blocks then decoder blocks; num_hidden_layers is their sum."""
+    encoder = ctx.integer("num_layers", 1, "an encoder-decoder stack")
+    decoder = ctx.value("num_decoder_layers")
+    decoder = encoder if decoder is None else ctx.integer("num_decoder_layers", 1, "an encoder-decoder stack")
+    if encoder is None or decoder is None:
+        return
+    path = ctx.path("num_layers")
+    ctx.fields.put("num_hidden_layers", encoder + decoder, "num_layers + num_decoder_layers", path)
+    if encoder != decoder:
+        ctx.fields.put("layers", [{"kind": "encoder", "count": encoder}, {"kind": "decoder", "count": decoder}],
+                       "num_layers, num_decoder_layers", path)
+
+
+def _stack(ctx: _Context) -> None:
+    """Derive the body's kinds and write layer_types, layers and sliding_window as the rules need."""
+    family = ctx.family
+    _check_unread_rule_keys(ctx)
+    if family.attention == "encoder_decoder":
+        _no_window(ctx, f"model_type {ctx.type_name!r}'s attention")
+        _encoder_decoder_stack(ctx)
+        return
+    count = ctx.fields.values.get("num_hidden_layers")
+    if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
+        return  # the model IR refuses it by name
+    if count > MAX_LAYERS:
+        ctx.refuse(ctx.fields.paths.get("num_hidden_layers", ()), "import.value",
+                   f"{ctx.fields.origins['num_hidden_layers']} is {count}, more layers than the importer walks "
+                   f"({MAX_LAYERS}); check the config")
+        return
+    derived, window = ATTENTION_RULES[family.attention](ctx, count)
+    stated = ctx.keys.get("layer_types")
+    types = _stated_types(ctx, stated, derived, count)
+    ffns = FFN_RULES[family.ffn](ctx, count)
+    if types is None or ffns is None:
+        return
+    if "sliding_attention" in types[:count]:
+        if window is None:
+            ctx.refuse(ctx.path("layer_types"), "import.missing",
+                       "the stack has sliding_attention layers but no sliding window is in effect; state "
+                       "sliding_window" + (" and use_sliding_window: true" if "use_sliding_window" in
+                                           _RULE_KEYS.get(family.attention, ()) else ""))
+            return
+        ctx.fields.put("sliding_window", window.value, window.origin, window.path)
+    kinds = _body_kinds(ctx, types[:count], ffns)
+    if kinds is not None:
+        _write_stack(ctx, kinds, types if stated is not None else types[:count], stated)
+
+
+# The keys that give a period of layer types, checked against stated layer_types.
+_PERIOD_KEYS = ("full_attention_interval", "sliding_window_pattern", "_sliding_window_pattern")
+
+
+def _stated_types(ctx: _Context, stated: Optional[_Stated], derived: Optional[List[str]],
+                  count: int) -> Optional[List[str]]:
+    """The layer types: as stated (checked against what the family's keys derive), else as derived."""
+    if stated is None or stated.value is None:
+        return derived
+    value = stated.value
+    if not isinstance(value, list) or not value or not all(isinstance(name, str) for name in value):
+        ctx.refuse(stated.path, "import.value", f"layer_types must list layer type names, got {_show(value)}")
+        return None
+    if len(value) < count:
+        ctx.refuse(stated.path, "import.value", f"layer_types lists {len(value)} layers, but num_hidden_layers is "
+                                                f"{count}; list one type per body layer")
+        return None
+    rule_keys = [key for key in _RULE_KEYS.get(ctx.family.attention, ()) if key in _PERIOD_KEYS]
+    first = next((index for index, (a, b) in enumerate(zip(derived or (), value)) if a != b), None)
+    if rule_keys and first is not None:
+        key = next(key for key in rule_keys if ctx.value(key) is not None)
+        ctx.refuse(stated.path, "import.conflict",
+                   f"layer_types says layer {first} is {value[first]}, but {key} {ctx.value(key)} makes it "
+                   f"{derived[first]}; state one")
+        return None
+    return value
+
+
+# ---- the vision tower --------------------------------------------------------------
+
+def _tower_encoder(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
+    return None
+
+
+def _tower_siglip(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
+    """SigLIP: a learned position embedding per patch of a square image."""
+    image = tower.get("image_size")
+    patch = fields.values.get("patch_size")
+    if image is None or image.value is None:
+        return
+    if isinstance(image.value, bool) or not isinstance(image.value, int) or not isinstance(patch, int) or patch <= 0:
+        ctx.refuse(image.path, "import.value",
+                   f"image_size and patch_size must be positive integers, got {_show(image.value)} and {_show(patch)}")
+        return
+    fields.put("num_position_embeddings", (image.value // patch) ** 2, "(image_size // patch_size) ** 2", image.path)
+
+
+def _tower_window_blocks(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
+    """Qwen2.5-VL: windowed blocks, full attention at fullatt_block_indexes."""
+    depth = fields.values.get("num_hidden_layers")
+    full = tower.get("fullatt_block_indexes")
+    if full is None or full.value is None:
+        ctx.refuse(("vision_config",), "import.missing",
+                   "a Qwen2.5-VL tower needs fullatt_block_indexes, the blocks of full attention; state it")
+        return
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth <= 0:
+        return  # the model IR refuses it by name
+    if depth > MAX_LAYERS:
+        ctx.refuse(fields.paths["num_hidden_layers"], "import.value",
+                   f"{fields.origins['num_hidden_layers']} is {depth}, more layers than the importer walks "
+                   f"({MAX_LAYERS}); check the config")
+        return
+    indexes = ctx.indexes("fullatt_block_indexes", full.path, full.value, depth)
+    if indexes is None:
+        return
+    kinds = ["gated_encoder" if index in indexes else "window_encoder" for index in range(depth)]
+    fields.put("layers", [group.to_dict() for group in _run_lengths(kinds)], full.origin, full.path)
+
+
+def _tower_gated_blocks(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
+    """Pixtral: every block a gated_encoder (RMSNorm, full attention, gated SiLU MLP)."""
+    depth = fields.values.get("num_hidden_layers")
+    if isinstance(depth, int) and not isinstance(depth, bool) and depth > 0:
+        fields.put("layers", [{"kind": "gated_encoder", "count": depth}], fields.origins["num_hidden_layers"],
+                   fields.paths["num_hidden_layers"])
+
+
+#: How each family's tower picks its blocks' kinds (of ``op_profiles/vision.yaml``).
+TOWER_RULES: Mapping[str, Callable[[_Context, Mapping[str, _Stated], _Fields], None]] = MappingProxyType({
+    "encoder": _tower_encoder,
+    "siglip": _tower_siglip,
+    "window_blocks": _tower_window_blocks,
+    "gated_blocks": _tower_gated_blocks,
+})
+_TOWER_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
+    "siglip": ("image_size",), "window_blocks": ("fullatt_block_indexes",)})
+
+_VISION_RULES: Mapping[str, KeyRule] = MappingProxyType({rule.key: rule for rule in VISION_KEYS})
+
+
+def _vision(ctx: _Context, stated: _Stated, unknown: List[KeyPath]) -> None:
+    """Map ``vision_config`` to the ``vision`` field."""
+    family = ctx.family
+    config = stated.value
+    if not isinstance(config, Mapping):
+        ctx.refuse(stated.path, "import.not-a-mapping",
+                   f"vision_config must be an object, got {_json_type(config)}")
+        return
+    if family.tower is None:
+        ctx.refuse(stated.path, "import.unsupported",
+                   f"model_type {ctx.type_name!r} has no vision tower rule, so its vision_config cannot be "
+                   "priced; import the language model's config alone")
+        return
+    tower = {key: _Stated(value, stated.path + (key,)) for key, value in config.items()}
+    fields = _Fields(ctx.issues)
+    for key, item in list(tower.items()):
+        if key in family.vision_ignored:
+            continue
+        rule = family.vision_keys.get(key) or _VISION_RULES.get(key)
+        if rule is None:
+            if key not in VISION_IGNORED:
+                unknown.append(item.path)
+            continue
+        if _refuse_non_finite(ctx, item):
+            del tower[key]
+            continue
+        if rule.transform == "rule" and key not in _TOWER_KEYS.get(family.tower, ()):
+            if item.value is not None:
+                ctx.refuse(item.path, "import.unsupported",
+                           f"{_dotted(item.path)} is read only by another family's tower ({rule.source}); remove it")
+            continue
+        if rule.transform in ("copy", "both"):
+            for name in rule.fields:
+                fields.put(name.removeprefix("vision."), item.value, item.origin, item.path)
+        else:
+            TRANSFORMS[rule.transform](rule, item, ctx)
+    for key, value in family.vision_defaults.items():
+        if key in tower and tower[key].value is not None:
+            continue
+        computed = ""
+        if isinstance(value, Expression):
+            value, computed = value.evaluate(fields.values), value.text
+        rule = family.vision_keys.get(key) or _VISION_RULES[key]
+        default = _Stated(value, stated.path + (key,), default=True, computed=computed)
+        for name in rule.fields:
+            fields.put(name.removeprefix("vision."), default.value, default.origin, stated.path)
+    for key, rule in family.keys.items():  # a top-level key of the family that sets a tower field
+        item = ctx.keys.get(key)
+        if item is not None and rule.fields and rule.fields[0].startswith("vision."):
+            for name in rule.fields:
+                fields.put(name.removeprefix("vision."), item.value, item.origin, item.path)
+    TOWER_RULES[family.tower](ctx, tower, fields)
+    ctx.fields.put("vision", fields.values, "vision_config", stated.path)
+    for name, origin in fields.origins.items():
+        ctx.fields.origins[f"vision.{name}"] = origin
+        ctx.fields.paths[f"vision.{name}"] = fields.paths[name]
+
+
+# ---- the import ----------------------------------------------------------------------
+
+_RULES: Mapping[str, KeyRule] = MappingProxyType({rule.key: rule for rule in KEYS})
+# The nestings, read at the top level only: a text_config inside text_config is a key no row reads.
+_TOP_LEVEL_ONLY = frozenset(rule.key for rule in KEYS if rule.transform == "nested")
+
+
+@dataclass(frozen=True)
+class ImportedSpec:
+    """A config mapped to a spec.
+
+    Attributes:
+        spec: The spec, validated by the model IR.
+        data: ``spec.to_dict()``: the mapping a spec file states, in schema order.
+        unknown: The config keys neither mapped nor ignored (only with ``allow_unknown``).
+        origins: Each spec field (``vision.`` fields dotted) to where its
+            value came from, as a message names it (``n_embd``, ``--name``).
+        paths: Each spec field to the config key it came from (``()`` for
+            one the modelling code fixes, a default or ``--name``).
+    """
+
+    spec: ModelSpec
+    data: Mapping[str, Any]
+    unknown: Tuple[KeyPath, ...]
+    origins: Mapping[str, str]
+    paths: Mapping[str, KeyPath]
+
+    def source(self, path: Sequence[Any]) -> Tuple[KeyPath, str]:
+        """Where the spec field at *path* (``("vision", "hidden_size")``) came from.
+
+        Returns:
+            ``(config key path, note)``: the key (``()`` when no config key
+            gave it) and, when the field came from a key of another name,
+            `` (from <origin>)`` to append to a message about the field.
+        """
+        return _source(self.origins, self.paths, path)
+
+
+def _source(origins: Mapping[str, str], paths: Mapping[str, KeyPath], path: Sequence[Any]) -> Tuple[KeyPath, str]:
+    """The config key a spec field came from and the note naming it (see :meth:`ImportedSpec.source`)."""
+    field_name = ".".join(str(part) for part in path[:2] if isinstance(part, str))
+    top = str(path[0]) if path else ""
+    origin = origins.get(field_name) or origins.get(top)
+    key_path = paths.get(field_name) or paths.get(top) or ()
+    note = f" (from {origin})" if origin and origin != top and origin != field_name else ""
+    return key_path, note
+
+
+def _merge(config: Mapping[str, Any],
+           issues: List[ImportIssue]) -> Tuple[Dict[str, _Stated], List[_Stated], List[KeyPath]]:
+    """The top-level and text_config keys as one mapping, the model types stated (top level first), and the
+    nestings stated inside text_config (keys no row reads there)."""
+    keys = {key: _Stated(value, (key,)) for key, value in config.items() if key != "text_config"}
+    types = [keys["model_type"]] if "model_type" in keys else []
+    text = config.get("text_config")
+    if text is None:
+        return keys, types, []
+    if not isinstance(text, Mapping):
+        issues.append(ImportIssue(("text_config",), "import.not-a-mapping",
+                                  f"text_config must be an object, got {_json_type(text)}"))
+        return keys, types, []
+    misplaced: List[KeyPath] = []
+    for key, value in text.items():
+        if key == "model_type":
+            types.append(_Stated(value, ("text_config", key)))
+            continue
+        if key in _TOP_LEVEL_ONLY:
+            misplaced.append(("text_config", key))
+            continue
+        if key in keys and not _same(keys[key].value, value):
+            issues.append(ImportIssue(("text_config", key), "import.both-levels",
+                                      f"{key} is {_show(keys[key].value)} at the top level but {_show(value)} in "
+                                      f"text_config; state it once"))
+        keys.setdefault(key, _Stated(value, ("text_config", key)))
+    return keys, types, misplaced
+
+
+def _priced_by(name: Any, profiles: OpProfiles) -> Optional[OpProfile]:
+    """The op profile whose ``model_types`` lists *name*; ``None`` when none does (or *name* is not a string)."""
+    if not isinstance(name, str):
+        return None
+    try:
+        return profiles.for_model_type(name)
+    except ModelSpecError:
+        return None
+
+
+def _remote_code(keys: Mapping[str, _Stated]) -> str:
+    """The class a config's ``auto_map`` loads from the checkpoint's own code (``""`` for none), as named in a
+    message."""
+    stated = keys.get("auto_map")
+    classes = stated.value if stated is not None and isinstance(stated.value, Mapping) else {}
+    for name in ("AutoModelForCausalLM", "AutoModel", "AutoConfig"):
+        if isinstance(classes.get(name), str):
+            return f"auto_map {name}: {classes[name]}"
+    return "auto_map" if stated is not None else ""
+
+
+def _pick(keys: Mapping[str, _Stated], types: Sequence[_Stated], profiles: OpProfiles, arch: Optional[str],
+          issues: List[ImportIssue]) -> Optional[OpProfile]:
+    """The family's op profile: the one that prices the model type, or *arch*.
+
+    A text_config model type must be a text model of the top-level one (the
+    same profile); under *arch*, one no profile prices is taken as arch's.
+    """
+    if not types:
+        remote = _remote_code(keys)
+        if remote:
+            message = (f"the config states no model_type and its modelling code is the checkpoint's own ({remote}), "
+                       "so no op profile can be picked or cite that code; modelspec imports the model types whose "
+                       "modelling code ships with transformers")
+        else:
+            message = ("the config states no model_type, so no op profile can be picked; state the Hugging Face "
+                       "model_type")
+        issues.append(ImportIssue((), "import.no-model-type", message))
+        return None
+    if arch is None:
+        profile = _pick_by_type(types[0], keys, profiles, issues)
+    else:
+        profile = _pick_by_arch(types, profiles, arch, issues)
+    if profile is None:
+        return None
+    for stated in types[1:]:
+        other = _priced_by(stated.value, profiles)
+        if stated.value in profile.family.text_model_types:
+            continue  # a multimodal family whose text model is another family's (mistral3's mistral)
+        if other is not profile and (arch is None or other is not None):
+            issues.append(ImportIssue(stated.path, "import.both-levels",
+                                      f"text_config's model_type {_show(stated.value)} is not a text model of "
+                                      f"{_show(types[0].value)}"))
+            return None
+    return profile
+
+
+def _pick_by_type(stated: _Stated, keys: Mapping[str, _Stated], profiles: OpProfiles,
+                  issues: List[ImportIssue]) -> Optional[OpProfile]:
+    """The profile of the model type *stated*; ``None`` after recording that none prices it."""
+    if not isinstance(stated.value, str):
+        issues.append(ImportIssue(stated.path, "import.value",
+                                  f"model_type must be a string naming the Hugging Face model type, got "
+                                  f"{_json_type(stated.value)}"))
+        return None
+    profile = _priced_by(stated.value, profiles)
+    if profile is not None and profile.family is None:
+        issues.append(ImportIssue(stated.path, "import.unknown-model-type",
+                                  f"op profile {profile.arch!r} prices model_type {_show(stated.value)} but has no "
+                                  "import section, so no config is imported as it; add one (README: Add a family)"))
+        return None
+    if profile is not None:
+        return profile
+    remote = _remote_code(keys)
+    if remote:
+        issues.append(ImportIssue(stated.path, "import.remote-code",
+                                  f"no op profile prices model_type {_show(stated.value)}, and the config loads the "
+                                  f"checkpoint's own modelling code ({remote}), which no op profile can cite; "
+                                  "modelspec imports a model type whose modelling code ships with transformers, "
+                                  "once an op profile prices it (README: Add a family)"))
+        return None
+    missing = "".join(f"; its {_dotted(keys[key].path)} is {_show(keys[key].value)}: {rule.source}"
+                      for key, rule in _RULES.items() if rule.transform == "require" and key in keys
+                      and keys[key].value is not None and not _same(keys[key].value, rule.expect))
+    issues.append(ImportIssue(stated.path, "import.unknown-model-type",
+                              f"no op profile prices model_type {_show(stated.value)}{missing}; the known model "
+                              f"types are {', '.join(family_names(profiles))}; a model of a known family under a model_type "
+                              "of its own is imported with --arch and that family's op profile, and a new family is "
+                              "an op profile with an import section (README: Add a family)"))
+    return None
+
+
+def _pick_by_arch(types: Sequence[_Stated], profiles: OpProfiles, arch: str,
+                  issues: List[ImportIssue]) -> Optional[OpProfile]:
+    """The profile *arch*, for a model type no other profile prices.
+
+    ``--arch`` reads a config whose model type no profile lists (a
+    fine-tune's own name) as arch's family; a model type another profile
+    prices is refused naming both, since arch's layer rules and fixed facts
+    would then override what the model's own modelling code does.
+    """
+    try:
+        profile = profiles.get(arch)
+    except ModelSpecError as error:
+        issues.append(ImportIssue((), "import.unknown-model-type", str(error)))
+        return None
+    for stated in types:
+        other = _priced_by(stated.value, profiles)
+        if other is not None and other.arch != arch:
+            issues.append(ImportIssue(stated.path, "import.arch",
+                                      f"model_type {_show(stated.value)} is priced by op profile {other.arch!r}, not "
+                                      f"by --arch {arch!r}; leave out --arch, which is for a model type no op "
+                                      "profile lists"))
+            return None
+    if profile.family is None:
+        issues.append(ImportIssue((), "import.arch",
+                                  f"op profile {arch!r} lists no model type the importer has rules for "
+                                  f"({', '.join(profile.model_types) or 'none'}), so a config cannot be read as its "
+                                  "family; pick a language model's op profile"))
+        return None
+    return profile
+
+
+def _put_name(ctx: _Context, name: Optional[str], fallback: str) -> None:
+    """Set ``name``: *name* (``--name``), else the last part of ``_name_or_path``, lower-cased, else *fallback*."""
+    stated = ctx.keys.get("_name_or_path")
+    if name is not None:
+        ctx.fields.put("name", name, "--name", ())
+    elif stated is not None and isinstance(stated.value, str) and stated.value.strip("/"):
+        ctx.fields.put("name", stated.value.rstrip("/").rsplit("/", 1)[-1].lower(), stated.origin, stated.path)
+    else:
+        ctx.fields.put("name", fallback, "the config file's name", ())
+
+
+def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name: Optional[str] = None,
+                  arch: Optional[str] = None, allow_unknown: bool = False) -> ImportedSpec:
+    """Map a Hugging Face config to a spec.
+
+    Args:
+        config: The parsed ``config.json``.
+        profiles: The op profiles; the profile is the one whose
+            ``model_types`` lists the config's ``model_type``.
+        fallback_name: The spec's name when neither *name* nor the config's
+            ``_name_or_path`` gives one (the command passes the file's stem).
+        name: The spec's name, overriding ``_name_or_path`` (an empty one
+            is refused by the model IR, not replaced).
+        arch: The op profile for a config whose ``model_type`` no profile
+            lists (a fine-tune's own name): the config is read as the family
+            of arch's model types. Refused (``import.arch``) when another
+            profile prices the model type.
+        allow_unknown: Return unknown keys in :attr:`ImportedSpec.unknown`
+            instead of refusing them.
+
+    Returns:
+        The spec, its mapping and the unknown keys.
+
+    Raises:
+        ConfigImportError: With every issue found: unknown keys (unless
+            *allow_unknown*), keys at both levels, conflicts, an unknown
+            model type or *arch*, an *arch* the model type contradicts, a
+            structure no profile prices, or the model IR's refusals of the
+            mapped spec (each at the key it came from).
+    """
+    if not isinstance(config, Mapping):
+        raise ConfigImportError([ImportIssue((), "import.not-a-mapping",
+                                             f"a config is a JSON object, got {_json_type(config)}")])
+    issues: List[ImportIssue] = []
+    keys, types, misplaced = _merge(config, issues)
+    picked: List[ImportIssue] = []
+    profile = _pick(keys, types, profiles, arch, picked)
+    if profile is None:
+        raise ConfigImportError(picked)  # the one reason; a key's problems mean nothing without a family
+    issues.extend(picked)
+    ctx = _Context(keys, profile)
+    ctx.issues.extend(issues)
+    unknown = _apply_keys(ctx) + misplaced
+    _stack(ctx)
+    _put_name(ctx, name, fallback_name)
+    ctx.fields.put("arch", ctx.profile.arch, "model_type" if arch is None else "--arch", ctx.path("model_type"))
+    if unknown and not allow_unknown:
+        ctx.issues.extend(ImportIssue(path, "import.unknown-key", _unknown_message(ctx, path)) for path in unknown)
+    if ctx.issues:
+        raise ConfigImportError(ctx.issues)
+    spec = _with_parameters(_spec(ctx), profiles)
+    return ImportedSpec(spec, spec.to_dict(), tuple(unknown), MappingProxyType(dict(ctx.fields.origins)),
+                        MappingProxyType(dict(ctx.fields.paths)))
+
+
+def _apply_keys(ctx: _Context) -> List[KeyPath]:
+    """Set the family's fixed facts, run every stated key's rule, then the defaults; return the unknown keys.
+
+    A key the family lists as ignored or unread is skipped; a read key whose
+    value holds a NaN or an infinity is refused and dropped, so no rule reads it.
+    """
+    family = ctx.family
+    unknown: List[KeyPath] = []
+    for field_name, value in family.fixed.items():
+        ctx.fields.fix(field_name, value, ctx.type_name)
+    for key, stated in list(ctx.keys.items()):
+        if key in family.unread or key in family.ignored or key == family.pattern_key:
+            continue  # the pattern key is read by the pattern layout
+        rule = family.keys.get(key) or _RULES.get(key)
+        if rule is None:
+            if key not in IGNORED:
+                unknown.append(stated.path)
+            continue
+        if _refuse_non_finite(ctx, stated):
+            del ctx.keys[key]
+        elif rule.fields[:1] and rule.fields[0].startswith("vision."):
+            if "vision_config" not in ctx.keys and stated.value is not None:
+                ctx.refuse(stated.path, "import.unsupported",
+                           f"{_dotted(stated.path)} sets the vision tower's {rule.fields[0]}, but the config states "
+                           "no vision_config; state the tower, or leave the key out")
+        elif key == "vision_config":
+            _vision(ctx, stated, unknown)
+        else:
+            TRANSFORMS[rule.transform](rule, stated, ctx)
+    for key, value in family.defaults.items():
+        if ctx.value(key) is not None:
+            continue
+        computed = ""
+        if isinstance(value, Expression):
+            value, computed = value.evaluate(ctx.fields.values), value.text
+            if value is None:
+                continue  # a field it reads is missing or wrong; the model IR names that field
+        rule = family.keys.get(key) or _RULES[key]
+        TRANSFORMS[rule.transform](rule, _Stated(value, (key,), default=True, computed=computed), ctx)
+    return unknown
+
+
+def _non_finite(value: Any) -> bool:
+    """Whether a JSON value is or holds a NaN or an infinity (which a config's reader keeps as floats)."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, Mapping):
+        return any(_non_finite(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_non_finite(item) for item in value)
+    return False
+
+
+def _refuse_non_finite(ctx: _Context, stated: _Stated) -> bool:
+    """Refuse a read key whose value holds a NaN or an infinity (a nesting's keys are checked key by key)."""
+    if isinstance(stated.value, Mapping) or not _non_finite(stated.value):
+        return False
+    ctx.refuse(stated.path, "import.value",
+               f"{_dotted(stated.path)} is {_show(stated.value)}; a key the importer reads states finite numbers")
+    return True
+
+
+def _known_keys(family: Family, tower: bool) -> List[str]:
+    """Every key a config of *family* may state (in its ``vision_config``, with *tower*), for a did-you-mean."""
+    if tower:
+        return sorted(set(_VISION_RULES) | set(VISION_IGNORED) | set(family.vision_keys) | set(family.vision_ignored))
+    return sorted(set(_RULES) | set(IGNORED) | set(family.keys) | set(family.ignored) | set(family.unread))
+
+
+def _unknown_message(ctx: _Context, path: KeyPath) -> str:
+    """What to do about the unknown key *path*: a near miss, or state it in the family's YAML, or --allow-unknown."""
+    if path[:1] == ("text_config",) and path[-1] in _TOP_LEVEL_ONLY:
+        return (f"{_dotted(path)} is nested inside text_config, where the importer does not read it; state it at the "
+                "top level, or pass --allow-unknown to import without it")
+    tower = path[0] == "vision_config"
+    close = difflib.get_close_matches(path[-1], _known_keys(ctx.family, tower), n=1)
+    hint = f"did you mean {close[0]!r}? If not, " if close else ""
+    section, mapped = ("vision_ignored", "vision_keys") if tower else ("ignored", "keys")
+    return (f"{_dotted(path)} is a key the importer does not know for model_type {ctx.type_name!r}; {hint}list it "
+            f"under import.{section} in op_profiles/{ctx.profile.arch}.yaml with why it changes nothing a cost model "
+            f"prices (or map it under import.{mapped}), or pass --allow-unknown to import without it")
+
+
+def _with_parameters(spec: ModelSpec, profiles: OpProfiles) -> ModelSpec:
+    """The spec stating its counted parameters (``active`` for a MoE model), so a later edit that changes the
+    model's size fails ``check``; unchanged when the stack or the count cannot be resolved (``check`` says why)."""
+    try:
+        stack = spec_layer_stack(spec, profiles)
+        tower = tower_layer_stack(spec.vision, profiles) if spec.vision else None
+        counts = count_parameters(spec, profiles.get(stack.arch), stack, tower)
+    except (ModelSpecError, Unpriced):
+        return spec
+    return replace(spec, parameters=StatedParameters(counts.total, counts.active if spec.is_moe else None))
+
+
+def _spec(ctx: _Context) -> ModelSpec:
+    """Build the spec, turning the model IR's refusals into issues at the keys the fields came from."""
+    try:
+        return ModelSpec.from_dict(ctx.fields.values)
+    except ModelSpecError as error:
+        issues = []
+        for issue in error.issues:
+            path, note = _source(ctx.fields.origins, ctx.fields.paths, issue.path)
+            issues.append(ImportIssue(path, issue.code, issue.message + note))
+        raise ConfigImportError(issues) from None

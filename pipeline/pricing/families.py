@@ -1,0 +1,313 @@
+"""A family's import rules, as data: the ``import`` section of its op profile.
+
+Everything ``modelspec import`` knows about one architecture family that its
+``config.json`` does not say lives in the family's op profile,
+``op_profiles/<arch>.yaml``, under ``import``, beside the op counts it is
+read with (schema: ``$defs/family`` of ``schemas/op-profile.schema.json``)::
+
+    import:
+      source: the modelling code and config class these rules come from
+      layout: {attention: window_layers, ffn: dense}  # how its layers are laid out
+      fixed: {qk_norm: true, mlp_bias: false}          # facts its modelling code hard-codes
+      defaults: {attention_bias: false}                # its config class's defaults for left-out keys
+      keys:                                            # keys of its config class's own naming
+        n_embd: {field: hidden_size, source: configuration_gpt2.py attribute_map}
+      ignored: {logit_scale: a scalar multiply of the logits}   # read, but priced by no field
+      unread: {attention_bias: the biases are hard-coded}       # not read by its config class at all
+
+A family is one mapping, not a code path: a new family whose layers fit the
+existing layouts (the names :mod:`pipeline.importer.config_json` defines in
+``ATTENTION_RULES``, ``FFN_RULES`` and ``TOWER_RULES``, which the schema
+enumerates) is one YAML file. This module turns a checked section into a
+frozen :class:`Family` and names what the schema cannot check
+(:func:`family_problems`): that ``fixed`` and ``keys`` name spec fields,
+that a default's key is one a rule reads, that an expression names spec
+fields. It does not read configs; :mod:`pipeline.importer.config_json` does.
+
+Why in the op profile rather than a file of its own: ``model_types`` already
+picks the profile, so a family's layout and the layer kinds it lays out are
+then checked against each other in one file, and adding a family stays one
+file (a profile without an ``import`` section prices specs, but no config is
+imported as it).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+from pipeline.spec.problems import FieldPath
+
+#: What a config key becomes, by transform name (see ``pipeline.importer.config_json.TRANSFORMS``).
+COPY, BOTH, REQUIRE, REFUSE_MATCHING = "copy", "both", "require", "refuse_matching"
+
+_ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Name, ast.Load,
+                  ast.Constant)
+
+
+@dataclass(frozen=True)
+class KeyRule:
+    """How one Hugging Face key becomes spec fields.
+
+    Attributes:
+        key: The config key.
+        fields: The spec fields it sets (``vision.`` fields for a tower key).
+        transform: The name of its transform in ``pipeline.importer.config_json.TRANSFORMS``.
+        source: Where the rule comes from (a config class's ``attribute_map``,
+            a modelling class); empty for a key copied under its own name.
+        expect: For ``require``: the only value the modelling the profiles
+            price accepts; for ``refuse_matching``: the regular expression a
+            refused value matches.
+    """
+
+    key: str
+    fields: Tuple[str, ...]
+    transform: str
+    source: str = ""
+    expect: Any = None
+
+
+@dataclass(frozen=True)
+class Expression:
+    """A default computed from spec fields already mapped: ``4 * hidden_size``.
+
+    Attributes:
+        text: The expression as the profile writes it: whole numbers, spec
+            field names, ``+ - * //`` and parentheses.
+        names: The spec fields it reads.
+    """
+
+    text: str
+    names: Tuple[str, ...]
+
+    def evaluate(self, fields: Mapping[str, Any]) -> Optional[int]:
+        """The value over *fields*; ``None`` when a field it reads is not a whole number there."""
+        values = {name: fields.get(name) for name in self.names}
+        if any(isinstance(v, bool) or not isinstance(v, int) for v in values.values()):
+            return None
+        return _evaluate(ast.parse(self.text, mode="eval").body, values)
+
+
+def _evaluate(node: ast.AST, values: Mapping[str, int]) -> int:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return values[node.id]
+    left, right = _evaluate(node.left, values), _evaluate(node.right, values)
+    if isinstance(node.op, ast.Add):
+        return left + right
+    if isinstance(node.op, ast.Sub):
+        return left - right
+    if isinstance(node.op, ast.Mult):
+        return left * right
+    return left // right if right else 0
+
+
+def compile_expression(text: str) -> Expression:
+    """Parse *text* as an :class:`Expression`.
+
+    Raises:
+        ValueError: For text that is not ``+ - * //`` over names and whole numbers.
+    """
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        raise ValueError(f"{text!r} is not an expression; write whole numbers and spec fields joined by "
+                         "+ - * // and parentheses") from None
+    for node in ast.walk(tree):
+        if not isinstance(node, _ALLOWED_NODES) or (isinstance(node, ast.Constant) and (
+                isinstance(node.value, bool) or not isinstance(node.value, int))):
+            raise ValueError(f"{text!r} may use only whole numbers, spec fields, + - * // and parentheses")
+    names = tuple(sorted({node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}))
+    return Expression(text, names)
+
+
+@dataclass(frozen=True)
+class Family:
+    """What an architecture family's modelling code decides that its config does not say.
+
+    Attributes:
+        source: The modelling code and config class the rules come from.
+        attention: How each body layer's attention is chosen, a key of
+            ``pipeline.importer.config_json.ATTENTION_RULES``.
+        ffn: How each body layer's feed-forward is chosen, a key of ``FFN_RULES``.
+        tower: How a vision tower's blocks are chosen, a key of ``TOWER_RULES``;
+            ``None`` when the family has no tower.
+        fixed: Spec facts the modelling code hard-codes; a config key that
+            says otherwise is refused.
+        defaults: The config class's defaults for config keys a config may
+            leave out (or state as null), applied as if stated: a JSON value,
+            or an :class:`Expression` over the spec fields mapped so far.
+        keys: The family's own key rules, by key: its config class's names
+            for spec fields, and the values it refuses; they take precedence
+            over the importer's shared table.
+        ignored: Keys its config class reads that change nothing a cost model
+            prices, each with why.
+        unread: Keys its config class does not read, each with why; a config
+            states them only as leftovers, and a shared rule for them is not run.
+        vision_keys: Its tower config's own key rules, by key (``vision.``
+            fields), before the importer's shared tower table.
+        vision_ignored: Its tower config's keys that change nothing a cost
+            model prices, each with why.
+        vision_defaults: Its tower config class's defaults for ``vision_config``
+            keys a config leaves out, as :attr:`defaults` (an expression reads
+            the tower's fields).
+        pattern_key: For the ``pattern`` layout: the config key whose
+            characters name each layer's kind (``hybrid_override_pattern``).
+        pattern_kinds: The layer kind each of its characters names.
+        text_model_types: The model types its ``text_config`` may state that
+            another profile prices (Mistral 3's text model is a ``mistral``):
+            read with this family's rules all the same.
+    """
+
+    source: str
+    attention: str
+    ffn: str
+    tower: Optional[str]
+    fixed: Mapping[str, Any]
+    defaults: Mapping[str, Any]
+    keys: Mapping[str, KeyRule]
+    ignored: Mapping[str, str]
+    unread: Mapping[str, str]
+    vision_keys: Mapping[str, KeyRule]
+    vision_ignored: Mapping[str, str]
+    text_model_types: Tuple[str, ...] = ()
+    vision_defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    pattern_key: str = ""
+    pattern_kinds: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+
+def _key_rule(key: str, entry: Mapping[str, Any], prefix: str = "") -> KeyRule:
+    """A checked ``keys`` entry as a :class:`KeyRule` (*prefix* ``vision.`` for a tower key's fields)."""
+    source = entry["source"]
+    if "require" in entry:
+        return KeyRule(key, (), REQUIRE, source, entry["require"])
+    if "refuse_matching" in entry:
+        return KeyRule(key, (), REFUSE_MATCHING, source, entry["refuse_matching"])
+    fields = tuple(prefix + name for name in _fields(entry))
+    return KeyRule(key, fields, COPY if len(fields) == 1 else BOTH, source)
+
+
+def _fields(entry: Mapping[str, Any]) -> Tuple[str, ...]:
+    """The spec fields a ``keys`` entry sets: its ``field``, one name or a list of them."""
+    named = entry.get("field", ())
+    return (named,) if isinstance(named, str) else tuple(named)
+
+
+def parse_family(data: Mapping[str, Any]) -> Family:
+    """Build a :class:`Family` from a schema-checked ``import`` section with no :func:`family_problems`."""
+    layout = data["layout"]
+    defaults = _defaults(data.get("defaults", {}))
+    return Family(
+        source=data["source"],
+        attention=layout["attention"],
+        ffn=layout["ffn"],
+        tower=layout.get("tower"),
+        fixed=MappingProxyType(dict(data.get("fixed", {}))),
+        defaults=MappingProxyType(defaults),
+        keys=MappingProxyType({key: _key_rule(key, entry) for key, entry in data.get("keys", {}).items()}),
+        ignored=MappingProxyType(dict(data.get("ignored", {}))),
+        unread=MappingProxyType(dict(data.get("unread", {}))),
+        vision_keys=MappingProxyType({key: _key_rule(key, entry, "vision.")
+                                      for key, entry in data.get("vision_keys", {}).items()}),
+        vision_ignored=MappingProxyType(dict(data.get("vision_ignored", {}))),
+        text_model_types=tuple(data.get("text_model_types", ())),
+        vision_defaults=MappingProxyType(_defaults(data.get("vision_defaults", {}))),
+        pattern_key=data.get("pattern", {}).get("key", ""),
+        pattern_kinds=MappingProxyType(dict(data.get("pattern", {}).get("kinds", {}))),
+    )
+
+
+def _defaults(data: Mapping[str, Any]) -> Dict[str, Any]:
+    """A checked ``defaults`` mapping, each ``{expression: ...}`` compiled."""
+    return {key: compile_expression(value["expression"]) if isinstance(value, dict) else value
+            for key, value in data.items()}
+
+
+def family_problems(data: Mapping[str, Any], spec_fields: Mapping[str, type], shared_keys: Mapping[str, Any],
+                    tower_fields: Mapping[str, type],
+                    shared_tower_keys: Mapping[str, Any] = MappingProxyType({})) -> List[Tuple[FieldPath, str]]:
+    """What a schema-checked ``import`` section gets wrong that the schema cannot say.
+
+    Args:
+        data: The section.
+        spec_fields: The model spec's fields, each with its type (``bool``,
+            ``int``, ``str``, ...), for ``fixed`` and ``keys``.
+        shared_keys: The keys the importer's shared table reads, for ``defaults``.
+        tower_fields: The vision tower's fields, for ``vision_keys``.
+        shared_tower_keys: The keys the importer's shared tower table reads, for ``vision_defaults``.
+
+    Returns:
+        ``(path under import, message)`` for each problem, in file order.
+    """
+    found: List[Tuple[FieldPath, str]] = []
+    for name, value in data.get("fixed", {}).items():
+        kind = spec_fields.get(name)
+        if kind is None:
+            found.append((("fixed", name), f"fixed names {name!r}, which is no model spec field"))
+        elif kind in (bool, int) and (type(value) is not kind):
+            wanted = "true or false" if kind is bool else "a whole number"
+            found.append((("fixed", name), f"fixed {name} must be {wanted}, not {value!r}"))
+    keys = data.get("keys", {})
+    for key, entry in keys.items():
+        for name in _fields(entry):
+            if name.startswith("vision.") and name.removeprefix("vision.") in tower_fields:
+                continue  # a top-level key of the family that sets a tower field (Mistral 3's spatial_merge_size)
+            if name not in spec_fields:
+                found.append((("keys", key, "field"), f"keys.{key} maps to {name!r}, which is no model spec field"))
+    for key, entry in data.get("vision_keys", {}).items():
+        for name in _fields(entry):
+            if name not in tower_fields:
+                found.append((("vision_keys", key, "field"),
+                              f"vision_keys.{key} maps to {name!r}, which is no vision tower field"))
+    for section, mapped in (("ignored", "keys"), ("unread", "keys"), ("vision_ignored", "vision_keys")):
+        for key in data.get(section, {}):
+            if key in data.get(mapped, {}):
+                found.append(((section, key), f"{section}.{key} is also mapped under {mapped}; keep one"))
+    found += _default_problems("defaults", data.get("defaults", {}), {**shared_keys, **keys}, spec_fields, "keys",
+                               "model spec")
+    found += _default_problems("vision_defaults", data.get("vision_defaults", {}),
+                               {**shared_tower_keys, **data.get("vision_keys", {})}, tower_fields, "vision_keys",
+                               "vision tower")
+    return found
+
+
+def _default_problems(section: str, defaults: Mapping[str, Any], read: Mapping[str, Any], fields: Mapping[str, type],
+                      mapped: str, record: str) -> List[Tuple[FieldPath, str]]:
+    """What a ``defaults`` (or ``vision_defaults``) section gets wrong: a key no rule reads, a bad expression."""
+    found: List[Tuple[FieldPath, str]] = []
+    for key, value in defaults.items():
+        if key not in read:
+            found.append(((section, key), f"{section} gives {key!r}, a key no rule reads; map it under {mapped} "
+                                          "first"))
+        if isinstance(value, dict):
+            try:
+                expression = compile_expression(value["expression"])
+            except ValueError as error:
+                found.append(((section, key, "expression"), f"{section}.{key}: {error}"))
+                continue
+            unknown = [name for name in expression.names if fields.get(name) is not int]
+            if unknown:
+                found.append(((section, key, "expression"),
+                              f"{section}.{key}: {value['expression']!r} reads {', '.join(unknown)}, which is no "
+                              f"whole-number {record} field"))
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def spec_field_types(tower: bool = False) -> Mapping[str, type]:
+    """The model spec's (with *tower*, the vision tower's) fields and their plain types (``Optional[int]`` is
+    ``int``), for :func:`family_problems`; worked out once per process (``get_type_hints`` is slow, and every
+    profile asks)."""
+    import typing  # pylint: disable=import-outside-toplevel
+
+    from pipeline.spec.model import ModelSpec, VisionSpec  # pylint: disable=import-outside-toplevel
+
+    types: Dict[str, type] = {}
+    for name, hint in typing.get_type_hints(VisionSpec if tower else ModelSpec).items():
+        args = [arg for arg in typing.get_args(hint) if arg is not type(None)] or [hint]
+        types[name] = args[0] if isinstance(args[0], type) else object
+    return MappingProxyType(types)

@@ -1,0 +1,431 @@
+"""Weight inventories: every tensor a layer kind (or a model, a tower, an MTP layer) holds, as data.
+
+An op profile states, per layer kind, the weight tensors one layer of the kind
+holds, each as one entry of ``weights``::
+
+    - {role: q_proj, name: self_attn.q_proj.weight, part: attention,
+       shape: [num_attention_heads * head_dim, hidden_size], bias: qkv_bias}
+
+- ``role``: what the tensor does, in the project's vocabulary (``q_proj``,
+  ``router``, ``expert.gate_up_proj``), the same across families;
+- ``name``: the parameter's name in the family's transformers modelling code
+  (relative to the layer, the tower or the model), so that an inventory can
+  be compared tensor by tensor with the reference implementation;
+- ``shape``: its dimensions, each an integer expression over the spec's
+  fields (:data:`SYMBOLS`): ``+ - * //`` and parentheses, nothing else;
+- ``part``: the bucket it is counted in (:data:`PARTS`);
+- ``per``: ``layer`` (the default), ``expert`` (once per routed expert: the
+  shape is one expert's, and ``num_experts`` of it are held) or
+  ``first_layer`` (held only by the first layer of a run of the kind, as T5's
+  relative-attention bias table);
+- ``when``: a flag or count of the spec that must be true (``qk_norm``) or,
+  with ``not``, false (``not tie_word_embeddings``) for the tensor to exist;
+- ``bias``: likewise, for a bias of the tensor's first dimension
+  (``nn.Linear(in, out, bias=...)`` holds ``[out]``); ``true`` when the code
+  always builds one;
+- ``op``: ``matmul`` for a weight a forward pass multiplies each token by
+  (the default for two dimensions), ``lookup`` for a table it indexes
+  (embeddings, position and relative-bias tables), ``elementwise`` for the
+  rest (norms, biases, convolutions, scalars per head: the default for other
+  shapes). The FLOP count reads it.
+
+Expressions are compiled once, when a profile loads; a name outside
+:data:`SYMBOLS` is refused there. Resolving an inventory against a spec
+(:func:`resolve`) raises :class:`Unpriced` naming the field a shape or a
+condition needs and the spec leaves out: absent is not zero.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import math
+from dataclasses import dataclass
+from types import CodeType, MappingProxyType
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+from pipeline.spec.problems import FieldPath
+
+#: The buckets a tensor is counted in. A layer's ``attention`` is its token mixer with the mixer's own norms
+#: (``q_norm``, MLA's ``kv_a_layernorm``, DeltaNet's gated norm); ``norms`` the layer's own norms; the rest split
+#: the feed-forward (``mlp`` is a dense MLP's, the others a MoE block's). Model-level parts: ``embedding``,
+#: ``position`` (learned position and token-type tables), ``final_norm``, ``head``, ``other`` (what fits none of
+#: them: RoBERTa's masked-LM head transform); a tower's: ``tower`` and ``projector``;
+#: an MTP layer's own extras: ``mtp``.
+LAYER_PARTS = ("attention", "norms", "mlp", "router", "routed_experts", "shared_experts", "shared_expert_gate")
+MODEL_PARTS = ("embedding", "position", "final_norm", "head", "other")
+TOWER_PARTS = ("tower", "projector")
+PARTS = LAYER_PARTS + MODEL_PARTS + TOWER_PARTS + ("mtp",)
+
+#: The feed-forward parts: together they are the oracle's ``mlp`` of a layer.
+FFN_PARTS = ("mlp", "router", "routed_experts", "shared_experts", "shared_expert_gate")
+
+PER = ("layer", "expert", "first_layer")
+OPS = ("matmul", "lookup", "elementwise")
+
+#: What an expression may name in a model's inventory: the spec's widths and counts, read as
+#: :class:`~pipeline.spec.model.ModelSpec` resolves them (``head_dim`` is ``effective_head_dim``,
+#: ``num_key_value_heads`` falls back to the query heads, ``moe_intermediate_size`` is the routed width,
+#: ``shared_expert_intermediate_size`` the shared one), and its flags.
+SYMBOLS = (
+    "hidden_size", "intermediate_size", "vocab_size", "num_attention_heads", "num_key_value_heads", "head_dim",
+    "max_position_embeddings", "num_experts", "num_experts_per_tok", "num_shared_experts", "moe_intermediate_size",
+    "shared_expert_intermediate_size", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
+    "v_head_dim", "linear_num_key_heads", "linear_key_head_dim", "linear_num_value_heads", "linear_value_head_dim",
+    "linear_conv_kernel_dim", "relative_attention_num_buckets",
+    "attn_output_gate", "tie_word_embeddings", "qk_norm", "qkv_bias", "o_bias", "mlp_bias", "norm_bias",
+    "shared_expert_gate",
+)
+
+#: What an expression may name in a vision tower's inventory: the tower's fields, ``head_dim`` (its width over
+#: its heads) and ``text_hidden_size``, the width of the text model a projector maps into.
+TOWER_SYMBOLS = (
+    "hidden_size", "intermediate_size", "num_attention_heads", "head_dim", "out_hidden_size", "patch_size",
+    "spatial_merge_size", "num_position_embeddings", "in_channels", "temporal_patch_size", "text_hidden_size",
+)
+
+_ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.USub,
+                  ast.Name, ast.Load, ast.Constant)
+
+
+class WeightFormatError(ValueError):
+    """An inventory entry is malformed; ``path`` is where, under the profile."""
+
+    def __init__(self, path: FieldPath, message: str):
+        super().__init__(message)
+        self.path = path
+
+
+class Unpriced(ValueError):
+    """A spec cannot be counted: a shape or condition needs *field*, which it leaves out (or a kind has no weights).
+
+    Attributes:
+        field: The missing spec field (``vision.in_channels`` for a tower's), or
+            ``None`` when the profile states no inventory for a kind.
+        reason: The sentence a report shows.
+    """
+
+    def __init__(self, field: Optional[str], reason: str):
+        super().__init__(reason)
+        self.field = field
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Expression:
+    """One compiled integer expression over :data:`SYMBOLS` (or :data:`TOWER_SYMBOLS`).
+
+    Attributes:
+        text: The expression as the profile writes it.
+        names: The symbols it reads.
+    """
+
+    text: str
+    names: Tuple[str, ...]
+
+    def missing(self, symbols: Mapping[str, Any]) -> Optional[str]:
+        """The first symbol it reads that *symbols* holds as ``None``, or ``None``."""
+        return next((name for name in self.names if symbols.get(name) is None), None)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A ``when`` or ``bias`` entry: a symbol that must be true, or with ``negated`` false; ``always`` for ``true``."""
+
+    symbol: Optional[str]
+    negated: bool = False
+
+    def holds(self, symbols: Mapping[str, Any]) -> bool:
+        """Whether the tensor exists for *symbols*.
+
+        Raises:
+            Unpriced: If the symbol is ``None`` (the spec leaves the flag out).
+        """
+        if self.symbol is None:
+            return not self.negated
+        value = symbols.get(self.symbol)
+        if value is None:
+            raise Unpriced(self.symbol, f"whether it holds some tensors depends on {self.symbol}, "
+                                        "which the spec does not state")
+        return bool(value) != self.negated
+
+
+ALWAYS = Condition(None)
+
+
+@dataclass(frozen=True)
+class Weight:
+    """One entry of an inventory (see the module docstring for each attribute).
+
+    ``shape_code`` is the whole shape compiled as one tuple expression, so
+    resolving a tensor is one evaluation, not one per dimension.
+    """
+
+    role: str
+    name: str
+    shape: Tuple[Expression, ...]
+    part: str
+    per: str = "layer"
+    when: Condition = ALWAYS
+    bias: Optional[Condition] = None
+    op: str = "matmul"
+    shape_code: Optional[CodeType] = None
+
+    def dimensions(self, env: Mapping[str, Any]) -> Tuple[int, ...]:
+        """The shape for one spec; *env* is :func:`environment`'s.
+
+        Raises:
+            Unpriced: If a dimension reads a field the spec leaves out.
+        """
+        try:
+            shape = eval(self.shape_code, env)  # noqa: S307  # ok: an AST of integer arithmetic, no builtins
+        except TypeError:  # None in arithmetic: an unstated field
+            shape = (None,)
+        if None in shape:
+            name = next(filter(None, (size.missing(env) for size in self.shape)))
+            raise Unpriced(name, f"its inventory needs {name}, which the spec does not state")
+        return tuple(int(size) for size in shape)
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A weight resolved against one spec.
+
+    Attributes:
+        role, name, part, per, op: As the entry states them (a bias gets role ``<role>.bias``).
+        shape: Its dimensions, in elements.
+        params: Elements of one copy: the product of ``shape``.
+    """
+
+    role: str
+    name: str
+    shape: Tuple[int, ...]
+    part: str
+    per: str
+    op: str
+
+    @property
+    def params(self) -> int:
+        """The number of parameters of one copy: the product of the shape."""
+        return math.prod(self.shape)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The tensor as the artifact's ``weights`` list holds it."""
+        return {"role": self.role, "name": self.name, "shape": list(self.shape), "part": self.part,
+                "per": self.per, "op": self.op}
+
+
+def compile_expression(text: Any, path: FieldPath, symbols: Sequence[str]) -> Expression:
+    """Compile one shape expression, refusing anything but integer arithmetic over *symbols*.
+
+    Raises:
+        WeightFormatError: For a syntax error, an operator or call outside
+            ``+ - * //``, a non-integer constant or an unknown name.
+    """
+    if isinstance(text, bool) or not isinstance(text, (int, str)):
+        raise WeightFormatError(path, f"a dimension is a whole number or an expression, not {text!r}")
+    source = str(text)
+    names = _expression_names(source, tuple(symbols))
+    if isinstance(names, str):
+        raise WeightFormatError(path, names)
+    return Expression(source, names)
+
+
+@functools.lru_cache(maxsize=None)
+def _expression_names(source: str, symbols: Tuple[str, ...]) -> Union[Tuple[str, ...], str]:
+    """The symbols *source* reads, in order, or why it is no integer arithmetic over *symbols* (the message).
+
+    Memoized: the profiles of a folder spell the same few expressions hundreds of times, and parsing each
+    is most of building a profile.
+    """
+    try:
+        tree = ast.parse(source, mode="eval")
+    except SyntaxError:
+        return f"{source!r} is not an expression: write e.g. num_attention_heads * head_dim"
+    names = []
+    for node in ast.walk(tree):
+        if not isinstance(node, _ALLOWED_NODES):
+            return f"{source!r} uses {type(node).__name__}; a dimension takes + - * // and parentheses only"
+        if isinstance(node, ast.Constant) and (isinstance(node.value, bool) or not isinstance(node.value, int)):
+            return f"{source!r} holds {node.value!r}; constants are whole numbers"
+        if isinstance(node, ast.Name):
+            if node.id not in symbols:
+                return f"{source!r} names {node.id!r}, which is not one of {list(symbols)}"
+            names.append(node.id)
+    return tuple(dict.fromkeys(names))
+
+
+@functools.lru_cache(maxsize=None)
+def _eval_code(source: str, filename: str = "<inventory>") -> CodeType:
+    """*source* compiled for ``eval`` (memoized: the same tuples of sizes recur across a folder's profiles;
+    a code object is immutable, so sharing one changes nothing)."""
+    return compile(source, filename, "eval")
+
+
+def parse_condition(text: Any, path: FieldPath, symbols: Sequence[str]) -> Condition:
+    """Parse ``when``/``bias``: ``true``, ``false``, ``SYMBOL`` or ``not SYMBOL``.
+
+    Raises:
+        WeightFormatError: For anything else, or an unknown symbol.
+    """
+    if isinstance(text, bool):
+        return Condition(None, negated=not text)
+    words = str(text).split()
+    negated = len(words) == 2 and words[0] == "not"
+    symbol = words[-1] if words else ""
+    if not (len(words) == 1 or negated) or symbol not in symbols:
+        raise WeightFormatError(path, f"{text!r} is not a condition: write true, a field of {list(symbols)}, "
+                                      "or 'not' and one")
+    return Condition(symbol, negated)
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """An inventory's weights in file order, also compiled into one expression for counting.
+
+    It iterates, measures and tests true as its ``weights`` do.
+
+    Attributes:
+        weights: The entries.
+        names: Every symbol a shape or a condition of them reads.
+        code: One tuple expression: each tensor's parameters (a bias after
+            its weight), 0 where a condition leaves it out.
+        slots: ``(part, per, is a matmul weight)`` of each member of that tuple.
+        sums: One expression of three sums of those sizes: the ``layer``
+            tensors', one routed expert's, and the ``first_layer`` tensors'
+            (what :func:`layer_sums` returns).
+    """
+
+    weights: Tuple[Weight, ...] = ()
+    names: Tuple[str, ...] = ()
+    code: Optional[CodeType] = None
+    slots: Tuple[Tuple[str, str, bool], ...] = ()
+    sums: Optional[CodeType] = None
+
+    def __iter__(self) -> Iterator[Weight]:
+        return iter(self.weights)
+
+    def __len__(self) -> int:
+        return len(self.weights)
+
+
+def _condition_text(condition: Condition) -> str:
+    """A condition as Python source over the symbols."""
+    if condition.symbol is None:
+        return "False" if condition.negated else "True"
+    return f"(not {condition.symbol})" if condition.negated else f"({condition.symbol})"
+
+
+def _compiled(weights: Sequence[Weight]) -> Inventory:
+    """The :class:`Inventory` of *weights*: one expression of every tensor's size (see :func:`sizes`)."""
+    terms, slots, names = [], [], []
+    for weight in weights:
+        names += [name for size in weight.shape for name in size.names]
+        when = _condition_text(weight.when)
+        names += [weight.when.symbol] if weight.when.symbol else []
+        product = " * ".join(f"({size.text})" for size in weight.shape)
+        terms.append(f"(({product}) if {when} else 0)")
+        slots.append((weight.part, weight.per, weight.op == "matmul"))
+        if weight.bias is not None:
+            names += [weight.bias.symbol] if weight.bias.symbol else []
+            terms.append(f"(({weight.shape[0].text}) if {when} and {_condition_text(weight.bias)} else 0)")
+            slots.append((weight.part, weight.per, False))
+    code = _eval_code("(" + "".join(term + "," for term in terms) + ")")
+    by_per = {per: " + ".join(term for term, slot in zip(terms, slots) if slot[1] == per) or "0" for per in PER}
+    sums = _eval_code(f"({by_per['layer']}, {by_per['expert']}, {by_per['first_layer']})")
+    return Inventory(tuple(weights), tuple(dict.fromkeys(names)), code, tuple(slots), sums)
+
+
+def layer_sums(weights: Inventory, env: Mapping[str, Any]) -> Optional[Tuple[int, int, int]]:
+    """``(layer tensors, one routed expert's, first-layer tensors)``: the parameters of one layer in three sums,
+    from one evaluation; ``None`` when a field the inventory reads is unstated (:func:`sizes` then says which)."""
+    if weights.sums is None or None in map(env.get, weights.names):
+        return None
+    return eval(weights.sums, env)  # noqa: S307  # ok: an AST of integer arithmetic, no builtins
+
+
+def parse_weights(entries: Sequence[Mapping[str, Any]], path: FieldPath,
+                  symbols: Sequence[str] = SYMBOLS, parts: Sequence[str] = PARTS) -> Inventory:
+    """Build an inventory from a profile's ``weights`` list (already checked against the profile schema).
+
+    Raises:
+        WeightFormatError: For a bad expression or condition, a part not in
+            *parts*, or two entries of the same ``name``.
+    """
+    weights = []
+    seen = set()
+    for index, entry in enumerate(entries):
+        where = path + (index,)
+        if entry["part"] not in parts:
+            raise WeightFormatError(where + ("part",), f"part {entry['part']!r} is not one of {list(parts)} here")
+        if entry["name"] in seen:
+            raise WeightFormatError(where + ("name",), f"{entry['name']!r} is listed twice")
+        seen.add(entry["name"])
+        shape = tuple(compile_expression(size, where + ("shape", axis), symbols)
+                      for axis, size in enumerate(entry["shape"]))
+        default_op = "matmul" if len(shape) == 2 else "elementwise"
+        shape_code = _eval_code("(" + "".join(f"({size.text})," for size in shape) + ")", "<shape>")
+        weights.append(Weight(
+            role=entry["role"], name=entry["name"], shape=shape, part=entry["part"],
+            per=entry.get("per", "layer"),
+            when=parse_condition(entry["when"], where + ("when",), symbols) if "when" in entry else ALWAYS,
+            bias=parse_condition(entry["bias"], where + ("bias",), symbols) if "bias" in entry else None,
+            op=entry.get("op", default_op), shape_code=shape_code))
+    return _compiled(weights) if weights else NONE
+
+
+def environment(values: Mapping[str, Any]) -> Dict[str, Any]:
+    """The namespace shapes are evaluated in: *values* and no builtins (build it once per spec)."""
+    return {**values, "__builtins__": {}}
+
+
+def sizes(weights: Inventory, env: Mapping[str, Any]) -> List[Tuple[str, str, int, bool]]:
+    """``(part, per, parameters of one copy, is a matmul weight)`` of each tensor, as :func:`resolve` lists them.
+
+    The counting path: the same tensors as :func:`resolve`, from one
+    evaluation of the inventory's compiled expression, without building their
+    records (a tensor a condition leaves out is not listed).
+
+    Raises:
+        Unpriced: If a shape or condition reads a field the spec leaves out.
+    """
+    if weights.code is not None and None not in map(env.get, weights.names):
+        values = eval(weights.code, env)  # noqa: S307  # ok: an AST of integer arithmetic, no builtins
+        return [(part, per, value, matmul) for (part, per, matmul), value in zip(weights.slots, values) if value]
+    out = []
+    for weight in weights:
+        if not weight.when.holds(env):
+            continue
+        shape = weight.dimensions(env)
+        out.append((weight.part, weight.per, math.prod(shape), weight.op == "matmul"))
+        if weight.bias is not None and weight.bias.holds(env):
+            out.append((weight.part, weight.per, shape[0], False))
+    return out
+
+
+def _bias_name(name: str) -> str:
+    """``self_attn.q_proj.weight`` -> ``self_attn.q_proj.bias``."""
+    return (name[:-len(".weight")] if name.endswith(".weight") else name) + ".bias"
+
+
+def resolve(weights: Sequence[Weight], symbols: Mapping[str, Any]) -> List[Tensor]:
+    """The tensors *weights* gives for one spec, in inventory order, a bias after its weight.
+
+    Raises:
+        Unpriced: If a shape or condition reads a field the spec leaves out.
+    """
+    tensors = []
+    env = symbols if "__builtins__" in symbols else environment(symbols)
+    for weight in weights:
+        if not weight.when.holds(env):
+            continue
+        shape = weight.dimensions(env)
+        tensors.append(Tensor(weight.role, weight.name, shape, weight.part, weight.per, weight.op))
+        if weight.bias is not None and weight.bias.holds(env):
+            tensors.append(Tensor(weight.role + ".bias", _bias_name(weight.name), shape[:1], weight.part,
+                                  weight.per, "elementwise"))
+    return tensors
+
+
+EMPTY: Mapping[str, Inventory] = MappingProxyType({})
+NONE = Inventory()
