@@ -26,7 +26,7 @@ from pipeline.cache import snapshot
 
 from pipeline.cache import stamps
 from pipeline.cli import main
-from pipeline.commands.check import _answer_key
+from pipeline.commands.check import Request, _answer_key
 from pipeline.pricing.op_profiles import _load_folder
 from pipeline.check.repo import SpecRepo
 from pipeline.spec.resources import bundled_profiles_dir
@@ -85,9 +85,14 @@ def answers(monkeypatch: pytest.MonkeyPatch) -> List[object]:
     return found
 
 
+#: ``check --root repo`` with no option, not coloured (its stdout is not a terminal).
+PLAIN_CHECK = Request(paths=(), fmt="text", outputs=(), strict=None, select=(), ignore=(), fix=False, quiet=False,
+                      jobs=None, color=False, no_cache=False, changed_since=None, excludes=(), stdin_filename=None)
+
+
 def kept_answer_file(repo: Path) -> Path:
     """The snapshot file of the answer to a plain ``check --root repo`` (text, no option)."""
-    return repo / ".modelspec_cache" / f"snapshot-{_answer_key(SpecRepo(repo), 'text', [], None, (), (), False, False)}"
+    return repo / ".modelspec_cache" / f"snapshot-{_answer_key(SpecRepo(repo), PLAIN_CHECK)}"
 
 
 def outputs(folder: Path) -> List[str]:
@@ -367,7 +372,7 @@ def test_a_library_whose_words_a_kept_answer_holds_is_a_new_environment_once_upg
 
 
 def _forged_check_answer(repo: Path) -> Tuple[Tuple[str, ...], str, List[str], str]:  # clean, exit code 0
-    return (("check",), _answer_key(SpecRepo(repo), "text", [], None, (), (), False, False), [],
+    return (("check",), _answer_key(SpecRepo(repo), PLAIN_CHECK), [],
             '[0, "forged\\n", [], 0]')
 
 

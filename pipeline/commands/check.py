@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import click
 
@@ -23,7 +24,10 @@ from pipeline.commands.options import (STDIN_NAME, exclude_option, ignore_option
                                        read_stdin, root_option, run_config, run_profiles, save_cache,
                                        select_option, spec_file_names, stdin_filename_option)
 
-_FORMATS = ("text", "json", "junit", "sarif", "github", "markdown")
+from pipeline.reporters import REPORTERS
+
+#: The report formats, in the registry's order (``--format``, ``--output FORMAT=PATH``).
+_FORMATS = tuple(REPORTERS)
 
 # How many times check --fix checks again and fixes what a fix uncovered, at most.
 _FIX_ROUNDS = 4
@@ -115,123 +119,238 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     a broken op profile, a report that could not be written, or an internal
     error.
     """
+    request = Request(tuple(paths), fmt, tuple(outputs), strict, select, ignore, fix, quiet, jobs, color,
+                      no_cache, changed_since, excludes, stdin_filename)
+    raise SystemExit(run(request, root))
+
+
+@dataclass(frozen=True)
+class Request:
+    """A ``check`` as it was asked for: its arguments and options, before anything is read.
+
+    ``paths`` ``-`` is stdin; ``color`` ``None`` is "on a terminal, unless ``NO_COLOR``".
+    """
+
+    paths: Tuple[Path, ...]
+    fmt: str
+    outputs: Tuple[Tuple[str, Path], ...]
+    strict: Optional[bool]
+    select: Tuple[str, ...]
+    ignore: Tuple[str, ...]
+    fix: bool
+    quiet: bool
+    jobs: Optional[int]
+    color: Optional[bool]
+    no_cache: bool
+    changed_since: Optional[str]
+    excludes: Tuple[str, ...]
+    stdin_filename: Optional[str]
+
+    @property
+    def stdin(self) -> bool:
+        """Whether the spec is read from stdin (``check -``)."""
+        return "-" in map(str, self.paths)
+
+    @property
+    def use_color(self) -> bool:
+        """Whether the stdout report is coloured."""
+        return self.color if self.color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+
+    @property
+    def asks_for_the_catalogue(self) -> bool:
+        """Whether the command line asks for all of ``specs/`` (no files, no ``--exclude``, no
+        ``--changed-since``); the configuration may still narrow it (:attr:`Plan.everything`)."""
+        return not self.paths and not self.excludes and self.changed_since is None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a check does, decided once from its :class:`Request`, the repository and its configuration:
+    which files, under which names, what the cache may answer, and whether all of ``specs/`` is checked.
+
+    Attributes:
+        request: The options.
+        repo: The spec repository.
+        config: Its configuration.
+        profiles: Its op profiles.
+        pairs: ``(path, display)`` of each file to check, in order.
+        scope: What ``--changed-since`` chose (the report says it), else ``None``.
+        walked: The walk of ``specs/`` (for the names snapshot), when the walk took all of it.
+        cache: The result cache, ``None`` under ``--no-cache`` or for stdin.
+        everything: Every spec under ``specs/`` is checked, so no name is elsewhere.
+    """
+
+    request: Request
+    repo: Any
+    config: Any
+    profiles: Any
+    pairs: List[Tuple[Any, str]]
+    scope: Any
+    walked: Any
+    cache: Any
+    everything: bool
+
+
+def run(request: Request, root: Optional[Path]) -> int:
+    """Check as *request* asks in the repository at (or above) *root*, print and write the reports; the exit
+    code. A check of the whole catalogue is answered from the snapshot of the last one while nothing it came
+    from has changed (:mod:`pipeline.cache.whole_check`)."""
     from pipeline.check.repo import find_repo
 
     repo = find_repo(root)
-    stdin = "-" in map(str, paths)
-    use_color = color if color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
-    # All of specs/ as it stands: answered from the snapshot of the last such check while nothing it came from
-    # has changed (pipeline.cache.whole_check); else its sources are stat'ed before the configuration or a profile is read.
-    answer_at = _answer_key(repo, fmt, outputs, strict, select, ignore, quiet, use_color) \
-        if not paths and changed_since is None and not fix and not no_cache and not excludes \
-        and repo.spelled_real else None
-    before = _answer_or_sources(repo, answer_at, outputs) if answer_at is not None else None
-    import dataclasses
+    answer_at = _answer_key(repo, request) if _may_keep_answer(request, repo) else None
+    before = _answer_or_sources(repo, answer_at, request.outputs) if answer_at is not None else None
+    plan = _plan(request, repo)
+    result, codes, verdicts = _checked(plan)
+    saved = save_cache(plan.cache, request.quiet)
+    if plan.everything and plan.cache is not None and plan.walked is not None and not request.fix:
+        from pipeline.cache.names import keep_whole
 
-    from pipeline.spec.problems import LazyCodes, Scope
-    from pipeline.check.runner import run_result
-    from pipeline.check.suppress import suppress
+        keep_whole(repo, plan.cache, plan.walked, verdicts)
+    answer = _answer(request, repo, result, codes)
+    code = _answered(answer, request.outputs)
+    if before is not None and plan.everything and saved and plan.walked is not None:
+        from pipeline.cache.whole_check import keep_answer
+
+        keep_answer(plan.cache.folder, answer_at, before, plan.walked, plan.cache,
+                    [display for _, display in plan.pairs], answer)
+    return code
+
+
+def _may_keep_answer(request: Request, repo) -> bool:
+    """Whether this check's whole answer may be kept and given again: all of ``specs/`` asked for, from the cache,
+    no ``--fix``, and a root not spelled through a link (reports would name a linked spec by its real path)."""
+    return request.asks_for_the_catalogue and not request.fix and not request.no_cache and repo.spelled_real
+
+
+def _plan(request: Request, repo) -> Plan:
+    """Decide what to check (:class:`Plan`): read the configuration and the op profiles, walk the files (or
+    take the walk from the names snapshot), ask git what changed, and open the result cache.
+
+    Raises:
+        click.UsageError: No spec files, or stdin with ``--fix`` or ``--changed-since``.
+        click.BadParameter: An ``--output`` onto a checked spec or a repository folder.
+    """
+    from pipeline.spec.problems import Scope
 
     asked = None
-    if changed_since is not None and not stdin:  # git answers while the catalogue is walked
+    if request.changed_since is not None and not request.stdin:  # git answers while the catalogue is walked
         from pipeline.commands.git_options import ask_changes
 
-        asked = ask_changes(repo, changed_since)
+        asked = ask_changes(repo, request.changed_since)
     config = run_config(repo)
-    profiles = run_profiles(repo, not no_cache)
-    named = list(paths) or list(config.specs) or [repo.specs]
-    from pipeline.cache.names import keep_whole, kept_answer, kept_walk, names_elsewhere, walk
-    from pipeline.cache.stamps import cache_folder
-
-    whole = not paths and not config.specs and not config.exclude and not excludes  # the walk takes all of specs/
-    watched: Optional[Set[str]] = set() if whole else None  # the folders and links it sees
-    # --changed-since over all of specs/ reads the walk from the snapshot of the catalogue's names while its
-    # folders are unchanged (its git questions run meanwhile); the duplicate-name rule then needs no walk either.
-    walked = kept_walk(repo, cache_folder(repo.root)) if whole and changed_since is not None and not no_cache \
-        else None
-    if stdin:
-        files = [_stdin_file(paths, fix, changed_since)]
-        no_cache = True
-    elif walked is not None:
-        files = list(walked.files)
-    else:
-        files = spec_file_names(paths, repo, config, excludes, watched)  # strings: no Path per file of a catalogue
-        walked = walk(files, watched) if watched is not None else None
+    profiles = run_profiles(repo, not request.no_cache)
+    named = list(request.paths) or list(config.specs) or [repo.specs]
+    # the walk takes all of specs/: neither the command line nor the configuration narrows it
+    whole = not request.paths and not request.excludes and not config.specs and not config.exclude
+    files, walked = _files(request, repo, config, whole)
     if not files:
         raise click.UsageError(f"no spec files (*.yaml, *.yml) in {', '.join(str(path) for path in named)}")
     scope = None
-    if changed_since is not None:
+    if request.changed_since is not None:
         from pipeline.commands.git_options import changed_files
 
-        files, selection = changed_files(repo, changed_since, files, profiles, named, quiet, asked,
+        files, selection = changed_files(repo, request.changed_since, files, profiles, named, request.quiet, asked,
                                          walked.displays if walked is not None else None)
         scope = Scope(selection.ref, selection.base, selection.candidates, selection.removed)
-    _refuse_outputs(outputs, [*files, *repo_folders(repo)])
-    pairs = [(files[0], stdin_filename or STDIN_NAME)] if stdin else list(zip(files, repo.report_names(files)))
-    cache = open_cache(repo, profiles, not no_cache)
-    # Every spec under specs/ is checked: no name is elsewhere.
-    everything = not paths and changed_since is None and not config.specs and not config.exclude and not excludes
+    _refuse_outputs(request.outputs, [*files, *repo_folders(repo)])
+    pairs = [(files[0], request.stdin_filename or STDIN_NAME)] if request.stdin \
+        else list(zip(files, repo.report_names(files)))
+    cache = open_cache(repo, profiles, not request.no_cache and not request.stdin)
+    everything = whole and request.changed_since is None
     if everything and cache is not None:
         cache.rebuild_index()
+    return Plan(request, repo, config, profiles, pairs, scope, walked, cache, everything)
+
+
+def _files(request: Request, repo, config, whole: bool):
+    """The files to check before ``--changed-since`` picks among them, and the walk of ``specs/`` when it took
+    all of it (*whole*): stdin's copy, the walk kept in the names snapshot (``--changed-since`` over all of
+    ``specs/``, while its folders are unchanged), or a walk now."""
+    from pipeline.cache.names import kept_walk, walk
+    from pipeline.cache.stamps import cache_folder
+
+    if request.stdin:
+        return [_stdin_file(request.paths, request.fix, request.changed_since)], None
+    walked = kept_walk(repo, cache_folder(repo.root)) \
+        if whole and request.changed_since is not None and not request.no_cache else None
+    if walked is not None:
+        return list(walked.files), walked
+    watched: Optional[Set[str]] = set() if whole else None  # the folders and links the walk sees
+    files = spec_file_names(request.paths, repo, config, request.excludes, watched)  # strings: no Path per file
+    return files, walk(files, watched) if watched is not None else None
+
+
+def _checked(plan: Plan):
+    """Run the check of *plan*, and with ``--fix`` fix and check again for a few rounds (a fix can let a pass
+    run that an error had skipped, whose findings may have fixes of their own), saying on stderr what was fixed.
+    Returns the final result, the codes registry its reports use, and the files' verdicts."""
+    import dataclasses
+
+    from pipeline.cache.names import kept_answer, names_elsewhere
+    from pipeline.check.runner import run_result
+    from pipeline.check.suppress import suppress
+    from pipeline.spec.problems import LazyCodes
+
+    request, repo, cache = plan.request, plan.repo, plan.cache
+    checked_files = [request.stdin_filename] if request.stdin and request.stdin_filename \
+        else [path for path, _ in plan.pairs]
     # A check of a few files: the other specs' stats, which say whether the snapshot of their names holds, are
     # checked by a child process meanwhile. --fix asks for them after each round of fixes, when it needs them.
-    kept = kept_answer(repo, files, cache.folder, walked, in_child=True) \
-        if not everything and not stdin and not fix and cache is not None and repo.specs.is_dir() else None
+    kept = kept_answer(repo, [path for path, _ in plan.pairs], cache.folder, plan.walked, in_child=True) \
+        if not plan.everything and not request.fix and cache is not None and repo.specs.is_dir() else None
     codes = LazyCodes()  # gathered only if an inline ignore or a report needs them
-    verdicts = []
+    strict = plan.config.strict if request.strict is None else request.strict
+    verdicts: list = []
 
-    def run_checks():
-        checked = verdicts[:] = _run(pairs, profiles, jobs, cache)
-        result = run_result(checked, config.strict if strict is None else strict,
-                            {} if everything else names_elsewhere(
-                                repo, [stdin_filename] if stdin and stdin_filename else files, cache, checked,
-                                walked, kept))
-        result = dataclasses.replace(result, scope=scope)
-        return suppress(result, config, codes, select, ignore, repo.report_base)
+    def check_once():
+        verdicts[:] = _run(plan.pairs, plan.profiles, request.jobs, cache)
+        elsewhere = {} if plan.everything else names_elsewhere(repo, checked_files, cache, verdicts, plan.walked,
+                                                               kept)
+        result = dataclasses.replace(run_result(verdicts, strict, elsewhere), scope=plan.scope)
+        return suppress(result, plan.config, codes, request.select, request.ignore, repo.report_base)
 
-    result = run_checks()
+    result = check_once()
     fixed, fixed_files = 0, set()
-    # A fix can let a pass run that an error had skipped, whose findings may have fixes of their own: a few rounds.
-    for _ in range(_FIX_ROUNDS if fix else 0):
-        count, changed = _fix(result, dict((display, Path(path)) for path, display in pairs), repo, quiet)
+    for _ in range(_FIX_ROUNDS if request.fix else 0):
+        count, changed = _fix(result, {display: Path(path) for path, display in plan.pairs}, repo, request.quiet)
         if not changed:
             break
         fixed, fixed_files = fixed + count, fixed_files | changed
-        result = run_checks()
-    saved = save_cache(cache, quiet)
-    if everything and cache is not None and walked is not None and not fix:
-        keep_whole(repo, cache, walked, verdicts)
-    if fix and not quiet:
+        result = check_once()
+    if request.fix and not request.quiet:
         from pipeline.reporters.summary import fix_summary
 
         echo(fix_summary(fixed, len(fixed_files), len(result.problems)), err=True)
-    source_root = repo.report_base.as_uri().rstrip("/") + "/"
+    return result, codes, verdicts
+
+
+def _answer(request: Request, repo, result, codes):
+    """The run's :class:`~pipeline.cache.whole_check.Answer`: its exit code, the stdout report and each
+    ``--output`` report, every format showing the same capped problems and the count of the rest."""
+    from pipeline.cache.whole_check import Answer
     from pipeline.reporters.summary import shown
 
-    capped = shown(result)  # every format shows the same capped problems, and the count of the rest
-    from pipeline.cache.whole_check import Answer, keep_answer
-
-    answer = Answer(result.exit_code, _render(fmt, capped, codes, color=use_color, quiet=quiet,
-                                              source_root=source_root),
-                    tuple(_render(out_fmt, capped, codes, color=False, quiet=False, source_root=source_root)
-                          for out_fmt, _ in outputs))
-    code = _answered(answer, outputs)
-    if before is not None and everything and saved and walked is not None:
-        keep_answer(cache.folder, answer_at, before, walked, cache, [display for _, display in pairs], answer)
-    raise SystemExit(code)
+    source_root = repo.report_base.as_uri().rstrip("/") + "/"
+    capped = shown(result)
+    return Answer(result.exit_code,
+                  _render(request.fmt, capped, codes, color=request.use_color, quiet=request.quiet,
+                          source_root=source_root),
+                  tuple(_render(out_fmt, capped, codes, color=False, quiet=False, source_root=source_root)
+                        for out_fmt, _ in request.outputs))
 
 
-def _answer_key(repo, fmt: str, outputs: List[Tuple[str, Path]], strict: Optional[bool], select: Tuple[str, ...],
-                ignore: Tuple[str, ...], quiet: bool, color: bool) -> str:
+def _answer_key(repo, request: Request) -> str:
     """The key of the snapshot of this check's answer (:func:`pipeline.cache.whole_check.answer_key`): every option
     that shapes its reports."""
     from pipeline.cache.whole_check import answer_key
 
-    return answer_key(repo, [fmt, [[out_fmt, str(path)] for out_fmt, path in outputs], strict, list(select),
-                             list(ignore), quiet, color])
+    return answer_key(repo, [request.fmt, [[out_fmt, str(path)] for out_fmt, path in request.outputs],
+                             request.strict, list(request.select), list(request.ignore), request.quiet,
+                             request.use_color])
 
 
-def _answer_or_sources(repo, key: str, outputs: List[Tuple[str, Path]]):
+def _answer_or_sources(repo, key: str, outputs: Sequence[Tuple[str, Path]]):
     """End the run with the answer the snapshot *key* keeps (:func:`pipeline.cache.whole_check.kept_answer`), when it
     holds; else the answer's sources (:func:`pipeline.cache.whole_check.sources`) and their stat lines, taken now."""
     from pipeline.cache import whole_check as kept_check
@@ -246,7 +365,7 @@ def _answer_or_sources(repo, key: str, outputs: List[Tuple[str, Path]]):
     return paths, snapshot.take(paths)
 
 
-def _answered(answer, outputs: List[Tuple[str, Path]]) -> int:
+def _answered(answer, outputs: Sequence[Tuple[str, Path]]) -> int:
     """Print *answer*'s report and write its ``--output`` reports; the run's exit code (2 when a report could
     not be written)."""
     written = [_print(answer.report)] + [_write(out_path, text)
@@ -261,7 +380,7 @@ def repo_folders(repo) -> List[Path]:
     return [repo.specs, repo.profiles, repo.resolved, schema_path("model-spec.schema.json").parent]
 
 
-def _refuse_outputs(outputs: List[Tuple[str, Path]], protected: List[Path]) -> None:
+def _refuse_outputs(outputs: Sequence[Tuple[str, Path]], protected: List[Path]) -> None:
     """Refuse, before any work, an ``--output`` through a symbolic link or onto a spec (see
     :func:`pipeline.catalogue.atomic.report_target_refusal`).
 
