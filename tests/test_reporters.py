@@ -22,7 +22,8 @@ import jsonschema
 import pytest
 
 from pipeline.spec.problems import FileResult, Outcome, Problem, RunResult, Severity
-from pipeline.reporters import REPORTERS
+from pipeline.reporters import FORMATS, reporter
+
 from pipeline.reporters.github import GithubReporter, annotation, escape_data, escape_property
 from pipeline.reporters.json_ import JsonReporter
 from pipeline.reporters.junit import JunitReporter
@@ -30,6 +31,9 @@ from pipeline.reporters.markdown import MarkdownReporter
 from pipeline.reporters.sarif import SarifReporter, artifact_location
 from pipeline.reporters.summary import help_text, summary_sentence
 from pipeline.reporters.text import TextReporter
+
+#: Each format's reporter with its default options.
+REPORTERS = {fmt: reporter(fmt) for fmt in FORMATS}
 
 ROOT = Path(__file__).parent.parent
 SARIF_SCHEMA_PATH = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"

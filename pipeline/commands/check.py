@@ -24,10 +24,10 @@ from pipeline.commands.options import (STDIN_NAME, exclude_option, ignore_option
                                        read_stdin, root_option, run_config, run_profiles, save_cache,
                                        select_option, spec_file_names, stdin_filename_option)
 
-from pipeline.reporters import REPORTERS
+from pipeline.reporters import FORMATS
 
 #: The report formats, in the registry's order (``--format``, ``--output FORMAT=PATH``).
-_FORMATS = tuple(REPORTERS)
+_FORMATS = tuple(FORMATS)
 
 # How many times check --fix checks again and fixes what a fix uncovered, at most.
 _FIX_ROUNDS = 4
@@ -479,9 +479,9 @@ def _render(fmt: str, result, codes: Dict[str, str], color: bool, quiet: bool, s
     the folder report paths are relative to) applied."""
     import dataclasses
 
-    from pipeline.reporters import REPORTERS
+    from pipeline.reporters import reporter as registered
 
-    reporter = REPORTERS[fmt]
+    reporter = registered(fmt)
     if fmt == "text":
         reporter = dataclasses.replace(reporter, color=color, quiet=quiet)
     elif fmt == "sarif":

@@ -4,8 +4,8 @@ A reporter turns a finished :class:`~pipeline.spec.problems.RunResult` into text
 does nothing else: it never writes, prints or exits, so one run can print one
 format and write others to files, and a test compares the returned text. Each
 format lives in its own module; a format's options are fields of its frozen
-reporter (``TextReporter(color=True)``), and the registry holds each with its
-defaults, ready for ``dataclasses.replace``.
+reporter (``TextReporter(color=True)``), and the registry names each, and
+:func:`reporter` gives it with its defaults, ready for ``dataclasses.replace``.
 
 Every format states the verdict in its own terms as well as through the exit
 code the CLI returns: the text summary, the JSON ``exit_code``, JUnit
@@ -15,21 +15,19 @@ commands, the Markdown headline.
 
 from __future__ import annotations
 
-from typing import Mapping, Protocol
+import functools
+import importlib
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Mapping, Protocol, Tuple
 
-from pipeline.spec.problems import RunResult
-from pipeline.reporters.github import GithubReporter
-from pipeline.reporters.json_ import JsonReporter
-from pipeline.reporters.junit import JunitReporter
-from pipeline.reporters.markdown import MarkdownReporter
-from pipeline.reporters.sarif import SarifReporter
-from pipeline.reporters.text import TextReporter
+if TYPE_CHECKING:
+    from pipeline.spec.problems import RunResult
 
 
 class Reporter(Protocol):
     """Anything that renders a run as one report."""
 
-    def render(self, result: RunResult, codes: Mapping[str, str]) -> str:
+    def render(self, result: "RunResult", codes: Mapping[str, str]) -> str:
         """Return the whole report for *result*.
 
         *codes* maps each problem code to its one-line help text
@@ -39,12 +37,21 @@ class Reporter(Protocol):
         ...
 
 
-#: Format name (the CLI's ``--format`` value) to its reporter with default options.
-REPORTERS: dict[str, Reporter] = {
-    "text": TextReporter(),
-    "json": JsonReporter(),
-    "junit": JunitReporter(),
-    "sarif": SarifReporter(),
-    "github": GithubReporter(),
-    "markdown": MarkdownReporter(),
-}
+#: Format name (the CLI's ``--format`` and ``--output`` value) to the module and class of its reporter. A
+#: module is imported when a report of its format is made (:func:`reporter`): a check the result cache answers
+#: makes none, and the formats' modules cost it 20 ms.
+FORMATS: Mapping[str, Tuple[str, str]] = MappingProxyType({
+    "text": ("pipeline.reporters.text", "TextReporter"),
+    "json": ("pipeline.reporters.json_", "JsonReporter"),
+    "junit": ("pipeline.reporters.junit", "JunitReporter"),
+    "sarif": ("pipeline.reporters.sarif", "SarifReporter"),
+    "github": ("pipeline.reporters.github", "GithubReporter"),
+    "markdown": ("pipeline.reporters.markdown", "MarkdownReporter"),
+})
+
+
+@functools.lru_cache(maxsize=None)
+def reporter(fmt: str) -> Reporter:
+    """The reporter of the format *fmt* (one of :data:`FORMATS`), with its default options."""
+    module, name = FORMATS[fmt]
+    return getattr(importlib.import_module(module), name)()
