@@ -50,12 +50,12 @@ def catalogue_copies(dest: Path, copies: int, counted: bool) -> None:
 def timed(root: Path) -> Tuple[float, float]:
     """``(CPU seconds of checking every spec under root with one job, of which in the count)``; every spec must
     pass."""
-    from pipeline.check import runner  # pylint: disable=import-outside-toplevel
+    from pipeline.check import discovery, runner  # pylint: disable=import-outside-toplevel
     from pipeline.pricing.op_profiles import load_op_profiles  # pylint: disable=import-outside-toplevel
     from pipeline.spec.problems import Severity  # pylint: disable=import-outside-toplevel
 
     profiles = load_op_profiles(ROOT / "op_profiles")
-    files = [(path, str(path)) for path in runner.find_spec_files([root / "specs"])]
+    files = [(path, str(path)) for path in discovery.find_spec_files([root / "specs"])]
     in_count = [0.0]
     count = runner._counted  # pylint: disable=protected-access
 

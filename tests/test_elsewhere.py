@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from pipeline.cache import results as result_cache
 
-from pipeline.check import runner
+from pipeline.check import discovery
 
 from pipeline.cache import snapshot
 from pipeline.cli import main
@@ -93,8 +93,15 @@ def test_a_check_of_one_file_again_takes_the_other_names_from_the_snapshot(repo:
         assert check(repo, str(repo / TARGET)) == expected
 
 
+def make_racy(path: Path) -> None:
+    """Make *path* racy for every reading this test makes: its mtime is not RACY_NS older than the reading.
+    An hour ahead rather than now, so that however late a loaded machine runs the check, it is in the window."""
+    ahead = time.time_ns() + 3600 * 10**9
+    os.utime(path, ns=(ahead, ahead))
+
+
 def test_the_snapshot_records_the_checked_file_and_a_new_one_as_racy(repo: Path) -> None:
-    os.utime(repo / OTHER)  # written just now: its stat may not yet stand for its bytes
+    make_racy(repo / OTHER)  # its stat may not yet stand for its bytes
     assert check(repo, str(repo / TARGET))[0] == 0
     text = names_snapshot(repo).read_text(encoding="utf-8")
     assert f"\n{repo / TARGET}\t{snapshot.RACY}\n" in text and f"\n{repo / OTHER}\t{snapshot.RACY}\n" in text
@@ -102,7 +109,7 @@ def test_the_snapshot_records_the_checked_file_and_a_new_one_as_racy(repo: Path)
 
 
 def test_a_racy_other_file_sends_the_next_check_the_long_way(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    os.utime(repo / OTHER)
+    make_racy(repo / OTHER)
     assert check(repo, str(repo / TARGET))[0] == 0
     (repo / OTHER).write_text((repo / OTHER).read_text(encoding="utf-8").replace("name: llama-2-7b",
                                                                                  "name: llama-3.1-8b"),
@@ -264,7 +271,7 @@ def test_after_a_whole_check_the_first_check_of_one_file_takes_the_names_from_th
 
 
 def test_a_whole_check_records_each_spec_as_the_index_does_and_a_racy_one_as_racy(repo: Path) -> None:
-    os.utime(repo / OTHER)  # written just now: the index learns no line for it
+    make_racy(repo / OTHER)  # the index learns no line for it
     assert check(repo)[0] == 0
     lines = names_snapshot(repo).read_text(encoding="utf-8").split("\n")
     stats = {line.rpartition("\t")[0]: line.rpartition("\t")[2] for line in lines if line.startswith(str(repo))}
@@ -326,7 +333,7 @@ def test_changed_since_reads_no_folder_while_the_snapshot_stands(git_catalogue: 
     (repo / TARGET).write_text((repo / TARGET).read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
     expected = uncached(repo, "--changed-since", "HEAD")
     with no_long_way(), monkeypatch.context() as patched:
-        patched.setattr(runner, "spec_file_names", lambda *a, **k: pytest.fail("walked specs/"))
+        patched.setattr(discovery, "spec_file_names", lambda *a, **k: pytest.fail("walked specs/"))
         patched.setattr(SpecRepo, "displays", lambda *a, **k: pytest.fail("made the displays the snapshot has"))
         assert check(repo, "--changed-since", "HEAD") == expected
 
@@ -351,7 +358,7 @@ def test_changed_since_below_the_work_tree_s_top_makes_the_displays_the_snapshot
     made = []
     real = SpecRepo.displays
     with monkeypatch.context() as patched:
-        patched.setattr(runner, "spec_file_names", lambda *a, **k: pytest.fail("walked specs/"))
+        patched.setattr(discovery, "spec_file_names", lambda *a, **k: pytest.fail("walked specs/"))
         patched.setattr(SpecRepo, "displays", lambda self, paths: made.append(real(self, paths)) or made[-1])
         assert check(repo, "--changed-since", "HEAD") == expected
     # The catalogue's displays were made from the kept walk's paths: root-relative, not the report names.

@@ -20,7 +20,7 @@ from pipeline.cache import names as elsewhere
 from pipeline.cache import whole_check as kept_check
 
 from pipeline.cache import verdicts as cached_verdicts
-from pipeline.check import runner
+from pipeline.check import discovery, runner
 
 from pipeline.cache import snapshot
 
@@ -69,7 +69,7 @@ def no_long_way(monkeypatch: pytest.MonkeyPatch) -> Callable[[], contextlib.Abst
     @contextlib.contextmanager
     def forbid() -> Iterator[None]:
         with monkeypatch.context() as patched:
-            patched.setattr(runner, "spec_file_names", lambda *a, **k: pytest.fail("walked the catalogue"))
+            patched.setattr(discovery, "spec_file_names", lambda *a, **k: pytest.fail("walked the catalogue"))
             patched.setattr(cached_verdicts, "verdicts", lambda *a, **k: pytest.fail("checked the catalogue"))
             patched.setattr("pipeline.commands.check.run_profiles", lambda *a: pytest.fail("loaded the profiles"))
             yield

@@ -29,7 +29,7 @@ from pre_commit.clientlib import load_manifest
 
 from pipeline.cli import _COMMANDS
 from pipeline.check.repo import find_repo
-from pipeline.check.runner import find_spec_files
+from pipeline.check.discovery import find_spec_files
 
 REPO = Path(__file__).resolve().parents[1]
 

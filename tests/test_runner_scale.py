@@ -16,7 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.check import runner
-from pipeline.check.runner import FILES_PER_WORKER, _path_key, _spec_suffix, idle_cores, worker_count
+from pipeline.check.runner import FILES_PER_WORKER, idle_cores, worker_count
+from pipeline.check.discovery import _path_key, _spec_suffix
 
 names = st.text(alphabet="ab-._ Y/", min_size=1, max_size=12)  # "/" and "." make absolute, "." and ".." parts
 

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cache import verdicts as cached_verdicts
-from pipeline.check import runner
+from pipeline.check import discovery, runner
 
 from pipeline.cache import snapshot
 from pipeline.cli import main
@@ -71,7 +71,7 @@ def no_long_way(monkeypatch: pytest.MonkeyPatch):
     @contextlib.contextmanager
     def forbid() -> Iterator[None]:
         with monkeypatch.context() as patched:
-            patched.setattr(runner, "spec_file_names", lambda *a, **k: pytest.fail("walked the catalogue"))
+            patched.setattr(discovery, "spec_file_names", lambda *a, **k: pytest.fail("walked the catalogue"))
             patched.setattr(runner, "check_file", lambda *a, **k: pytest.fail("checked a spec"))
             patched.setattr(cached_verdicts, "verdicts", lambda *a, **k: pytest.fail("checked the catalogue"))
             yield
@@ -468,7 +468,7 @@ def test_the_op_profiles_folder_chosen_anew_sends_the_next_run_the_long_way(repo
 
 def test_a_profile_changed_after_it_was_read_and_before_the_walk_leaves_no_snapshot(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = runner.spec_file_names
+    real = discovery.spec_file_names
 
     def walking(*args, **kwargs):  # the profiles were read, the stats are not taken yet: a profile goes
         (repo / "op_profiles" / "qwen3.yaml").unlink()
@@ -476,7 +476,7 @@ def test_a_profile_changed_after_it_was_read_and_before_the_walk_leaves_no_snaps
         return real(*args, **kwargs)
 
     with monkeypatch.context() as patched:
-        patched.setattr(runner, "spec_file_names", walking)
+        patched.setattr(discovery, "spec_file_names", walking)
         assert run(repo, "list")[0] == 0  # drawn with the qwen3 profile it read
     assert snapshots(repo) == []
     _load_folder.cache_clear()
@@ -489,13 +489,13 @@ def test_a_profile_changed_after_it_was_read_and_before_the_walk_leaves_no_snaps
 def test_a_profile_removed_after_the_profiles_were_read_runs_the_command_uncached(
         repo: Path, monkeypatch: pytest.MonkeyPatch, command: Tuple[str, ...], code: int) -> None:
     expected = run(repo, *command, "--no-cache")
-    real = runner.spec_file_names
+    real = discovery.spec_file_names
 
     def walking(*args, **kwargs):  # the cache's keys hash every profile read: one is gone before they are made
         (repo / "op_profiles" / "qwen3.yaml").unlink(missing_ok=True)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(runner, "spec_file_names", walking)
+    monkeypatch.setattr(discovery, "spec_file_names", walking)
     assert expected[0] == code
     assert run(repo, *command) == expected  # the run the profiles it read decide, as --no-cache's: no traceback
 

@@ -51,6 +51,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from pipeline.cache import snapshot
+from pipeline.check.discovery import spec_files_and_reals
+from pipeline.check.verdict import names_of
 
 if TYPE_CHECKING:
     from pipeline.check.repo import SpecRepo
@@ -133,7 +135,7 @@ class Walked:
     """A walk of all of ``specs/`` and what a snapshot of it records.
 
     Attributes:
-        files: The spec files it found (:func:`pipeline.check.runner.spec_file_names`), in order.
+        files: The spec files it found (:func:`pipeline.check.discovery.spec_file_names`), in order.
         seen: The folders it entered and the links it passed over.
         taken: Their stat lines (:func:`pipeline.cache.snapshot.take`) right after the walk, or ``None`` when
             they cannot stand for it (one changed within the racy window, a dangling link).
@@ -164,7 +166,7 @@ def still_walked(walked: Walked) -> Optional[List[str]]:
 
 
 def kept_walk(repo: "SpecRepo", folder: Path) -> Optional[Walked]:
-    """The walk of all of ``specs/`` (:func:`pipeline.check.runner.spec_file_names`), read from the snapshot of the
+    """The walk of all of ``specs/`` (:func:`pipeline.check.discovery.spec_file_names`), read from the snapshot of the
     catalogue's names in the cache folder *folder* while every folder and link it records still has the
     recorded stat: an entry added, removed or renamed changes its folder's, and a link retargeted its own, so
     the walk would find the files the snapshot lists, in its order, and shows them as its name map does (the
@@ -193,9 +195,6 @@ def _long_way(repo: "SpecRepo", taken: Set[str], cache: Optional["ResultCache"],
               walked: Optional[Walked], key: str) -> Names:
     """Every other spec's name, from the index (else loaded); kept as the snapshot *key* when there is a cache
     and the walk took the checked files under the names the run gave them."""
-    # pylint: disable=import-outside-toplevel
-    from pipeline.check.runner import names_of, spec_files_and_reals, spec_names
-
     specs = os.path.abspath(repo.specs)  # the walk's paths below are then absolute and normal already
     linked: Set[str] = set()
     if walked is None or specs != str(repo.specs):  # a file named may be one the walk takes under another
@@ -208,6 +207,9 @@ def _long_way(repo: "SpecRepo", taken: Set[str], cache: Optional["ResultCache"],
     shown = repo.report_names(every)
     pairs = [(path, display) for path, display in zip(every, shown) if path not in taken and path not in linked]
     if cache is None:
+        # loading each file needs the passes' modules, which a check the cache answers never imports
+        from pipeline.check.runner import spec_names  # pylint: disable=import-outside-toplevel
+
         return spec_names(pairs)
     now = time.time_ns()
     stated = list(cache.stated_names(pairs))

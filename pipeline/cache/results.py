@@ -73,6 +73,8 @@ from pipeline.spec.escape import first_unprintable
 from pipeline.spec.problems import PASSES, FileResult, InlineIgnore, Location, Outcome, Problem, Severity
 from pipeline.check.verdict import Verdict, read_spec_bytes, shared_outcomes, stated_name_of
 from pipeline.cache.stamps import RACY, RACY_NS, content_digest, environment_digest, stat_text
+from pipeline.check.rows import list_cells
+from pipeline.pricing.op_profiles import profile_files
 
 #: The format of the ``results`` file; another format's file is ignored whole.
 FORMAT = 3
@@ -126,8 +128,6 @@ def cache_keys(profiles: Any) -> CacheKeys:
     Raises:
         OSError: If a profile's file cannot be read any more (removed since the profiles were loaded).
     """
-    from pipeline.pricing.op_profiles import profile_files  # pylint: disable=import-outside-toplevel
-
     return CacheKeys(environment_digest(),
                      {arch: content_digest(path.read_bytes()) for arch, path in profile_files(profiles).items()})
 
@@ -713,8 +713,6 @@ def row_cells(row: str) -> str:
     """The ``list`` table's cells of the row JSON *row*, joined by :data:`CELL_SEPARATOR`; ``-`` when there are
     none: no row, one that is not a row ``list`` draws (``list`` decodes its JSON, and says so if it must), or
     a cell holding what a rows line cannot."""
-    from pipeline.check.rows import list_cells  # pylint: disable=import-outside-toplevel
-
     try:
         cells = list_cells(json.loads(row))
     except (KeyError, TypeError, ValueError):
@@ -959,6 +957,7 @@ class ResultCache:
         """
         if not self._new and (self._index is None or not self._index.learnt):
             return None
+        # filelock imports asyncio (about 100 ms): only a run with something new to save pays for it
         import filelock  # pylint: disable=import-outside-toplevel
 
         path = self.folder / self.file

@@ -89,7 +89,7 @@ def profiles_chosen(profiles: Path, chosen_by: Path) -> List[str]:
 
 def walked(watched: Iterable[str], files: Sequence[str]) -> List[str]:
     """The rest of those paths, stat'ed after the walk: the folders it entered and the links it passed over
-    (*watched*, :func:`pipeline.check.runner.spec_file_names`), and the spec files it found."""
+    (*watched*, :func:`pipeline.check.discovery.spec_file_names`), and the spec files it found."""
     return [*sorted(watched), *files]
 
 
@@ -391,7 +391,7 @@ VIEW_HEADER = "modelspec show view, format 2"
 
 
 def view_key(display: str, stat_lines: str) -> str:
-    """The key of ``show``'s view of one spec (:func:`pipeline.catalogue.views.show_view`): what decides it, the path
+    """The key of ``show``'s view of one spec (:func:`pipeline.catalogue.model_view.show_view`): what decides it, the path
     it is shown under, the stat lines (:func:`take`) of the spec file and the op profiles
     (:func:`profile_sources`), and the environment."""
     return key("view", environment_digest(), display, stat_lines)

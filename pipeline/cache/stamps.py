@@ -21,6 +21,11 @@ try:  # CPython's own BLAKE2, which hashlib.blake2b is too: without hashlib, whi
 except ImportError:  # another Python
     from hashlib import blake2b
 
+import importlib.util
+
+from pipeline import __version__
+from pipeline.spec.resources import data_dir
+
 #: The environment variable that moves the cache folder.
 CACHE_DIR_ENV = "MODELSPEC_CACHE_DIR"
 
@@ -105,9 +110,6 @@ def environment_digest() -> str:
     """What decides every cached answer besides the files it came from: modelspec's version and code, the
     schemas, the Python that runs it (its standard library writes JSON and XML) and the builds of
     :data:`ANSWERING_LIBRARIES`. Each store's own format is its header's business."""
-    from pipeline import __version__  # pylint: disable=import-outside-toplevel
-    from pipeline.spec.resources import data_dir  # pylint: disable=import-outside-toplevel
-
     package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # pipeline/, every layer's modules
     parts = [f"modelspec {__version__}", f"code {_code_identity(package)}",
              f"schemas {_folder_digest(data_dir('schemas'), '*.json')}", f"python {sys.version}",
@@ -122,8 +124,6 @@ def _installed(name: str) -> str:
     upgrade changes; cheaper than asking ``importlib.metadata``. Found without importing it: a run the cache
     answers neither parses YAML nor validates a schema, and importing PyYAML and jsonschema_rs costs 20 ms.
     Found once per process (a run asks for its environment several times)."""
-    import importlib.util  # pylint: disable=import-outside-toplevel
-
     try:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):

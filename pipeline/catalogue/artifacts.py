@@ -78,6 +78,8 @@ from pipeline.check.repo import ARTIFACT_SUFFIX
 from pipeline.check.runner import CheckedSpec
 from pipeline.pricing.stack import LayerStack
 from pipeline.pricing.weights import NONE, Unpriced, Weight, resolve
+from pipeline.spec.resources import schema_path
+from pipeline.spec.schema_pass import best_error
 
 #: The artifact format's version: raised when a key is removed or changes
 #: meaning; part of every digest, so a format change makes every artifact stale.
@@ -296,8 +298,6 @@ def _validator(pointer: str) -> Any:
     import jsonschema
     from referencing import Registry, Resource
 
-    from pipeline.spec.resources import schema_path
-
     schemas = [json.loads(schema_path(name).read_text(encoding="utf-8")) for name in SCHEMA_FILES]
     registry = Registry().with_resources((schema["$id"], Resource.from_contents(schema)) for schema in schemas)
     return jsonschema.Draft202012Validator({"$ref": f"{SCHEMA_ID}#{pointer}"}, registry=registry)
@@ -305,9 +305,7 @@ def _validator(pointer: str) -> Any:
 
 def _shape_problem(document: Mapping[str, Any], pointer: str) -> Optional[str]:
     """Why *document* is not of the current format's shape at *pointer*, or ``None``: the first error, located."""
-    from jsonschema.exceptions import best_match  # pylint: disable=import-outside-toplevel
-
-    error = best_match(_validator(pointer).iter_errors(document))
+    error = best_error(_validator(pointer).iter_errors(document))
     if error is None:
         return None
     where = "".join(f"/{part}" for part in error.absolute_path) or "/"

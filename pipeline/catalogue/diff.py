@@ -38,11 +38,17 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from pipeline.cache.results import ProfileCache, cache_keys
+from pipeline.cache.stamps import content_digest
 from pipeline.catalogue.artifacts import WIDTHS
+from pipeline.catalogue.regen import resolve_specs
+from pipeline.check.discovery import find_spec_files
+from pipeline.check.repo import SpecRepo
+from pipeline.check.verdict import read_spec_bytes
+from pipeline.pricing.op_profiles import load_op_profiles
 from pipeline.spec.escape import markdown_code, markdown_text, printable
 from pipeline.spec.model import MODEL_KEYS_ORDERED, KindActivations, LayerGroup, OpCounts, VisionSpec
 from pipeline.spec.problems import FieldPath, dotted
-from pipeline.check.repo import SpecRepo
 
 
 def _fact_ranks() -> Dict[str, int]:
@@ -363,8 +369,6 @@ DIFF_SCHEMA_VERSION = 1
 
 def render_json(diff: CatalogueDiff) -> str:
     """The comparison as the JSON document of ``schemas/catalogue-diff.schema.json``, ending in a newline."""
-    import json  # pylint: disable=import-outside-toplevel
-
     def move(item: Move) -> Dict[str, Any]:
         return {"what": item.what, "before": item.before, "after": item.after, "event": item.event}
 
@@ -404,11 +408,6 @@ def load_catalogue(repo: SpecRepo, label: str, progress: Optional[Callable[[int]
     Raises:
         OpProfileError: If the repository's op profiles are broken.
     """
-    # pylint: disable=import-outside-toplevel
-    from pipeline.cache.results import ProfileCache
-    from pipeline.check.runner import find_spec_files
-    from pipeline.pricing.op_profiles import load_op_profiles
-
     files = find_spec_files([repo.specs]) if repo.specs.is_dir() else []
     models: Dict[str, Mapping[str, Any]] = {}
     failing: Dict[str, str] = {}
@@ -433,12 +432,6 @@ def _resolutions(repo: SpecRepo, files: Sequence[Path], profiles: Any, progress:
     that one did, so its resolution is taken. A spec that cannot be read as a regular file is resolved (its
     failure told as ever), and so is every spec when the profiles cannot be read again.
     """
-    # pylint: disable=import-outside-toplevel
-    from pipeline.catalogue.regen import resolve_specs
-    from pipeline.cache.results import cache_keys
-    from pipeline.check.verdict import read_spec_bytes
-    from pipeline.cache.stamps import content_digest
-
     if shared is None:
         return resolve_specs(repo, files, profiles, progress)
     try:

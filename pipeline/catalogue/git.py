@@ -45,15 +45,21 @@ history stops before the merge base (``git fetch --unshallow``;
 
 from __future__ import annotations
 
+import atexit
+import fnmatch
 import os
+import subprocess
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from pipeline.spec.escape import printable
+from pipeline.check.discovery import SPEC_SUFFIXES
 from pipeline.pricing.op_profiles import VISION_ARCH, OpProfiles
-from pipeline.check.runner import SPEC_SUFFIXES
+from pipeline.spec.escape import printable
+from pipeline.spec.model import ModelSpecError
+from pipeline.spec.yaml_source import load_path
 
 #: The files (relative to the git work tree's top, as globs) where a repository pins the modelspec it runs.
 PIN_FILES = (".pre-commit-config.yaml", "requirements*.txt", "constraints*.txt", "*requirements*.txt", "pyproject.toml",
@@ -225,8 +231,6 @@ def _start_git(cwd: str, args: Sequence[str]) -> Any:
     Raises:
         GitError: If there is no ``git`` command, or the thread's questions were stopped.
     """
-    import subprocess  # pylint: disable=import-outside-toplevel
-
     env = {name: value for name, value in os.environ.items() if name not in _REPOSITORY_ENV + _PATHSPEC_ENV}
     env["LC_ALL"] = "C"  # git's messages in English: :func:`_open_plumbing` reads them
     processes = getattr(_ASKING, "processes", None)
@@ -281,8 +285,6 @@ def _bare(root: Path) -> GitError:
 
 def _command_errors() -> Tuple[type, ...]:
     """The exceptions a failed git command raises: :class:`_CommandFailed`, and GitPython's when it is loaded."""
-    import sys  # pylint: disable=import-outside-toplevel
-
     gitpython = sys.modules.get("git")
     return (_CommandFailed, gitpython.GitCommandError) if gitpython is not None else (_CommandFailed,)
 
@@ -428,8 +430,6 @@ class ChangesAsked:
     """
 
     def __init__(self, root: Path, ref: str, rules: Sequence[str] = ()) -> None:
-        import atexit  # pylint: disable=import-outside-toplevel
-
         self._answers: Optional[_GitAnswers] = None
         self._error: Optional[Exception] = None
         self._processes = _Processes()
@@ -456,8 +456,6 @@ class ChangesAsked:
         Raises:
             GitError: As :func:`changes_since`.
         """
-        import atexit  # pylint: disable=import-outside-toplevel
-
         self._thread.join()
         atexit.unregister(self.stop)
         if self._error is not None:
@@ -486,8 +484,6 @@ class _Processes:
             OSError: If it cannot be started.
             GitError: If :meth:`stop` was called: nothing is started then.
         """
-        import subprocess  # pylint: disable=import-outside-toplevel
-
         with self._lock:
             if self._stopped:
                 raise GitError("git was stopped: modelspec is exiting")
@@ -560,7 +556,7 @@ def _git_answers(root: Path, ref: str, rules: Sequence[str] = ()) -> _GitAnswers
 
 def _untracked_pathspecs(prefix: str, rules: Sequence[str]) -> List[str]:
     """The untracked files :func:`select_specs` can take something from, as git pathspecs from the work tree's
-    top: a file with a spec's suffix anywhere (:data:`~pipeline.check.runner.SPEC_SUFFIXES`, in any case, as the walk
+    top: a file with a spec's suffix anywhere (:data:`~pipeline.check.discovery.SPEC_SUFFIXES`, in any case, as the walk
     takes them: a new spec, or a new op profile, wherever a link leads the catalogue or the profiles), and
     every file under the *rules* folders (root-relative; *prefix* is the root from the top). Any other
     untracked file touches no spec, and listing them cost ``--changed-since`` 35 ms on a 10k catalogue beside
@@ -627,9 +623,6 @@ class SpecFacts:
 
 def spec_facts(path: Path, profiles: OpProfiles) -> SpecFacts:
     """Read *path*'s arch and whether it has a tower, as :class:`SpecFacts`; a file that does not load has neither."""
-    from pipeline.spec.model import ModelSpecError  # pylint: disable=import-outside-toplevel
-    from pipeline.spec.yaml_source import load_path  # pylint: disable=import-outside-toplevel
-
     data = load_path(path).data
     if not isinstance(data, dict):
         return SpecFacts(None, False)
@@ -754,8 +747,6 @@ def _pin_change(repo: Any, base: str, changed: Sequence[str]) -> Optional[str]:
     URL counts: the line below it), the rules changed:
     ``.pre-commit-config.yaml pins modelspec anew``.
     """
-    import fnmatch  # pylint: disable=import-outside-toplevel
-
     top = Path(repo.working_tree_dir)
     for path in sorted(set(changed)):
         if not any(fnmatch.fnmatchcase(path, pattern) for pattern in PIN_FILES):

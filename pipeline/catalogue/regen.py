@@ -57,17 +57,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
-from pipeline.catalogue.artifacts import (ARTIFACT_SUFFIX, INDEX_FILE, ArtifactInputs, IndexEntry, build_artifact, build_index,
-                                carries_mark, generated_problem, name_problem, render)
+import filelock
+
 from pipeline.cache.artifacts import Vouched, new_entry
-from pipeline.pricing.op_profiles import VISION_ARCH, OpProfiles
-from pipeline.spec.problems import Problem, Severity
-from pipeline.check.repo import SpecRepo
 from pipeline.cache.results import now_ns, regular_file_stat
+from pipeline.cache.stamps import content_digest
 from pipeline.cache.verdicts import check_recorded, decoded_verdict
+from pipeline.catalogue.artifacts import (ARTIFACT_SUFFIX, INDEX_FILE, ArtifactInputs, IndexEntry, build_artifact,
+                                          build_index, carries_mark, generated_problem, name_problem, render)
+from pipeline.catalogue.atomic import write_atomic
+from pipeline.check.repo import SpecRepo
 from pipeline.check.runner import CheckedSpec, check_file
 from pipeline.check.verdict import read_spec_bytes
-from pipeline.cache.stamps import content_digest
+from pipeline.pricing.op_profiles import VISION_ARCH, OpProfiles
+from pipeline.spec.problems import Problem, Severity
+from pipeline.spec.yaml_source import load_path
 
 if TYPE_CHECKING:
     from pipeline.cache.artifacts import ArtifactCache
@@ -147,8 +151,6 @@ class Resolution:
 
     def name_at(self) -> Tuple[int, int]:
         """``(line, column)`` where the spec states its ``name``; ``(1, 1)`` when it does not or cannot be read."""
-        from pipeline.spec.yaml_source import load_path  # pylint: disable=import-outside-toplevel
-
         if self.source is None:
             return 1, 1
         try:
@@ -482,7 +484,7 @@ class _Planner:
 
     def present(self, spec_path: Optional[str]) -> bool:
         """Whether *spec_path* is still a spec, or lies in a folder that is one of :attr:`spec_paths` because it
-        could not be read (:func:`~pipeline.check.runner.find_spec_files` lists such a folder): regen never removes an
+        could not be read (:func:`~pipeline.check.discovery.find_spec_files` lists such a folder): regen never removes an
         artifact because it could not read its spec."""
         if spec_path is None:
             return False
@@ -750,8 +752,6 @@ def locked(folder: Path, wait: float, create: bool = True) -> Iterator[None]:
             a symbolic link or a file or cannot be created, or the lock file
             cannot be opened.
     """
-    import filelock  # pylint: disable=import-outside-toplevel
-
     if not create and not folder.exists() and not folder.is_symlink():
         yield
         return
@@ -802,7 +802,6 @@ def apply_plan(target: Plan, folder: Path, existing: Mapping[str, Existing],
     """
     written, removed = [], []
     unchanged = 0
-    from pipeline.catalogue.atomic import write_atomic  # pylint: disable=import-outside-toplevel
 
     for file, text in target.files.items():
         if file in existing and same_text(existing[file].text, text):

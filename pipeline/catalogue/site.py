@@ -25,9 +25,12 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote
+
+import jinja2
 
 from pipeline.catalogue.artifacts import name_problem
 from pipeline.catalogue.atomic import write_atomic
@@ -186,9 +189,6 @@ def _row(document: Mapping[str, Any]) -> Dict[str, Any]:
 
 def _environment():
     """The Jinja2 environment of the site's templates: autoescape on for every template, strict undefined."""
-    # pylint: disable=import-outside-toplevel
-    import jinja2
-
     environment = jinja2.Environment(loader=jinja2.PackageLoader("pipeline.catalogue", "site_templates"),
                                      autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                                      trim_blocks=True, lstrip_blocks=True)
@@ -200,8 +200,6 @@ def _environment():
 
 def _static(file: str) -> str:
     """A static file shipped with the templates (the style sheet, the script)."""
-    from importlib import resources  # pylint: disable=import-outside-toplevel
-
     return resources.files("pipeline.catalogue").joinpath("site_templates", file).read_text(encoding="utf-8")
 
 

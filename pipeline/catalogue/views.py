@@ -1,4 +1,4 @@
-"""The catalogue as a reader sees it: specs found by name, the ``list`` table, the ``show`` diagram and its JSON.
+"""The catalogue as a reader sees it: specs found by name, the ``list`` table and the ``show`` diagram.
 
 A catalogue model is named by the ``name`` its spec file states, not by the
 file's path, so ``modelspec show deepseek-v3`` finds
@@ -10,31 +10,24 @@ the resolved stack's groups with their layer ranges, each kind's attention
 and feed-forward flavour and op counts, the op totals over the stack, the
 MLA ranks or linear-attention dimensions when the stack has such layers, the
 derived widths of the model IR, and the vision tower's stack. The JSON form
-(:func:`show_view`) is the data; the text diagram (:func:`render_show`) is
-drawn from it, so the two cannot disagree. A repeated cycle of groups (5
-sliding, 1 full, ten times) is drawn once with its repeat count.
+(:func:`pipeline.catalogue.model_view.show_view`) is the data; the text diagram
+(:func:`render_show`) is drawn from it, so the two cannot disagree. A repeated
+cycle of groups (5 sliding, 1 full, ten times) is drawn once with its repeat count.
+
+Cheap to import on purpose: ``show`` answered from its kept view and ``list``
+from the catalogue index draw with this module alone, no pass or pricing module.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from pipeline.check.rows import LIST_COLUMNS, list_cells
 
-if TYPE_CHECKING:  # list's table is drawn from the catalogue index's cells, without the model's modules
-    from pipeline.spec.model import ModelSpec, VisionSpec
-    from pipeline.pricing.op_profiles import OpProfile
-    from pipeline.pricing.stack import LayerStack
-
-# The MLA ranks a stack with mla attention is priced on, in the order the view lists them.
-_MLA_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
 # The derived widths the text diagram leaves out for a dense model (the IR falls back to the dense width).
 _EXPERT_WIDTHS = ("routed_expert_width", "shared_expert_width")
-_TOWER_WIDTHS = ("hidden_size", "intermediate_size", "out_hidden_size", "patch_size", "spatial_merge_size",
-                 "num_position_embeddings")
 
 
 class CatalogueError(LookupError):
@@ -62,23 +55,6 @@ class Entry:
     path: "Path | str"
     file: str
     name: Optional[str]
-
-
-def entries(paths: Sequence["Path | str"], display: Any, cache: Any = None) -> List[Entry]:
-    """Read the name each spec file of *paths* states.
-
-    Args:
-        paths: The spec files.
-        display: ``display(paths)``, the paths as reports show them (:meth:`~pipeline.check.repo.SpecRepo.displays`).
-        cache: The result cache (:class:`~pipeline.cache.results.ResultCache`): the name of a file its catalogue
-            index or a record stands for is taken from there, without parsing the file; ``None`` parses every file.
-    """
-    from pipeline.check.runner import stated_name
-
-    shown = list(zip(paths, display(paths)))
-    names = ((name for name, _ in cache.stated_names(shown)) if cache is not None
-             else (stated_name(Path(path), file) for path, file in shown))
-    return [Entry(path, file, name) for (path, file), name in zip(shown, names)]
 
 
 #: The most names a "no spec is named" message lists when none is close to the one asked for.
@@ -129,92 +105,6 @@ def find(catalogue: Sequence[Entry], name: str) -> Entry:
 
 
 # ---- show ---------------------------------------------------------------------------
-
-def _groups(stack: LayerStack) -> List[Dict[str, Any]]:
-    rows, first = [], 0
-    for group in stack.groups:
-        rows.append({"first": first, "last": first + group.count - 1, "kind": group.kind.name, "count": group.count,
-                     "mtp": group.mtp})
-        first += group.count
-    return rows
-
-
-def _kinds(stack: LayerStack) -> Dict[str, Dict[str, Any]]:
-    return {kind.name: {"attention": kind.attention, "ffn": kind.ffn, "ops": kind.ops.to_dict()}
-            for kind in stack.distinct_kinds()}
-
-
-def _op_totals(stack: LayerStack) -> Dict[str, int]:
-    """Each op's calls over the whole stack per forward pass: a kind's count times its layers, summed."""
-    totals: Dict[str, int] = {}
-    for group in stack.groups:
-        for op, count in group.kind.ops.to_dict().items():
-            totals[op] = totals.get(op, 0) + count * group.count
-    return totals
-
-
-def _stack_view(stack: LayerStack) -> Dict[str, Any]:
-    return {"arch": stack.arch, "groups": _groups(stack), "kinds": _kinds(stack), "op_totals": _op_totals(stack)}
-
-
-def _tower_view(vision: VisionSpec, tower: LayerStack) -> Dict[str, Any]:
-    return {"name": vision.name, "layers": vision.num_hidden_layers, "num_attention_heads": vision.num_attention_heads,
-            **_stack_view(tower), "widths": {key: getattr(vision, key) for key in _TOWER_WIDTHS}}
-
-
-def parameters_view(spec: ModelSpec, stack: LayerStack, tower: Optional[LayerStack],
-                    profile: OpProfile) -> Dict[str, Any]:
-    """The spec's parameter counts as the artifact states them, or ``{"unpriced": why}``."""
-    from pipeline.pricing.parameters import Unpriced, count_parameters  # pylint: disable=import-outside-toplevel
-
-    try:
-        return count_parameters(spec, profile, stack, tower).to_dict()
-    except Unpriced as missing:
-        return {"unpriced": missing.reason}
-
-
-def show_view(spec: ModelSpec, stack: LayerStack, tower: Optional[LayerStack], file: str,
-              profile: OpProfile) -> Dict[str, Any]:
-    """The resolved view of one checked spec, as ``show --format json`` prints it.
-
-    Args:
-        spec: The spec.
-        stack: Its resolved stack.
-        tower: Its tower's resolved stack, when it has a tower.
-        file: The spec file, as reports show it.
-
-    Returns:
-        ``name``, ``file``, ``arch``; ``layers`` (``body``, ``mtp``);
-        ``groups`` (``first``, ``last``, ``kind``, ``count``, ``mtp``);
-        ``kinds`` (``attention``, ``ffn``, ``ops``); ``op_totals``; ``heads``;
-        ``experts`` (or ``None`` for a dense model); ``sliding_window``;
-        ``mla`` (when a kind's attention is mla); ``linear`` (the
-        gated-DeltaNet dimensions); ``widths`` (channels: ``hidden_size``,
-        ``intermediate_size`` — ``None`` when not declared —
-        ``effective_head_dim``, ``attention_width``, ``routed_expert_width``,
-        ``shared_expert_width``); ``tower`` (or ``None``); ``parameters``
-        (:func:`parameters_view`).
-    """
-    has_mla = any(kind.attention == "mla" for kind in stack.distinct_kinds())
-    return {
-        "name": spec.name,
-        "file": file,
-        "arch": stack.arch,
-        "layers": {"body": spec.num_hidden_layers, "mtp": spec.mtp_depth or 0},
-        **_stack_view(stack),
-        "heads": {"attention": spec.num_attention_heads, "key_value": spec.num_key_value_heads},
-        "experts": ({"routed": spec.num_experts, "per_token": spec.num_experts_per_tok,
-                     "shared": spec.num_shared_experts} if spec.num_experts else None),
-        "sliding_window": spec.sliding_window,
-        "mla": {key: getattr(spec, key) for key in _MLA_FIELDS} if has_mla else None,
-        "linear": dataclasses.asdict(stack.linear) if stack.linear is not None else None,
-        "widths": {"hidden_size": spec.hidden_size, "intermediate_size": spec.intermediate_size,
-                   "effective_head_dim": spec.effective_head_dim, "attention_width": spec.attention_width,
-                   "routed_expert_width": spec.routed_expert_width, "shared_expert_width": spec.shared_expert_width},
-        "tower": _tower_view(spec.vision, tower) if spec.vision is not None and tower is not None else None,
-        "parameters": parameters_view(spec, stack, tower, profile),
-    }
-
 
 _PARAMETER_COLUMNS = ("attention", "mlp", "routed_experts", "shared_experts", "router", "norms")
 

@@ -28,6 +28,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from pipeline.check.config import Config, matches, unknown_selector
 from pipeline.spec.problems import FileResult, InlineIgnore, Outcome, Problem, RunResult, Severity
+from pipeline.spec.yaml_source import comment_locations
 
 CODES: Dict[str, str] = {
     "ignore.unused": "An inline '# modelspec: ignore[CODE]' that silences nothing on its line; remove it, or the "
@@ -55,7 +56,6 @@ def inline_ignores(raw: bytes) -> Tuple[InlineIgnore, ...]:
     """
     if _MAYBE_DIRECTIVE.search(raw) is None:  # most files: no directive anywhere, nothing to scan
         return ()
-    from pipeline.spec.yaml_source import comment_locations  # pylint: disable=import-outside-toplevel
 
     text = raw.decode("utf-8", "replace").lstrip("\ufeff")
     try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from pipeline.spec.files import MAX_BYTES, open_regular
 from pipeline.spec.problems import FILE_START, FileResult, Location, Outcome
@@ -62,3 +62,13 @@ def read_spec_bytes(path: Path) -> Optional[bytes]:
             return handle.read(MAX_BYTES + 1)
     except OSError:
         return None
+
+
+def names_of(files: Sequence[Tuple[Any, str]], names: Iterable[Optional[str]]) -> Dict[str, List[Tuple[str, str]]]:
+    """:func:`spec_names` of *files*, ``(path, display)`` pairs, from the *names* they state (in order; ``None``
+    names nothing)."""
+    found: Dict[str, List[Tuple[str, str]]] = {}
+    for (_, display), name in zip(files, names):
+        if name is not None:
+            found.setdefault(name.casefold(), []).append((name, display))
+    return found

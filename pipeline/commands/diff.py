@@ -120,7 +120,7 @@ def _loaded(repo, label: str, shown_root: str, profiles_cache: Optional[Path] = 
     from pipeline.pricing.op_profiles import OpProfileError
 
     from pipeline.commands.options import progress_bar
-    from pipeline.check.runner import spec_file_names
+    from pipeline.check.discovery import spec_file_names
 
     total = len(spec_file_names([repo.specs])) if repo.specs.is_dir() else 0
     try:

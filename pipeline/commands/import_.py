@@ -469,7 +469,8 @@ def _refuse_a_taken_name(repo: Any, output: Path, name: str) -> None:
     Raises:
         SystemExit: 1, after naming the other spec on stderr.
     """
-    from pipeline.check.runner import find_spec_files, spec_names
+    from pipeline.check.runner import spec_names
+    from pipeline.check.discovery import find_spec_files
 
     if not repo.specs.is_dir():
         return

@@ -64,7 +64,7 @@ class WalkedCatalogue:
 
     Attributes:
         profiles: The op profiles (:func:`run_profiles`).
-        files: Every spec file under ``specs/`` (:func:`pipeline.check.runner.spec_file_names`).
+        files: Every spec file under ``specs/`` (:func:`pipeline.check.discovery.spec_file_names`).
         cache: The result cache, or ``None`` under ``--no-cache``.
         sources: What the command's snapshot comes from (:func:`pipeline.cache.snapshot.profiles_chosen`, then
             :func:`pipeline.cache.snapshot.walked`).
@@ -86,7 +86,7 @@ def walk_catalogue(repo: "SpecRepo", no_cache: bool) -> WalkedCatalogue:
         click.UsageError: If there is no ``specs/`` folder.
     """
     from pipeline.cache import snapshot  # pylint: disable=import-outside-toplevel
-    from pipeline.check.runner import spec_file_names as found_names  # pylint: disable=import-outside-toplevel
+    from pipeline.check.discovery import spec_file_names as found_names  # pylint: disable=import-outside-toplevel
 
     # Each source is stat'ed before what it stands for is read: the profiles before they are loaded, the
     # folders and specs the walk finds (it reads no spec) after the walk.
@@ -130,7 +130,7 @@ exclude_option = click.option(
 def spec_files(paths: Sequence[Path], repo: "SpecRepo", config: "Config", excludes: Sequence[str] = ()) -> List[Path]:
     """The spec files a command takes: *paths*, else the configuration's ``specs``, else ``specs/``; the
     configuration's ``exclude`` and *excludes* (``--exclude``) leave out files found under a folder (a file
-    named is always taken). Discovery is :func:`pipeline.check.runner.find_spec_files`'s policy.
+    named is always taken). Discovery is :func:`pipeline.check.discovery.find_spec_files`'s policy.
 
     Raises:
         click.UsageError: If a path does not exist or is neither a file nor a folder.
@@ -142,12 +142,12 @@ def spec_file_names(paths: Sequence[Path], repo: "SpecRepo", config: "Config",
                     excludes: Sequence[str] = (), watched: Optional[Set[str]] = None) -> List[str]:
     """:func:`spec_files` as path strings: ``check`` over a catalogue the result cache answers builds no
     ``Path`` per file (a tenth of a warm run's time at 10,000 files). *watched* gets the folders and links the
-    walk saw (:func:`pipeline.check.runner.spec_file_names`).
+    walk saw (:func:`pipeline.check.discovery.spec_file_names`).
 
     Raises:
         click.UsageError: If a path does not exist or is neither a file nor a folder.
     """
-    from pipeline.check.runner import spec_file_names as found_names  # pylint: disable=import-outside-toplevel
+    from pipeline.check.discovery import spec_file_names as found_names  # pylint: disable=import-outside-toplevel
 
     named = list(paths) or list(config.specs) or [repo.specs]
     try:

@@ -79,7 +79,7 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
     # pylint: disable=import-outside-toplevel
     from pipeline.catalogue.regen import resolve_specs
     from pipeline.check.repo import find_repo
-    from pipeline.check.runner import find_spec_files
+    from pipeline.check.discovery import find_spec_files
 
     from pipeline.commands.options import run_profiles, save_cache
 

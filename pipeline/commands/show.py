@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 import click
 
@@ -78,18 +78,35 @@ def command(name: str, fmt: str, root: Optional[Path], no_cache: bool) -> None:
 
 
 def _catalogue(repo: "SpecRepo", no_cache: bool, folder: Path, key: str) -> List["Entry"]:
-    """Every spec file of the catalogue with the name it states (:func:`pipeline.catalogue.views.entries`); kept as the
+    """Every spec file of the catalogue with the name it states (:func:`_entries`); kept as the
     snapshot *key* (see :func:`_named`) unless *no_cache*."""
     from pipeline.cache import snapshot
-    from pipeline.catalogue.views import entries
 
     walked = walk_catalogue(repo, no_cache)
-    catalogue = entries(walked.files, repo.displays, walked.cache)
+    catalogue = _entries(walked.files, repo.displays, walked.cache)
     save_cache(walked.cache)
     if not no_cache:
         snapshot.keep(folder, key, walked.sources, walked.taken,
                       "".join(snapshot.name_line(item.name, item.file, item.path) for item in catalogue))
     return catalogue
+
+
+def _entries(paths: Sequence["Path | str"], display: Any, cache: Any = None) -> List[Entry]:
+    """Read the name each spec file of *paths* states.
+
+    Args:
+        paths: The spec files.
+        display: ``display(paths)``, the paths as reports show them (:meth:`~pipeline.check.repo.SpecRepo.displays`).
+        cache: The result cache (:class:`~pipeline.cache.results.ResultCache`): the name of a file its catalogue
+            index or a record stands for is taken from there, without parsing the file; ``None`` parses every file.
+    """
+    from pipeline.catalogue.views import Entry
+    from pipeline.check.runner import stated_name
+
+    shown = list(zip(paths, display(paths)))
+    names = ((name for name, _ in cache.stated_names(shown)) if cache is not None
+             else (stated_name(Path(path), file) for path, file in shown))
+    return [Entry(path, file, name) for (path, file), name in zip(shown, names)]
 
 
 def _named(kept: str, name: str) -> List["Entry"]:
@@ -104,7 +121,7 @@ def _named(kept: str, name: str) -> List["Entry"]:
 
 
 def _view(repo: "SpecRepo", entry: "Entry", folder: Optional[Path]) -> Dict[str, Any]:
-    """:func:`pipeline.catalogue.views.show_view` of *entry*'s spec, checked with the five passes; kept in *folder*
+    """:func:`pipeline.catalogue.model_view.show_view` of *entry*'s spec, checked with the five passes; kept in *folder*
     (the cache folder; ``None``: ``--no-cache``) while the spec file and the op profiles stat as they did.
 
     A spec that fails its check has no view: its problems are shown and the command ends with exit code 1.
@@ -117,7 +134,7 @@ def _view(repo: "SpecRepo", entry: "Entry", folder: Optional[Path]) -> Dict[str,
     kept = snapshot.kept_view(folder, entry.file, key) if key is not None else None
     if kept is not None:
         return json.loads(kept)
-    from pipeline.catalogue.views import show_view
+    from pipeline.catalogue.model_view import show_view
     from pipeline.spec.problems import Severity
     from pipeline.check.runner import check_file
 

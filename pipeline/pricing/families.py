@@ -35,10 +35,12 @@ from __future__ import annotations
 
 import ast
 import functools
+import typing
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from pipeline.spec.model import ModelSpec, VisionSpec
 from pipeline.spec.problems import FieldPath
 
 #: What a config key becomes, by transform name (see ``pipeline.importer.config_json.TRANSFORMS``).
@@ -302,10 +304,6 @@ def spec_field_types(tower: bool = False) -> Mapping[str, type]:
     """The model spec's (with *tower*, the vision tower's) fields and their plain types (``Optional[int]`` is
     ``int``), for :func:`family_problems`; worked out once per process (``get_type_hints`` is slow, and every
     profile asks)."""
-    import typing  # pylint: disable=import-outside-toplevel
-
-    from pipeline.spec.model import ModelSpec, VisionSpec  # pylint: disable=import-outside-toplevel
-
     types: Dict[str, type] = {}
     for name, hint in typing.get_type_hints(VisionSpec if tower else ModelSpec).items():
         args = [arg for arg in typing.get_args(hint) if arg is not type(None)] or [hint]

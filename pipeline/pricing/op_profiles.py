@@ -43,6 +43,7 @@ from pipeline.spec.problems import FieldPath, Location, Problem, Severity, dotte
 from pipeline.spec.resources import bundled_profiles_dir
 from pipeline.pricing.weights import (EMPTY, LAYER_PARTS, MODEL_PARTS, NONE, TOWER_PARTS, TOWER_SYMBOLS, Inventory,
                               WeightFormatError, parse_weights)
+from pipeline.spec.schema_pass import schema_problems
 
 if TYPE_CHECKING:
     from pipeline.spec.yaml_source import SourceDoc
@@ -361,7 +362,6 @@ def _checked_folder(root: Path, paths: Sequence[Path]) -> Tuple[OpProfiles, Dict
         OpProfileError: Every problem found in the profiles.
     """
     from pipeline.spec import yaml_source  # pylint: disable=import-outside-toplevel
-    from pipeline.spec.schema_pass import schema_problems  # pylint: disable=import-outside-toplevel
 
     problems = []
     profiles: Dict[str, OpProfile] = {}

@@ -31,14 +31,13 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping
+from typing import Mapping
 
+from junitparser import Failure, JUnitXml, Skipped, TestCase, TestSuite
+
+from pipeline.reporters.summary import TOOL_NAME, problem_line, scope_sentence
 from pipeline.spec.escape import xml_text
 from pipeline.spec.problems import FileResult, Outcome, Problem, RunResult
-from pipeline.reporters.summary import TOOL_NAME, problem_line, scope_sentence
-
-if TYPE_CHECKING:
-    from junitparser import TestCase, TestSuite
 
 #: Why a skipped pass did not run (:class:`Outcome.SKIPPED`).
 SKIPPED_MESSAGE = "not run: an earlier pass left nothing to check"
@@ -56,9 +55,6 @@ class JunitReporter:
 
         *codes* is unused: each problem line names its code.
         """
-        # junitparser (and the XML library under it) is imported when a JUnit report is made, not by every run
-        from junitparser import JUnitXml, TestSuite  # pylint: disable=import-outside-toplevel
-
         document = JUnitXml(TOOL_NAME)
         if result.scope is not None:
             # A changed-only run says what it covered even when it checked nothing: a suite of no tests.
@@ -75,8 +71,6 @@ class JunitReporter:
 
 def _file_suite(file_result: FileResult, result: RunResult) -> TestSuite:
     """One file's suite: each pass's testcases, in pass order, then any pass only its problems name."""
-    from junitparser import TestSuite  # pylint: disable=import-outside-toplevel
-
     suite = TestSuite(file_result.file)
     named = [pass_name for pass_name, _ in file_result.outcomes]
     extra = sorted({problem.pass_name for problem in file_result.problems} - set(named))
@@ -96,8 +90,6 @@ def _pass_cases(file: str, pass_name: str, outcome: Outcome | None, problems: li
 
     The pass's other problems (warnings that do not fail the run) go to the first case's ``<system-out>``.
     """
-    from junitparser import Failure, Skipped, TestCase  # pylint: disable=import-outside-toplevel
-
     failing = [problem for problem in problems if result.failing(problem)]
     cases = []
     for problem in failing:

@@ -28,11 +28,12 @@ import json
 import pathlib
 import urllib.parse
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Any, Mapping, Optional, Sequence
 
+from pipeline.reporters.summary import TOOL_NAME, TOOL_VERSION, help_text, more_problems, posix_path, scope_sentence
 from pipeline.spec.escape import json_text, printable
 from pipeline.spec.problems import Problem, RunResult, Severity
-from pipeline.reporters.summary import TOOL_NAME, TOOL_VERSION, help_text, more_problems, posix_path, scope_sentence
 
 #: The schema a SARIF 2.1.0 log names (the OASIS standard's, with its errata).
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -145,8 +146,6 @@ def docs_base() -> Optional[str]:
     """The modelspec repository's URL from the installed distribution's metadata (its ``Project-URL``
     ``Repository`` or ``Source``), for the rules' ``helpUri``; ``None`` when the metadata states none, so no
     address is made up."""
-    from importlib import metadata  # pylint: disable=import-outside-toplevel
-
     try:
         urls = metadata.metadata("modelspec-catalogue").get_all("Project-URL") or []
     except metadata.PackageNotFoundError:

@@ -38,13 +38,22 @@ with no space to break at (a URL) stays whole, as yamllint allows.
 from __future__ import annotations
 
 import copy
+import difflib
+import io
 import os
 import re
 from dataclasses import dataclass, fields
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedBase
+from ruamel.yaml.error import CommentMark
+from ruamel.yaml.scalarstring import ScalarString
+from ruamel.yaml.tokens import CommentToken
+
 from pipeline.spec.model import MODEL_KEYS_ORDERED, KindActivations, OpCounts, VisionSpec
 from pipeline.spec.problems import FieldPath, Problem, Severity
+from pipeline.spec.yaml_source import MAX_BYTES, comment_locations, dump, load_bytes, load_path, read_bounded
 
 CODES: Dict[str, str] = {
     "fmt.unstable": "fmt could not rewrite the file without changing a value or losing a comment, so it left the "
@@ -231,8 +240,6 @@ def _owners(doc: Any) -> List[Tuple[int, int, FieldPath]]:
 
 def _read_comments(text: str, doc: Any, header_lines: int) -> _Comments:
     """Give each comment below the header to its owner (see the module's docstring)."""
-    from pipeline.spec.yaml_source import comment_locations
-
     lines = text.splitlines()
     owners = _owners(doc)
     before: Dict[FieldPath, List[str]] = {}
@@ -270,8 +277,6 @@ def _blank_above(lines: Sequence[str], line: int, header_lines: int) -> bool:
 
 def _strip_comments(node: Any) -> None:
     """Take every comment ruamel attached off *node* and its children, and put every container in block style."""
-    from ruamel.yaml.comments import CommentedBase
-
     if isinstance(node, CommentedBase):
         node.ca.items.clear()
         node.ca.comment = None
@@ -318,10 +323,6 @@ def _unquote(node: Any) -> Any:
 
 def _plain(value: Any) -> Any:
     """A quoted string as plain text when it may go plain (the canonical dumper writes it so), else *value*."""
-    from ruamel.yaml.scalarstring import ScalarString
-
-    from pipeline.spec.yaml_source import dump
-
     if isinstance(value, ScalarString) and dump({"k": str(value)}) == f"k: {value}\n":
         return str(value)
     return value
@@ -342,9 +343,6 @@ def _indent(path: FieldPath) -> int:
 
 def _attach(tree: Any, comments: _Comments) -> None:
     """Put the comments back on the reordered ruamel tree at their owners."""
-    from ruamel.yaml.error import CommentMark
-    from ruamel.yaml.tokens import CommentToken
-
     def put_before(container: Any, key: Any, lines: List[str], column: int) -> None:
         slot = container.ca.items.setdefault(key, [None, [], None, None])
         if slot[1] is None:
@@ -370,8 +368,6 @@ def _attach(tree: Any, comments: _Comments) -> None:
 
 def _ruamel() -> Any:
     """A ruamel.yaml round-trip reader and writer set to the canonical layout."""
-    from ruamel.yaml import YAML
-
     yaml = YAML(typ="rt")
     yaml.indent(mapping=2, sequence=4, offset=2)
     yaml.width = 1 << 30  # never fold a scalar
@@ -404,10 +400,6 @@ def format_text(text: str, file: str, schema: Optional[str] = None, edits: Seque
         every error the strict loader reports, or ``fmt.unstable`` when the
         rewrite would not keep the data or the comments.
     """
-    import io
-
-    from pipeline.spec.yaml_source import comment_locations, load_bytes
-
     doc = load_bytes(text.encode("utf-8"), file)
     errors = tuple(p for p in doc.problems if p.severity is Severity.ERROR)
     if errors or doc.data is None:
@@ -478,8 +470,6 @@ def _same_comments(before: Sequence[str], after: Sequence[str]) -> bool:
 
 def unified_diff(old: str, new: str, name: str) -> str:
     """The unified diff from *old* to *new*, as ``git diff`` labels it (``a/NAME``, ``b/NAME``)."""
-    import difflib
-
     return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
                                         f"a/{name}", f"b/{name}"))
 
@@ -491,8 +481,6 @@ def _short(line: str, width: int = 60) -> str:
 
 def change_summary(old: str, new: str) -> str:
     """What formatting changes, in a few words: how many lines, and the first one (``line 3: ...``)."""
-    import difflib
-
     old_lines, new_lines = old.splitlines(), new.splitlines()
     changed = 0
     first = None
@@ -526,8 +514,6 @@ def format_files(paths: Sequence[Any], display: Any, schema_for: Any) -> List[Tu
         ``(path, Formatted)`` per file, in the order given. An unreadable
         file is a ``yaml.unreadable`` problem, as :func:`~pipeline.spec.yaml_source.load_path` reports it.
     """
-    from pipeline.spec.yaml_source import MAX_BYTES, load_path, read_bounded
-
     results = []
     for path in paths:
         try:

@@ -29,6 +29,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 from pipeline.spec.model import ModelSpec, ModelSpecError
 from pipeline.spec.problems import FieldPath, Severity, dotted
+from pipeline.spec.yaml_source import dump, load_bytes, survives_dump
 
 CODES: Dict[str, str] = {
     "roundtrip.null": "A key is stated as null, which is the same as leaving it out.",
@@ -78,8 +79,6 @@ def _stable(data: Mapping[str, Any], written: Dict[str, Any], spec: ModelSpec) -
     (:meth:`~pipeline.spec.model.ModelSpec.from_dict` reads only values and their
     types), so it is not built.
     """
-    from pipeline.spec.yaml_source import dump, load_bytes, survives_dump  # pylint: disable=import-outside-toplevel
-
     if not survives_dump(written):
         written = load_bytes(dump(written).encode("utf-8"), "<round-trip>").data
     elif _same(written, data):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional
 
 from pipeline.spec.model import RUN_PRECISION_KEYS, unknown_key_message
 from pipeline.spec.problems import FieldPath, Problem, Severity, dotted, near_misses
@@ -123,12 +123,18 @@ def schema_problems(doc: "SourceDoc", schema_name: str = MODEL_SPEC_SCHEMA,
     return sorted(set(problems))
 
 
-def _leaves(error: "ValidationError") -> Iterator["ValidationError"]:
-    """The error itself, or for ``oneOf``/``anyOf`` the deepest error of the best-fitting branch."""
+def best_error(errors: Iterable["ValidationError"]) -> Optional["ValidationError"]:
+    """The error python-jsonschema's ``best_match`` picks as the one to explain *errors* by (the most relevant,
+    deepest), or ``None`` when there is none; jsonschema is imported by the validator that made them."""
     from jsonschema.exceptions import best_match  # pylint: disable=import-outside-toplevel
 
+    return best_match(errors)
+
+
+def _leaves(error: "ValidationError") -> Iterator["ValidationError"]:
+    """The error itself, or for ``oneOf``/``anyOf`` the deepest error of the best-fitting branch."""
     while error.validator in ("oneOf", "anyOf") and error.context:
-        error = best_match(error.context)
+        error = best_error(error.context)
     yield error
 
 
