@@ -14,6 +14,7 @@ read with (schema: ``$defs/family`` of ``schemas/op-profile.schema.json``)::
         n_embd: {field: hidden_size, source: configuration_gpt2.py attribute_map}
       ignored: {logit_scale: a scalar multiply of the logits}   # read, but priced by no field
       unread: {attention_bias: the biases are hard-coded}       # not read by its config class at all
+      top_level: {tie_word_embeddings: the wrapper's model ties}  # read at the top level only, not in text_config
 
 A family is one mapping, not a code path: a new family whose layers fit the
 existing layouts (the names :mod:`pipeline.importer` defines in
@@ -161,6 +162,11 @@ class Family:
         text_model_types: The model types its ``text_config`` may state that
             another profile prices (Mistral 3's text model is a ``mistral``):
             read with this family's rules all the same.
+        top_level: Keys the multimodal wrapper's config decides, each with
+            why: read at the top level (or from :attr:`defaults`) only, and
+            ignored where ``text_config`` states them (Gemma 3's and Mistral
+            3's ``tie_word_embeddings``: the wrapper's model ties its head by
+            its own config).
     """
 
     source: str
@@ -178,6 +184,7 @@ class Family:
     vision_defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     pattern_key: str = ""
     pattern_kinds: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    top_level: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def _key_rule(key: str, entry: Mapping[str, Any], prefix: str = "") -> KeyRule:
@@ -218,6 +225,7 @@ def parse_family(data: Mapping[str, Any]) -> Family:
         vision_defaults=MappingProxyType(_defaults(data.get("vision_defaults", {}))),
         pattern_key=data.get("pattern", {}).get("key", ""),
         pattern_kinds=MappingProxyType(dict(data.get("pattern", {}).get("kinds", {}))),
+        top_level=MappingProxyType(dict(data.get("top_level", {}))),
     )
 
 

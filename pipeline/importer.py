@@ -41,7 +41,7 @@ or by a later check, is shown at that key.
 The layer stack is derived per layer, as the modelling code builds its
 layers (``layer_types`` as stated; Qwen3-Next's from
 ``full_attention_interval``; Gemma 3's sliding pattern; DeepSeek's
-``first_k_dense_replace``/``moe_layer_freq``; Qwen-MoE's
+``first_k_dense_replace``; Qwen-MoE's
 ``decoder_sparse_step``/``mlp_only_layers``; T5's halves), then compared
 with what :func:`pipeline.stack.derive_layers` resolves from the written
 fields: ``layers`` is written only when the rules alone would resolve the
@@ -171,9 +171,6 @@ KEYS: Tuple[KeyRule, ...] = (
          _HF + "qwen2/configuration_qwen2.py: sliding_window = sliding_window if use_sliding_window else None"),
     _row("max_window_layers", "layer_types", "rule",
          _HF + "qwen2/configuration_qwen2.py: sliding_attention from layer max_window_layers on"),
-    _row("moe_layer_freq", "layers", "rule",
-         "DeepSeek modeling_deepseek.py DeepseekV3DecoderLayer: MoE at layer_idx >= first_k_dense_replace and "
-         "layer_idx % moe_layer_freq == 0"),
     _row("decoder_sparse_step", "layers", "rule",
          _HF + "qwen3_moe/modeling_qwen3_moe.py Qwen3MoeDecoderLayer: MoE unless in mlp_only_layers, where "
                "(layer_idx + 1) % decoder_sparse_step == 0"),
@@ -684,14 +681,20 @@ def _ffn_per_kind(ctx: _Context, count: int) -> Optional[List[str]]:
     return [ctx.profile.layer_kinds[kind].ffn if kind in ctx.profile.layer_kinds else "none" for kind in kinds]
 
 
-def _ffn_first_k_freq(ctx: _Context, count: int) -> Optional[List[str]]:
+def _ffn_first_k(ctx: _Context, count: int) -> Optional[List[str]]:
+    """DeepSeek-V3: dense below first_k_dense_replace (stated, or its config class's default), MoE from there."""
     if ctx.fields.values.get("num_experts") is None:
         return ["dense"] * count
-    first = ctx.integer("first_k_dense_replace", 0, "the dense-then-MoE layer rule")
-    every = ctx.integer("moe_layer_freq", 1, "the dense-then-MoE layer rule")
-    if first is None or every is None:
+    first = ctx.fields.values.get("first_k_dense_replace")
+    if first is None:
+        ctx.refuse((), "import.missing", "first_k_dense_replace is not stated, and the dense-then-MoE layer rule "
+                                         "needs it; state it")
         return None
-    return ["moe" if index >= first and index % every == 0 else "dense" for index in range(count)]
+    if isinstance(first, bool) or not isinstance(first, int) or first < 0:
+        ctx.refuse(ctx.fields.paths.get("first_k_dense_replace", ()), "import.value",
+                   f"first_k_dense_replace must be an integer of at least 0, got {_show(first)}")
+        return None
+    return ["moe" if index >= first else "dense" for index in range(count)]
 
 
 def _ffn_sparse_step(ctx: _Context, count: int) -> Optional[List[str]]:
@@ -709,7 +712,7 @@ def _ffn_sparse_step(ctx: _Context, count: int) -> Optional[List[str]]:
 FFN_RULES: Mapping[str, Callable[[_Context, int], Optional[List[str]]]] = MappingProxyType({
     "dense": _ffn_dense,
     "moe": _ffn_moe,
-    "first_k_freq": _ffn_first_k_freq,
+    "first_k": _ffn_first_k,
     "sparse_step": _ffn_sparse_step,
     "per_kind": _ffn_per_kind,
 })
@@ -728,12 +731,11 @@ _RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "encoder_decoder": ("sliding_window", "use_sliding_window", "num_layers", "num_decoder_layers"),
     "stated": ("sliding_window",),
     "pattern": ("sliding_window", "use_sliding_window"),
-    "first_k_freq": ("moe_layer_freq",),
     "sparse_step": ("decoder_sparse_step", "mlp_only_layers"),
 })
 _ANY = object()  # a rule key that changes nothing at any value
 _NEUTRAL: Mapping[str, Any] = MappingProxyType({
-    "use_sliding_window": False, "max_window_layers": _ANY, "moe_layer_freq": 1, "decoder_sparse_step": 1,
+    "use_sliding_window": False, "max_window_layers": _ANY, "decoder_sparse_step": 1,
     "mlp_only_layers": [],
 })
 
@@ -1080,10 +1082,11 @@ def _source(origins: Mapping[str, str], paths: Mapping[str, KeyPath], path: Sequ
     return key_path, note
 
 
-def _merge(config: Mapping[str, Any],
-           issues: List[ImportIssue]) -> Tuple[Dict[str, _Stated], List[_Stated], List[KeyPath]]:
+def _merge(config: Mapping[str, Any], issues: List[ImportIssue],
+           top_level: frozenset = frozenset()) -> Tuple[Dict[str, _Stated], List[_Stated], List[KeyPath]]:
     """The top-level and text_config keys as one mapping, the model types stated (top level first), and the
-    nestings stated inside text_config (keys no row reads there)."""
+    nestings stated inside text_config (keys no row reads there); a text_config key of *top_level* (the
+    family's ``top_level``: the wrapper decides it) is left out."""
     keys = {key: _Stated(value, (key,)) for key, value in config.items() if key != "text_config"}
     types = [keys["model_type"]] if "model_type" in keys else []
     text = config.get("text_config")
@@ -1100,6 +1103,8 @@ def _merge(config: Mapping[str, Any],
             continue
         if key in _TOP_LEVEL_ONLY:
             misplaced.append(("text_config", key))
+            continue
+        if key in top_level:
             continue
         if key in keys and not _same(keys[key].value, value):
             issues.append(ImportIssue(("text_config", key), "import.both-levels",
@@ -1281,6 +1286,9 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
     profile = _pick(keys, types, profiles, arch, picked)
     if profile is None:
         raise ConfigImportError(picked)  # the one reason; a key's problems mean nothing without a family
+    if profile.family.top_level:
+        issues = []
+        keys, types, misplaced = _merge(config, issues, frozenset(profile.family.top_level))
     issues.extend(picked)
     ctx = _Context(keys, profile)
     ctx.issues.extend(issues)

@@ -246,8 +246,6 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
      {"layer_types": [F, F, S, S], "sliding_window": 16}),
     ("max_window_layers", with_(QWEN2, use_sliding_window=True, sliding_window=16, max_window_layers=3),
      {"layer_types": [F, F, F, S]}),
-    ("moe_layer_freq", with_(DEEPSEEK, moe_layer_freq=2),
-     {"layers": [{"kind": "dense", "count": 2}, {"kind": "moe", "count": 1}, {"kind": "dense", "count": 1}]}),
     ("decoder_sparse_step", with_(QWEN3_MOE, decoder_sparse_step=2, intermediate_size=128),
      {"layers": [{"kind": "dense", "count": 1}, {"kind": "moe", "count": 1}, {"kind": "dense", "count": 1},
                  {"kind": "moe", "count": 1}]}),
