@@ -226,11 +226,42 @@ _EPS = "a norm's epsilon, a numerical constant"
 _INIT = "the initialisation scale of the weights, which a trained checkpoint no longer has"
 _LOSS = "the auxiliary load-balancing loss, a training objective, not a layer's op"
 
+_OUTPUT = "what forward returns beside the logits; the same layers run"
+_LABELS = "a sequence-classification head's labels (PreTrainedConfig's fine-tuning keys), not the language model's"
+# The generation settings PreTrainedConfig.__post_init__ pops and drops (GenerationConfig's defaults:
+# transformers 5.24.0 configuration_utils.py: for parameter_name in
+# GenerationConfig._get_default_generation_params(): kwargs.pop(parameter_name, None)).
+_GENERATION = ("assistant_confidence_threshold", "assistant_lookbehind", "bad_words_ids", "begin_suppress_tokens",
+               "diversity_penalty", "do_sample", "early_stopping", "encoder_no_repeat_ngram_size",
+               "encoder_repetition_penalty", "epsilon_cutoff", "eta_cutoff", "exponential_decay_length_penalty",
+               "forced_bos_token_id", "forced_eos_token_id", "length_penalty", "max_length", "min_length",
+               "no_repeat_ngram_size", "num_assistant_tokens", "num_assistant_tokens_schedule", "num_beam_groups",
+               "num_beams", "num_return_sequences", "output_scores", "remove_invalid_values", "repetition_penalty",
+               "return_dict_in_generate", "suppress_tokens", "target_lookbehind", "temperature", "top_k", "top_p",
+               "typical_p")
+
+# PreTrainedConfig's own fields and what its to_dict writes beside them (transformers 5.24.0
+# configuration_utils.py PreTrainedConfig, __post_init__, to_dict), which every config, its text_config and its
+# vision_config may state, and which change nothing a cost model prices.
+_PRETRAINED: Mapping[str, str] = MappingProxyType({
+    "architectures": "the class names transformers loads; model_type picks the op profile",
+    "transformers_version": "the transformers release that saved the file",
+    "output_hidden_states": _OUTPUT,
+    "output_attentions": _OUTPUT,
+    "return_dict": _OUTPUT,
+    "chunk_size_feed_forward": "apply_chunking_to_forward runs the feed-forward over chunks of the sequence; an op "
+                               "run piece by piece counts once (op_profiles/README.md)",
+    "id2label": _LABELS,
+    "label2id": _LABELS,
+    "num_labels": _LABELS,
+    "problem_type": _LABELS,
+    **{key: "a generation setting, which PreTrainedConfig.__post_init__ drops" for key in _GENERATION},
+})
+
 #: The top-level and ``text_config`` keys that do not change what a cost model prices.
 IGNORED: Mapping[str, str] = MappingProxyType({
-    "architectures": "the class names transformers loads; model_type picks the op profile",
+    **_PRETRAINED,
     "auto_map": "where the hub's own modelling code lives; model_type picks the op profile",
-    "transformers_version": "the transformers release that saved the file",
     "use_cache": "whether inference keeps a key/value cache",
     "output_past": "T5's old name for use_cache",
     "initializer_range": _INIT,
@@ -249,6 +280,8 @@ IGNORED: Mapping[str, str] = MappingProxyType({
     "vision_end_token_id": _TOKEN_ID,
     "vision_token_id": _TOKEN_ID,
     "boi_token_index": _TOKEN_ID,
+    "boi_token_id": _TOKEN_ID,
+    "eoi_token_id": _TOKEN_ID,
     "eoi_token_index": _TOKEN_ID,
     "rope_theta": _ROPE,
     "rope_scaling": _ROPE,
@@ -302,6 +335,13 @@ IGNORED: Mapping[str, str] = MappingProxyType({
 
 #: The ``vision_config`` keys that do not change what a cost model prices.
 VISION_IGNORED: Mapping[str, str] = MappingProxyType({
+    **_PRETRAINED,
+    "_name_or_path": "the tower config's own checkpoint name, which a composite config's save writes; the top-level "
+                     "name names the spec",
+    "dtype": "the tower config's own copy of the checkpoint's dtype; the top-level dtype is the spec's",
+    "torch_dtype": "the tower config's own copy of the checkpoint's dtype; the top-level dtype is the spec's",
+    "rope_parameters": "the tower's rotary position encoding; " + _ROPE,
+    "is_encoder_decoder": "PreTrainedConfig's flag, false for every tower; the top-level one picks the layout",
     "model_type": "the tower's config class; the top-level model_type picks the tower's rule",
     "hidden_act": _ACTIVATION,
     "initializer_range": _INIT,

@@ -185,6 +185,11 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("num_experts", QWEN3_MOE, {"num_experts": 8, "num_shared_experts": 0}),
     ("n_routed_experts", DEEPSEEK, {"num_experts": 8}),
     ("num_local_experts", MIXTRAL, {"num_experts": 4, "num_shared_experts": 0}),
+    ("num_local_experts", {**{k: v for k, v in QWEN3_MOE.items() if k != "num_experts"}, "num_local_experts": 8},
+     {"num_experts": 8, "num_shared_experts": 0}),
+    ("num_local_experts", {**{k: v for k, v in DEEPSEEK.items() if k != "n_routed_experts"}, "num_local_experts": 8},
+     {"num_experts": 8}),
+    ("num_mtp_layers", with_(DEEPSEEK, num_mtp_layers=1), {"mtp_depth": 1}),
     ("num_experts_per_tok", MIXTRAL, {"num_experts_per_tok": 2}),
     ("experts_per_token", with_(GPT_OSS, experts_per_token=2), {"num_experts_per_tok": 2}),
     ("experts_per_token", with_(GPT_OSS, experts_per_token=3),
@@ -304,6 +309,11 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
      [(("reorder_and_upcast_attn",), "import.unsupported",
        "reorder_and_upcast_attn is true: true runs GPT2Attention._upcast_and_reordered_attn, not the _attn the "
        "gpt2 profile counts; only false is imported")]),
+    ("add_cross_attention", with_(GPT2, add_cross_attention=False), {"arch": "gpt2"}),
+    ("add_cross_attention", with_(ROBERTA, add_cross_attention=True),
+     [(("add_cross_attention",), "import.unsupported",
+       "add_cross_attention is true: true gives every RobertaLayer a crossattention (transformers 5.24.0 "
+       "modeling_roberta.py), which the roberta profile does not price; only false is imported")]),
     ("d_model", T5, {"hidden_size": 64}),
     ("num_heads", T5, {"num_attention_heads": 4}),
     ("d_ff", T5, {"intermediate_size": 128}),

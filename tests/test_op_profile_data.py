@@ -198,7 +198,7 @@ MLA = {"q_lora_rank": "stated", **PLAIN}
 
 
 @pytest.mark.parametrize(("arch", "expected"), [
-    ("deepseek_v3", {"dense": MLA, "moe": {**MLA, "num_shared_experts": 1, "shared_expert_gate": False}}),
+    ("deepseek_v3", {"dense": MLA, "moe": {**MLA, "num_shared_experts": "stated", "shared_expert_gate": False}}),
     ("gemma3", {"sliding_attention": QK_NORM, "full_attention": QK_NORM}),
     ("gpt2", {"full_attention": PLAIN}),
     ("gpt_oss", {"sliding_attention": {**PLAIN, **NO_SHARED}, "full_attention": {**PLAIN, **NO_SHARED}}),

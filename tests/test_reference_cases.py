@@ -56,6 +56,13 @@ CASES = [
     ("nemotron-3-nano-30b-a3b.json", _top(attention_bias=True), 31_577_937_344),  # was 31,577,981,120
     # 7. transformers' DeepSeek-V3 puts a MoE in every layer from first_k_dense_replace on; no moe_layer_freq.
     ("deepseek-v3.json", _top(moe_layer_freq=2), 671_026_404_352),  # was 354,236,128,256
+    # Refused before, exact now: NemotronHMoE builds one shared MLP whatever n_shared_experts says, and
+    # DeepseekV3MoE one of moe_intermediate_size * n_shared_experts, for any number; DeepseekV3Config's defaults
+    # (first_k_dense_replace 3, n_shared_experts 1) for a config that leaves them out.
+    ("nemotron-3-nano-30b-a3b.json", _top(n_shared_experts=2), 31_577_937_344),
+    ("deepseek-v3.json", _top(n_shared_experts=2), 673_580_735_488),
+    ("deepseek-v3.json", lambda config: [config.pop(key) for key in ("first_k_dense_replace", "n_shared_experts")],
+     671_026_404_352),
 ]
 
 
