@@ -15,6 +15,8 @@ read with (schema: ``$defs/family`` of ``schemas/op-profile.schema.json``)::
       ignored: {logit_scale: a scalar multiply of the logits}   # read, but priced by no field
       unread: {attention_bias: the biases are hard-coded}       # not read by its config class at all
       top_level: {tie_word_embeddings: the wrapper's model ties}  # read at the top level only, not in text_config
+      variants:                                        # kinds a key's value swaps in (T5 v1.1's gated MLP)
+        - {when: {feed_forward_proj: {match: "^gated-"}}, kinds: {encoder: gated_encoder}, source: ...}
 
 A family is one mapping, not a code path: a new family whose layers fit the
 existing layouts (the names :mod:`pipeline.importer` defines in
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Dict, List, Mapping, Optional, Tuple
@@ -127,6 +130,47 @@ def compile_expression(text: str) -> Expression:
 
 
 @dataclass(frozen=True)
+class Condition:
+    """What a stated config key must hold for a :class:`Variant` to apply.
+
+    Attributes:
+        match: A regular expression a string value matches (``^gated-``), or ``None``.
+        equals: The JSON value it equals (``true``, ``null``) when :attr:`match` is ``None``.
+    """
+
+    match: Optional[str]
+    equals: Any = None
+
+    def holds(self, value: Any) -> bool:
+        """Whether a stated *value* meets the condition (``1`` is not ``true``)."""
+        if self.match is not None:
+            return isinstance(value, str) and re.search(self.match, value) is not None
+        return type(value) is type(self.equals) and value == self.equals
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Layer kinds a family's modelling code swaps in when a config key says so.
+
+    T5's ``feed_forward_proj: gated-gelu`` (or ``is_gated_act: true``)
+    builds ``T5DenseGatedActDense`` in every block, whose counts are another
+    kind's; DeepSeek-V3's ``q_lora_rank: null`` projects the query with one
+    matrix. The importer renames each body layer's kind by :attr:`kinds` when
+    a stated key of :attr:`when` meets its condition, and refuses a config
+    whose stated keys disagree.
+
+    Attributes:
+        source: The modelling code that builds the other layers.
+        when: The config keys, each with the condition that selects the variant.
+        kinds: ``{kind: the kind it becomes}``.
+    """
+
+    source: str
+    when: Mapping[str, Condition]
+    kinds: Mapping[str, str]
+
+
+@dataclass(frozen=True)
 class Family:
     """What an architecture family's modelling code decides that its config does not say.
 
@@ -167,6 +211,7 @@ class Family:
             ignored where ``text_config`` states them (Gemma 3's and Mistral
             3's ``tie_word_embeddings``: the wrapper's model ties its head by
             its own config).
+        variants: The kinds its code swaps in by a key's value (:class:`Variant`).
     """
 
     source: str
@@ -185,6 +230,18 @@ class Family:
     pattern_key: str = ""
     pattern_kinds: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     top_level: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    variants: Tuple[Variant, ...] = ()
+
+    @property
+    def variant_keys(self) -> frozenset:
+        """The config keys a variant reads."""
+        return frozenset(key for variant in self.variants for key in variant.when)
+
+
+def _variant(data: Mapping[str, Any]) -> Variant:
+    """A checked ``variants`` entry as a :class:`Variant`."""
+    when = {key: Condition(entry.get("match"), entry.get("equals")) for key, entry in data["when"].items()}
+    return Variant(data["source"], MappingProxyType(when), MappingProxyType(dict(data["kinds"])))
 
 
 def _key_rule(key: str, entry: Mapping[str, Any], prefix: str = "") -> KeyRule:
@@ -226,6 +283,7 @@ def parse_family(data: Mapping[str, Any]) -> Family:
         pattern_key=data.get("pattern", {}).get("key", ""),
         pattern_kinds=MappingProxyType(dict(data.get("pattern", {}).get("kinds", {}))),
         top_level=MappingProxyType(dict(data.get("top_level", {}))),
+        variants=tuple(_variant(entry) for entry in data.get("variants", ())),
     )
 
 
@@ -237,7 +295,8 @@ def _defaults(data: Mapping[str, Any]) -> Dict[str, Any]:
 
 def family_problems(data: Mapping[str, Any], spec_fields: Mapping[str, type], shared_keys: Mapping[str, Any],
                     tower_fields: Mapping[str, type],
-                    shared_tower_keys: Mapping[str, Any] = MappingProxyType({})) -> List[Tuple[FieldPath, str]]:
+                    shared_tower_keys: Mapping[str, Any] = MappingProxyType({}),
+                    kinds: Tuple[str, ...] = ()) -> List[Tuple[FieldPath, str]]:
     """What a schema-checked ``import`` section gets wrong that the schema cannot say.
 
     Args:
@@ -247,6 +306,7 @@ def family_problems(data: Mapping[str, Any], spec_fields: Mapping[str, type], sh
         shared_keys: The keys the importer's shared table reads, for ``defaults``.
         tower_fields: The vision tower's fields, for ``vision_keys``.
         shared_tower_keys: The keys the importer's shared tower table reads, for ``vision_defaults``.
+        kinds: The profile's layer kinds, which a variant renames from and to.
 
     Returns:
         ``(path under import, message)`` for each problem, in file order.
@@ -275,6 +335,20 @@ def family_problems(data: Mapping[str, Any], spec_fields: Mapping[str, type], sh
         for key in data.get(section, {}):
             if key in data.get(mapped, {}):
                 found.append(((section, key), f"{section}.{key} is also mapped under {mapped}; keep one"))
+    for index, variant in enumerate(data.get("variants", ())):
+        for old, new in variant["kinds"].items():
+            for name in (old, new):
+                if name not in kinds:
+                    found.append((("variants", index, "kinds", old),
+                                  f"variants[{index}] names kind {name!r}, which is not one of the layer_kinds "
+                                  f"{sorted(kinds)}"))
+        for key, condition in variant["when"].items():
+            if "match" in condition:
+                try:
+                    re.compile(condition["match"])
+                except re.error as error:
+                    found.append((("variants", index, "when", key, "match"),
+                                  f"variants[{index}].when.{key}.match is no regular expression: {error}"))
     found += _default_problems("defaults", data.get("defaults", {}), {**shared_keys, **keys}, spec_fields, "keys",
                                "model spec")
     found += _default_problems("vision_defaults", data.get("vision_defaults", {}),

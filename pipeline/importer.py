@@ -877,17 +877,37 @@ def _write_stack(ctx: _Context, kinds: List[str], types: Sequence[str], stated: 
                    f"model_type {ctx.type_name!r}'s layer rule", stated.path if stated else ())
 
 
+def _variant_kinds(ctx: _Context) -> Optional[Dict[str, str]]:
+    """The kinds the family's variants rename (``{}`` for none), or ``None`` after refusing stated keys that
+    disagree (T5's ``feed_forward_proj: relu`` beside ``is_gated_act: true``)."""
+    renames: Dict[str, str] = {}
+    for variant in ctx.family.variants:
+        stated = [(key, ctx.keys[key]) for key in variant.when if key in ctx.keys]
+        verdicts = {key: variant.when[key].holds(item.value) for key, item in stated}
+        if len(set(verdicts.values())) > 1:
+            ctx.refuse(stated[-1][1].path, "import.conflict",
+                       " but ".join(f"{key} is {_show(item.value)}" for key, item in stated) +
+                       f": they disagree on the layers {variant.source} builds; state one")
+            return None
+        if any(verdicts.values()):
+            renames.update(variant.kinds)
+    return renames
+
+
 def _encoder_decoder_stack(ctx: _Context) -> None:
-    """T5: encoder blocks then decoder blocks; num_hidden_layers is their sum."""
+    """T5: encoder blocks then decoder blocks (of a variant's kinds, T5 v1.1's gated ones); num_hidden_layers is
+    their sum."""
     encoder = ctx.integer("num_layers", 1, "an encoder-decoder stack")
     decoder = ctx.value("num_decoder_layers")
     decoder = encoder if decoder is None else ctx.integer("num_decoder_layers", 1, "an encoder-decoder stack")
-    if encoder is None or decoder is None:
+    renames = _variant_kinds(ctx)
+    if encoder is None or decoder is None or renames is None:
         return
     path = ctx.path("num_layers")
     ctx.fields.put("num_hidden_layers", encoder + decoder, "num_layers + num_decoder_layers", path)
-    if encoder != decoder:
-        ctx.fields.put("layers", [{"kind": "encoder", "count": encoder}, {"kind": "decoder", "count": decoder}],
+    if encoder != decoder or renames:
+        ctx.fields.put("layers", [{"kind": renames.get("encoder", "encoder"), "count": encoder},
+                                  {"kind": renames.get("decoder", "decoder"), "count": decoder}],
                        "num_layers, num_decoder_layers", path)
 
 
@@ -922,8 +942,10 @@ def _stack(ctx: _Context) -> None:
             return
         ctx.fields.put("sliding_window", window.value, window.origin, window.path)
     kinds = _body_kinds(ctx, types[:count], ffns)
-    if kinds is not None:
-        _write_stack(ctx, kinds, types if stated is not None else types[:count], stated)
+    renames = _variant_kinds(ctx)
+    if kinds is not None and renames is not None:
+        _write_stack(ctx, [renames.get(kind, kind) for kind in kinds], types if stated is not None else types[:count],
+                     stated)
 
 
 # The keys that give a period of layer types, checked against stated layer_types.
@@ -1360,7 +1382,7 @@ def _apply_keys(ctx: _Context) -> List[KeyPath]:
             continue  # the pattern key is read by the pattern layout
         rule = family.keys.get(key) or _RULES.get(key)
         if rule is None:
-            if key not in IGNORED:
+            if key not in IGNORED and key not in family.variant_keys:  # a variant's key is read by the stack
                 unknown.append(stated.path)
             continue
         if _refuse_non_finite(ctx, stated):

@@ -327,12 +327,6 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("relative_attention_num_buckets", with_(T5, relative_attention_num_buckets=0),
      [(("relative_attention_num_buckets",), "spec.not-positive",
        "relative_attention_num_buckets must be positive, got 0")]),
-    ("feed_forward_proj", with_(T5, feed_forward_proj="relu"), {"arch": "t5"}),
-    ("feed_forward_proj", with_(T5, feed_forward_proj="gated-gelu"),
-     [(("feed_forward_proj",), "import.unsupported",
-       "feed_forward_proj is \"gated-gelu\": huggingface/transformers src/transformers/models/t5/configuration_t5.py: "
-       "gated-* selects T5DenseGatedActDense (3 projections), which the t5 profile (T5DenseActDense, 2) does not "
-       "price; state arch and ops for such a model")]),
     ("is_encoder_decoder", with_(T5, is_encoder_decoder=True), {"arch": "t5"}),
     ("is_encoder_decoder", with_(LLAMA, is_encoder_decoder=True),
      [(("is_encoder_decoder",), "import.unsupported",
@@ -468,6 +462,33 @@ def test_every_profiled_model_type_has_a_family_and_every_default_a_rule():
         if profile.family is not None:
             assert profile.family.source
             assert set(profile.family.defaults) <= {rule.key for rule in KEYS} | set(profile.family.keys)
+
+
+# ---- variants: the kinds a key's value swaps in ---------------------------------------
+
+GATED_T5 = [{"kind": "gated_encoder", "count": 2}, {"kind": "gated_decoder", "count": 2}]
+
+
+@pytest.mark.parametrize("config, expected", [
+    (with_(T5, feed_forward_proj="gated-gelu"), {"layers": GATED_T5, "intermediate_size": 128}),
+    (with_(T5, feed_forward_proj="gated-silu", is_gated_act=True), {"layers": GATED_T5}),
+    (with_(T5, is_gated_act=True), {"layers": GATED_T5}),
+    (with_(T5, feed_forward_proj="relu", is_gated_act=False), {"layers": None, "num_hidden_layers": 4}),
+    (with_(COHERE, use_qk_norm=True), {"layers": [{"kind": "full_attention_qk_norm", "count": 2}], "qk_norm": True}),
+    (with_(DEEPSEEK, q_lora_rank=None), {"layers": [{"kind": "dense_q_proj", "count": 1},
+                                                    {"kind": "moe_q_proj", "count": 3}], "q_lora_rank": None}),
+])
+def test_a_variant_key_swaps_in_its_kinds(config, expected):
+    _expect(config, expected)
+
+
+def test_variant_keys_that_disagree_are_refused_naming_both():
+    assert refusals(with_(T5, feed_forward_proj="relu", is_gated_act=True)) == [
+        (("is_gated_act",), "import.conflict",
+         'feed_forward_proj is "relu" but is_gated_act is true: they disagree on the layers transformers 5.24.0 '
+         "configuration_t5.py T5Config.__post_init__: is_gated_act = feed_forward_proj.split('-')[0] == 'gated' (a "
+         "stated is_gated_act is set after it); modeling_t5.py T5LayerFF: T5DenseGatedActDense if config.is_gated_act "
+         "builds; state one")]
 
 
 # ---- refusals ------------------------------------------------------------------------

@@ -198,7 +198,9 @@ MLA = {"q_lora_rank": "stated", **PLAIN}
 
 
 @pytest.mark.parametrize(("arch", "expected"), [
-    ("deepseek_v3", {"dense": MLA, "moe": {**MLA, "num_shared_experts": "stated", "shared_expert_gate": False}}),
+    ("deepseek_v3", {"dense": MLA, "moe": {**MLA, "num_shared_experts": "stated", "shared_expert_gate": False},
+                     "dense_q_proj": PLAIN, "moe_q_proj": {**PLAIN, "num_shared_experts": "stated",
+                                                           "shared_expert_gate": False}}),
     ("gemma3", {"sliding_attention": QK_NORM, "full_attention": QK_NORM}),
     ("gpt2", {"full_attention": PLAIN}),
     ("gpt_oss", {"sliding_attention": {**PLAIN, **NO_SHARED}, "full_attention": {**PLAIN, **NO_SHARED}}),
@@ -212,14 +214,14 @@ MLA = {"q_lora_rank": "stated", **PLAIN}
     ("qwen3_5_moe", {"linear_attention": GATED_SHARED, "full_attention": {**GATED, **GATED_SHARED}}),
     ("qwen3_moe", {"dense": QK_NORM, "moe": {**QK_NORM, **NO_SHARED}}),
     ("qwen3_next", {"linear_attention": GATED_SHARED, "full_attention": {**GATED, **GATED_SHARED}}),
-    ("t5", {"encoder": PLAIN, "decoder": PLAIN}),
+    ("t5", {"encoder": PLAIN, "decoder": PLAIN, "gated_encoder": PLAIN, "gated_decoder": PLAIN}),
     ("vision", {"encoder": {}, "gated_encoder": {}, "window_encoder": {}}),
     ("phi3", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
     ("granite", {"full_attention": PLAIN}),
     ("starcoder2", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
     ("olmo2", {"full_attention": QK_NORM}),
     ("exaone4", {"sliding_attention": QK_NORM, "full_attention": QK_NORM}),
-    ("cohere", {"full_attention": PLAIN}),
+    ("cohere", {"full_attention": PLAIN, "full_attention_qk_norm": QK_NORM}),
     ("phi", {"full_attention": PLAIN}),
     ("minimax_m2", {"moe": {**QK_NORM, **NO_SHARED}}),
     ("mistral3", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
@@ -257,13 +259,13 @@ def test_op_profile_data_assumptions_agree_with_the_importers_fixed_facts(arch):
     [
         ("llama", ["full_attention"], "full_attention"),
         ("qwen3_moe", ["dense", "moe"], "moe"),
-        ("deepseek_v3", ["dense", "moe"], None),
+        ("deepseek_v3", ["dense", "moe", "dense_q_proj", "moe_q_proj"], None),
         ("qwen3_next", ["linear_attention", "full_attention"], None),
         ("qwen3_5", ["linear_attention", "full_attention"], None),
         ("qwen3_5_moe", ["linear_attention", "full_attention"], None),
         ("gemma3", ["sliding_attention", "full_attention"], None),
         ("gpt_oss", ["sliding_attention", "full_attention"], None),
-        ("t5", ["encoder", "decoder"], None),
+        ("t5", ["encoder", "decoder", "gated_encoder", "gated_decoder"], None),
         ("vision", ["encoder", "gated_encoder", "window_encoder"], "encoder"),
     ],
 )

@@ -548,7 +548,11 @@ DECLARED = OpCounts(attMM=9, attBMM=9, ffMM=9, softmax=9, dropout=9, normOp=9, g
     pytest.param("t5", {"decoder": DECLARED}, {
         "encoder": OpCounts(attMM=4, attBMM=2, ffMM=2, softmax=1, dropout=4, normOp=2, gather=4, headCast=0, ffAct=1,
                             linrec=0),
-        "decoder": DECLARED}, id="declared-replace-one-kind"),
+        "decoder": DECLARED,
+        "gated_encoder": OpCounts(attMM=4, attBMM=2, ffMM=3, softmax=1, dropout=4, normOp=2, gather=4, headCast=0,
+                                  ffAct=1, linrec=0),
+        "gated_decoder": OpCounts(attMM=8, attBMM=4, ffMM=3, softmax=2, dropout=6, normOp=3, gather=6, headCast=0,
+                                  ffAct=1, linrec=0)}, id="declared-replace-one-kind"),
 ])
 def test_resolve_ops(arch: str, ops: Optional[Dict[str, OpCounts]], expected: Dict[str, OpCounts]) -> None:
     assert resolve_ops(arch, ops) == expected
