@@ -203,6 +203,9 @@ class Family:
         pattern_key: For the ``pattern`` layout: the config key whose
             characters name each layer's kind (``hybrid_override_pattern``).
         pattern_kinds: The layer kind each of its characters names.
+        pattern_lists: Config keys that list each layer's type by name instead
+            (NemotronH's ``layers_block_type``), read before the pattern key.
+        pattern_names: The layer kind each name of such a list names.
         text_model_types: The model types its ``text_config`` may state that
             another profile prices (Mistral 3's text model is a ``mistral``):
             read with this family's rules all the same.
@@ -229,6 +232,8 @@ class Family:
     vision_defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     pattern_key: str = ""
     pattern_kinds: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    pattern_lists: Tuple[str, ...] = ()
+    pattern_names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     top_level: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     variants: Tuple[Variant, ...] = ()
 
@@ -282,6 +287,8 @@ def parse_family(data: Mapping[str, Any]) -> Family:
         vision_defaults=MappingProxyType(_defaults(data.get("vision_defaults", {}))),
         pattern_key=data.get("pattern", {}).get("key", ""),
         pattern_kinds=MappingProxyType(dict(data.get("pattern", {}).get("kinds", {}))),
+        pattern_lists=tuple(data.get("pattern", {}).get("list_keys", ())),
+        pattern_names=MappingProxyType(dict(data.get("pattern", {}).get("names", {}))),
         top_level=MappingProxyType(dict(data.get("top_level", {}))),
         variants=tuple(_variant(entry) for entry in data.get("variants", ())),
     )

@@ -662,10 +662,38 @@ def _attention_stated(ctx: _Context, count: int) -> Tuple[Optional[List[str]], O
     return None, _window(ctx, gated=False)
 
 
+def _pattern_list(ctx: _Context) -> Optional[_Stated]:
+    """The first of the family's pattern list keys the config states (NemotronH's ``layers_block_type``)."""
+    return next((ctx.keys[key] for key in ctx.family.pattern_lists if ctx.value(key) is not None), None)
+
+
+def _pattern_length(ctx: _Context) -> Optional[int]:
+    """How many body layers the stated pattern (a list key, else the pattern key) lays out; ``None`` for none."""
+    stated = _pattern_list(ctx) or ctx.keys.get(ctx.family.pattern_key)
+    value = stated.value if stated is not None else None
+    return len(value) if isinstance(value, (list, str)) and value else None
+
+
+def _listed_types(ctx: _Context, stated: _Stated, count: int, refuse: bool) -> Optional[List[str]]:
+    """Each body layer's kind, named by the list key *stated* (``linear_attention``, ``moe``, ...)."""
+    names, value = ctx.family.pattern_names, stated.value
+    if isinstance(value, list) and len(value) == count and all(isinstance(n, str) and n in names for n in value):
+        return [names[name] for name in value]
+    if refuse:
+        ctx.refuse(stated.path, "import.value",
+                   f"{_dotted(stated.path)} must list {count} layer types (num_hidden_layers), each one of "
+                   f"{', '.join(sorted(names))}, got {_show(value)}")
+    return None
+
+
 def _pattern_types(ctx: _Context, count: int, refuse: bool = True) -> Optional[List[str]]:
-    """Each body layer's kind, one character of the family's pattern key each (Nemotron-H's
+    """Each body layer's kind: named by a list key of the family (NemotronH's ``layers_block_type``, which
+    NemotronHConfig reads before the pattern), else one character of its pattern key each (Nemotron-H's
     ``hybrid_override_pattern``: M mamba, * attention, E moe, - mlp); ``None`` after recording why not (with
     *refuse*; the feed-forward rule reads the same key again, and says nothing twice)."""
+    listed = _pattern_list(ctx)
+    if listed is not None:
+        return _listed_types(ctx, listed, count, refuse)
     key, kinds = ctx.family.pattern_key, ctx.family.pattern_kinds
     value = ctx.value(key)
     if not refuse:
@@ -919,6 +947,11 @@ def _stack(ctx: _Context) -> None:
         _no_window(ctx, f"model_type {ctx.type_name!r}'s attention")
         _encoder_decoder_stack(ctx)
         return
+    if family.attention == "pattern" and "num_hidden_layers" not in ctx.fields.values:
+        length = _pattern_length(ctx)  # NemotronHConfig.num_hidden_layers: len(layers_block_type)
+        if length is not None:
+            stated = _pattern_list(ctx) or ctx.keys[family.pattern_key]
+            ctx.fields.put("num_hidden_layers", length, f"the length of {_dotted(stated.path)}", stated.path)
     count = ctx.fields.values.get("num_hidden_layers")
     if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
         return  # the model IR refuses it by name
@@ -928,7 +961,7 @@ def _stack(ctx: _Context) -> None:
                    f"({MAX_LAYERS}); check the config")
         return
     derived, window = ATTENTION_RULES[family.attention](ctx, count)
-    stated = ctx.keys.get("layer_types")
+    stated = None if "layer_types" in family.pattern_lists else ctx.keys.get("layer_types")
     types = _stated_types(ctx, stated, derived, count)
     ffns = FFN_RULES[family.ffn](ctx, count)
     if types is None or ffns is None:
@@ -1378,8 +1411,9 @@ def _apply_keys(ctx: _Context) -> List[KeyPath]:
     for field_name, value in family.fixed.items():
         ctx.fields.fix(field_name, value, ctx.type_name)
     for key, stated in list(ctx.keys.items()):
-        if key in family.unread or key in family.ignored or key == family.pattern_key:
-            continue  # the pattern key is read by the pattern layout
+        if (key in family.unread or key in family.ignored or key == family.pattern_key
+                or key in family.pattern_lists):
+            continue  # the pattern keys are read by the pattern layout
         rule = family.keys.get(key) or _RULES.get(key)
         if rule is None:
             if key not in IGNORED and key not in family.variant_keys:  # a variant's key is read by the stack

@@ -482,6 +482,25 @@ def test_a_variant_key_swaps_in_its_kinds(config, expected):
     _expect(config, expected)
 
 
+NEMOTRON_LISTED = {key: value for key, value in NEMOTRON.items() if key not in ("hybrid_override_pattern",
+                                                                              "num_hidden_layers")}
+
+
+@pytest.mark.parametrize("key, names", [
+    ("layers_block_type", ["linear_attention", "moe", "full_attention", "mlp"]),
+    ("layer_types", ["mamba", "moe", "attention", "mlp"]),
+])
+def test_nemotron_h_reads_its_layers_from_a_list_and_counts_them(key, names):
+    assert imported(with_(NEMOTRON_LISTED, **{key: names})) == imported(NEMOTRON)
+
+
+def test_a_nemotron_h_layer_list_of_unknown_names_is_refused():
+    assert refusals(with_(NEMOTRON_LISTED, layers_block_type=["mamba", "lstm"])) == [
+        (("layers_block_type",), "import.value",
+         "layers_block_type must list 2 layer types (num_hidden_layers), each one of attention, full_attention, "
+         'linear_attention, mamba, mlp, moe, got ["mamba", "lstm"]')]
+
+
 def test_variant_keys_that_disagree_are_refused_naming_both():
     assert refusals(with_(T5, feed_forward_proj="relu", is_gated_act=True)) == [
         (("is_gated_act",), "import.conflict",

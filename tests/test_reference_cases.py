@@ -71,6 +71,10 @@ CASES = [
     ("deepseek-v3.json", _top(q_lora_rank=None), 678_797_831_680),  # one q_proj, DeepSeek-V2-Lite style
     ("gemma-3-27b.json", _text("use_bidirectional_attention", True), 27_432_406_640),  # a mask
     ("nemotron-3-nano-30b-a3b.json", _top(attention_head_dim=128, time_step_rank=256), 31_577_937_344),  # unread
+    ("nemotron-3-nano-30b-a3b.json", lambda config: config.update(  # as NemotronHConfig saves it
+        layers_block_type=[{"M": "mamba", "E": "moe", "*": "attention", "-": "mlp"}[char]
+                           for char in config.pop("hybrid_override_pattern")], num_hidden_layers=None),
+     31_577_937_344),
 ]
 
 
