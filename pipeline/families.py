@@ -14,6 +14,8 @@ read with (schema: ``$defs/family`` of ``schemas/op-profile.schema.json``)::
         n_embd: {field: hidden_size, source: configuration_gpt2.py attribute_map}
       ignored: {logit_scale: a scalar multiply of the logits}   # read, but priced by no field
       unread: {attention_bias: the biases are hard-coded}       # not read by its config class at all
+      shared: [hidden_size, rms_norm_eps]              # its class's keys the importer's shared tables read
+      code_reads: {head_dim: getattr(config, "head_dim", ...)}  # undeclared, read by its modelling code
       top_level: {tie_word_embeddings: the wrapper's model ties}  # read at the top level only, not in text_config
       variants:                                        # kinds a key's value swaps in (T5 v1.1's gated MLP)
         - {when: {feed_forward_proj: {match: "^gated-"}}, kinds: {encoder: gated_encoder}, source: ...}
@@ -215,6 +217,15 @@ class Family:
             3's ``tie_word_embeddings``: the wrapper's model ties its head by
             its own config).
         variants: The kinds its code swaps in by a key's value (:class:`Variant`).
+        shared: Its config class's keys that the importer's shared tables map
+            or ignore; ``None`` when the section lists none (every shared key
+            is then read). A shared mapped key outside :attr:`shared`,
+            :attr:`code_reads` and its own sections is one its class does not
+            read, so a config stating it is refused as unknown.
+        code_reads: Keys its class does not declare that its modelling code
+            reads all the same (``getattr(config, "head_dim", ...)``), each
+            with the line that does.
+        vision_shared: The same as :attr:`shared` for its tower's config class.
     """
 
     source: str
@@ -236,6 +247,9 @@ class Family:
     pattern_names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     top_level: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     variants: Tuple[Variant, ...] = ()
+    shared: Optional[frozenset] = None
+    code_reads: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    vision_shared: Optional[frozenset] = None
 
     @property
     def variant_keys(self) -> frozenset:
@@ -291,6 +305,9 @@ def parse_family(data: Mapping[str, Any]) -> Family:
         pattern_names=MappingProxyType(dict(data.get("pattern", {}).get("names", {}))),
         top_level=MappingProxyType(dict(data.get("top_level", {}))),
         variants=tuple(_variant(entry) for entry in data.get("variants", ())),
+        shared=frozenset(data["shared"]) if "shared" in data else None,
+        code_reads=MappingProxyType(dict(data.get("code_reads", {}))),
+        vision_shared=frozenset(data["vision_shared"]) if "vision_shared" in data else None,
     )
 
 

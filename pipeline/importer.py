@@ -211,8 +211,6 @@ VISION_KEYS: Tuple[KeyRule, ...] = (
          _HF + "siglip/modeling_siglip.py SiglipVisionEmbeddings: num_positions = (image_size // patch_size) ** 2"),
     _row("fullatt_block_indexes", "vision.layers", "rule",
          _HF + "qwen2_5_vl/modeling_qwen2_5_vl.py: full attention at these blocks, windowed attention elsewhere"),
-    _row("deepstack_visual_indexes", "", "require",
-         "a non-empty list adds Qwen3-VL deepstack mergers, which no tower field prices", expect=[]),
     _row("vision_use_head", "", "require", "true adds SigLIP's attention-pooling head, which no tower field prices",
          expect=False),
 )
@@ -587,12 +585,13 @@ def _window(ctx: _Context, gated: bool) -> Optional[_Stated]:
 
 
 def _no_window(ctx: _Context, source: str) -> None:
-    """Refuse a window for a family whose attention never slides."""
+    """Refuse a window for a family whose attention never slides (a key its config class does not read, listed
+    as unread, is a leftover that changes nothing)."""
     window = ctx.keys.get("sliding_window")
-    if window is not None and window.value is not None:
+    if window is not None and window.value is not None and "sliding_window" not in ctx.family.unread:
         ctx.refuse(window.path, "import.unsupported",
                    f"sliding_window is {_show(window.value)}, but {source} never slides; leave it out")
-    if ctx.value("use_sliding_window", False) is not False:
+    if "use_sliding_window" not in ctx.family.unread and ctx.value("use_sliding_window", False) is not False:
         ctx.refuse(ctx.path("use_sliding_window"), "import.unsupported",
                    f"use_sliding_window is {_show(ctx.value('use_sliding_window'))}, but {source} never slides")
 
@@ -1089,7 +1088,7 @@ def _vision(ctx: _Context, stated: _Stated, unknown: List[KeyPath]) -> None:
     for key, item in list(tower.items()):
         if key in family.vision_ignored:
             continue
-        rule = family.vision_keys.get(key) or _VISION_RULES.get(key)
+        rule = family.vision_keys.get(key) or (_VISION_RULES.get(key) if _reads_tower(family, key) else None)
         if rule is None:
             if key not in VISION_IGNORED:
                 unknown.append(item.path)
@@ -1415,6 +1414,10 @@ def _apply_keys(ctx: _Context) -> List[KeyPath]:
                 or key in family.pattern_lists):
             continue  # the pattern keys are read by the pattern layout
         rule = family.keys.get(key) or _RULES.get(key)
+        if rule is not None and key not in family.keys and not _reads(family, key):
+            unknown.append(stated.path)
+            del ctx.keys[key]  # a key its config class does not read: no layer rule reads it either
+            continue
         if rule is None:
             if key not in IGNORED and key not in family.variant_keys:  # a variant's key is read by the stack
                 unknown.append(stated.path)
@@ -1441,6 +1444,23 @@ def _apply_keys(ctx: _Context) -> List[KeyPath]:
         rule = family.keys.get(key) or _RULES[key]
         TRANSFORMS[rule.transform](rule, _Stated(value, (key,), default=True, computed=computed), ctx)
     return unknown
+
+
+# The shared rows every config class reads: PreTrainedConfig's own fields and what the import itself reads.
+_EVERY_CLASS = frozenset({"model_type", "_name_or_path", "torch_dtype", "dtype", "is_encoder_decoder", "text_config",
+                          "vision_config"})
+
+
+def _reads(family: Family, key: str) -> bool:
+    """Whether a shared mapped *key* is one *family*'s config class reads (all of them for a family with no
+    ``shared`` list): a key its class neither declares nor its code reads maps nothing, whatever its name."""
+    return (family.shared is None or key in family.shared or key in family.code_reads or key in _EVERY_CLASS
+            or key in family.defaults or key in family.variant_keys)
+
+
+def _reads_tower(family: Family, key: str) -> bool:
+    """Whether a shared mapped tower *key* is one *family*'s tower config class reads (as :func:`_reads`)."""
+    return family.vision_shared is None or key in family.vision_shared or key in family.vision_defaults
 
 
 def _non_finite(value: Any) -> bool:
@@ -1476,6 +1496,12 @@ def _unknown_message(ctx: _Context, path: KeyPath) -> str:
         return (f"{_dotted(path)} is nested inside text_config, where the importer does not read it; state it at the "
                 "top level, or pass --allow-unknown to import without it")
     tower = path[0] == "vision_config"
+    if path[-1] in (_VISION_RULES if tower else _RULES):
+        section = "vision_shared" if tower else "shared"
+        return (f"{_dotted(path)} is not a key model_type {ctx.type_name!r}'s config class reads (import.{section} "
+                f"in op_profiles/{ctx.profile.arch}.yaml does not list it), so it sizes nothing there; if the "
+                "modelling code reads it all the same, list it under import.code_reads with the line that does, "
+                "else under import.unread with why, or pass --allow-unknown to import without it")
     close = difflib.get_close_matches(path[-1], _known_keys(ctx.family, tower), n=1)
     hint = f"did you mean {close[0]!r}? If not, " if close else ""
     section, mapped = ("vision_ignored", "vision_keys") if tower else ("ignored", "keys")
