@@ -1362,7 +1362,10 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
             instead of refusing them.
 
     Returns:
-        The spec, its mapping and the unknown keys.
+        The spec, its mapping and the unknown keys. A spec whose import
+        dropped keys (*allow_unknown*) or read a model type as *arch*'s
+        family states them in ``import_gaps`` and no ``parameters``: its
+        count would vouch for what was not read.
 
     Raises:
         ConfigImportError: With every issue found: unknown keys (unless
@@ -1394,9 +1397,25 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
         ctx.issues.extend(ImportIssue(path, "import.unknown-key", _unknown_message(ctx, path)) for path in unknown)
     if ctx.issues:
         raise ConfigImportError(ctx.issues)
-    spec = _with_parameters(_spec(ctx), profiles)
+    gaps = _gaps(unknown, types, profile)
+    if gaps:
+        ctx.fields.put("import_gaps", gaps, "--allow-unknown" if unknown else "--arch", ())
+    spec = _spec(ctx) if gaps else _with_parameters(_spec(ctx), profiles)
     return ImportedSpec(spec, spec.to_dict(), tuple(unknown), MappingProxyType(dict(ctx.fields.origins)),
                         MappingProxyType(dict(ctx.fields.paths)))
+
+
+def _gaps(unknown: Sequence[KeyPath], types: Sequence[_Stated], profile: OpProfile) -> Dict[str, Any]:
+    """The spec's ``import_gaps``: the keys dropped, and a model type read as *profile*'s family (``--arch``);
+    ``{}`` when the import vouches for everything it read."""
+    gaps: Dict[str, Any] = {}
+    if unknown:
+        gaps["dropped"] = [_dotted(path) for path in unknown]
+    foreign = [stated.value for stated in types if isinstance(stated.value, str)
+               and stated.value not in profile.model_types and stated.value not in profile.family.text_model_types]
+    if foreign:
+        gaps["model_type"] = foreign[0]
+    return gaps
 
 
 def _apply_keys(ctx: _Context) -> List[KeyPath]:

@@ -548,11 +548,18 @@ def test_an_unknown_vision_key_names_the_tower_sections():
          "cost model prices (or map it under import.vision_keys), or pass --allow-unknown to import without it")]
 
 
+def unvouched(data: Mapping[str, Any], **gaps: Any) -> Dict[str, Any]:
+    """*data* as an import that could not vouch for it writes it: no parameters figure, and its import_gaps."""
+    return {**{key: value for key, value in data.items() if key != "parameters"}, "import_gaps": gaps}
+
+
 def test_allow_unknown_imports_and_returns_the_unknown_keys():
     config = with_(QWEN2_5_VL, vision_config=with_(TOWER, wibble=1), frobnicate=2)
     result = import_config(config, load_op_profiles(), fallback_name="x", allow_unknown=True)
     assert result.unknown == (("vision_config", "wibble"), ("frobnicate",))
-    assert dict(result.data) == imported(QWEN2_5_VL) | {"name": "x"}
+    assert dict(result.data) == unvouched(imported(QWEN2_5_VL) | {"name": "x"},
+                                          dropped=["vision_config.wibble", "frobnicate"])
+    assert result.spec.parameters is None
 
 
 def test_a_key_at_both_levels_with_different_values_names_both():
@@ -618,15 +625,17 @@ def test_refusals(config, expected):
     assert refusals(config) == expected
 
 
-@pytest.mark.parametrize("config, arch, same_as", [
-    (with_(LLAMA, model_type="my_llama"), "llama", LLAMA),
-    (with_(QWEN3_5_VL, model_type="my_vl"), "qwen3_5", QWEN3_5_VL),
+@pytest.mark.parametrize("config, arch, same_as, gaps", [
+    (with_(LLAMA, model_type="my_llama"), "llama", LLAMA, {"model_type": "my_llama"}),
+    (with_(QWEN3_5_VL, model_type="my_vl"), "qwen3_5", QWEN3_5_VL, {"model_type": "my_vl"}),
     (with_(QWEN3_5_VL, model_type="my_vl", text_config={**QWEN3_5_VL["text_config"], "model_type": "my_text"}),
-     "qwen3_5", QWEN3_5_VL),
-    (QWEN2, "qwen2", QWEN2),
+     "qwen3_5", QWEN3_5_VL, {"model_type": "my_vl"}),
+    (QWEN2, "qwen2", QWEN2, None),
 ])
-def test_arch_reads_a_model_type_no_profile_lists_as_its_family(config, arch, same_as):
-    assert imported(config, arch=arch) == imported(same_as)
+def test_arch_reads_a_model_type_no_profile_lists_as_its_family(config, arch, same_as, gaps):
+    """...and says so in import_gaps, writing no parameters figure: nothing vouches that the model is the family's."""
+    expected = imported(same_as)
+    assert imported(config, arch=arch) == (unvouched(expected, **gaps) if gaps else expected)
 
 
 @pytest.mark.parametrize("config, arch, expected", [
@@ -654,7 +663,8 @@ def test_a_nesting_inside_text_config_is_an_unknown_key(nested):
                                  f"text_config.{nested} is nested inside text_config, where the importer does not "
                                  "read it; state it at the top level, or pass --allow-unknown to import without it")]
     result = import_config(config, load_op_profiles(), fallback_name="test", allow_unknown=True)
-    assert (result.unknown, dict(result.data)) == ((("text_config", nested),), imported(QWEN3_5_VL))
+    assert (result.unknown, dict(result.data)) == ((("text_config", nested),),
+                                                   unvouched(imported(QWEN3_5_VL), dropped=[f"text_config.{nested}"]))
 
 
 @pytest.mark.parametrize("options, expected", [
@@ -708,9 +718,35 @@ def test_allow_unknown_lists_the_keys_as_warnings(tmp_path):
     result = run(["import", str(path), "--allow-unknown", "--root", str(tmp_path)])
     assert result.exit_code == 0
     assert result.stderr == ("config.json:8:3: warning [import.unknown-key] wibble is not imported: the importer does "
-                             "not know it\n")
-    assert result.stdout.startswith("# imported by modelspec import from config.json\n# explain any hand edit in "
-                                    "this header\n---\nname: config\nhidden_size: 64\n")
+                             "not know it\n"
+                             "config.json:1:1: warning [spec.import-gaps] modelspec import dropped the config keys "
+                             "wibble (--allow-unknown), so nothing vouches that this spec's layers are the model's; "
+                             "compare it with the reference (modelspec reference), then remove import_gaps (from "
+                             "--allow-unknown)\n")
+    assert result.stdout.startswith("# imported by modelspec import from config.json\n# import_gaps: dropped the "
+                                    "config keys wibble (--allow-unknown); no parameters\n# figure is written\n# "
+                                    "explain any hand edit in this header\n---\nname: config\nhidden_size: 64\n")
+    assert "\nparameters:" not in result.stdout and "\nimport_gaps:\n  dropped:\n    - wibble\n" in result.stdout
+
+
+def test_check_warns_on_import_gaps_for_as_long_as_the_spec_states_them(tmp_path):
+    (tmp_path / "schemas").mkdir()
+    shutil.copy(ROOT / "schemas" / "model-spec.schema.json", tmp_path / "schemas")
+    spec = tmp_path / "specs" / "ft.yaml"
+    spec.parent.mkdir()
+    path = _write(tmp_path, with_(LLAMA, model_type="my_llama_ft"))
+    result = run(["import", str(path), "--arch", "llama", "-o", str(spec), "--root", str(tmp_path)])
+    assert result.exit_code == 0 and "parameters:" not in spec.read_text(encoding="utf-8")
+    warning = ("specs/ft.yaml:{line}:3: warning [spec.import-gaps] modelspec import read model_type 'my_llama_ft' as "
+               "another family's (--arch), so nothing vouches that this spec's layers are the model's; compare it "
+               "with the reference (modelspec reference), then remove import_gaps")
+    checked = run(["check", str(spec), "--root", str(tmp_path)])
+    line = spec.read_text(encoding="utf-8").splitlines().index("  model_type: my_llama_ft") + 1
+    assert checked.exit_code == 0 and warning.format(line=line) in checked.stdout
+    assert run(["check", "--strict", str(spec), "--root", str(tmp_path)]).exit_code == 1
+    text = spec.read_text(encoding="utf-8").replace("import_gaps:\n  model_type: my_llama_ft\n", "")
+    spec.write_text(text, encoding="utf-8")
+    assert run(["check", "--strict", str(spec), "--root", str(tmp_path)]).exit_code == 0
 
 
 def test_both_levels_differ_exits_1_at_the_text_config_key(tmp_path):
@@ -807,7 +843,8 @@ def test_a_non_finite_number_in_a_key_no_rule_reads_is_imported(tmp_path):
     assert (result.exit_code, result.stderr) == (0, "")
     assert "Infinity" not in result.stdout and "NaN" not in result.stdout
     assert refusals(with_(LLAMA, wibble=float("nan")))[0][1] == "import.unknown-key"
-    assert imported(with_(LLAMA, wibble=float("nan")), allow_unknown=True) == imported(LLAMA)
+    assert imported(with_(LLAMA, wibble=float("nan")), allow_unknown=True) == unvouched(imported(LLAMA),
+                                                                                       dropped=["wibble"])
 
 
 @pytest.mark.parametrize("text", ["[" * 64 + "]" * 64, '{"a": "' + "[{" * 1000 + '"}', '["\\"[[[[", 1]'])
