@@ -959,6 +959,8 @@ class ModelSpec:
         layer_norms: How many norms a layer holds, per-head q/k norms apart.
         shared_expert_gate: Whether a MoE layer gates its shared expert's output (Qwen2-MoE).
         sliding_window: Tokens a sliding-attention layer attends to.
+        type_vocab_size: Rows of an encoder's token-type (segment) embedding
+            table (RoBERTa's ``token_type_embeddings``).
         relative_attention_num_buckets: Rows of T5's relative-attention bias
             table (one per distance bucket, a column per head).
         parameters: The model's published parameter count (:class:`StatedParameters`),
@@ -1011,6 +1013,7 @@ class ModelSpec:
     shared_expert_gate: Optional[bool] = None
     sliding_window: Optional[int] = None
     relative_attention_num_buckets: Optional[int] = None
+    type_vocab_size: Optional[int] = None
     torch_dtype: Optional[str] = None
 
     linear_num_key_heads: Optional[int] = None

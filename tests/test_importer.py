@@ -280,7 +280,8 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
        'position_embedding_type is "relative_key": relative_key and relative_key_query add RobertaSelfAttention\'s '
        "distance_embedding and its einsum scores, which the roberta profile does not count; only \"absolute\" is "
        "imported")]),
-    ("type_vocab_size", with_(ROBERTA, type_vocab_size=1), {"arch": "roberta"}),
+    ("type_vocab_size", with_(ROBERTA, type_vocab_size=1), {"type_vocab_size": 1}),
+    ("type_vocab_size", ROBERTA, {"type_vocab_size": 2}),  # RobertaConfig(type_vocab_size=2)
     ("spatial_merge_size", with_(MISTRAL3, spatial_merge_size=2),
      {"vision": {**MISTRAL3_TOWER, "spatial_merge_size": 2}}),
     ("spatial_merge_size", with_(MISTRAL3, spatial_merge_size=2, vision_config=...),
