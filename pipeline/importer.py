@@ -211,8 +211,6 @@ VISION_KEYS: Tuple[KeyRule, ...] = (
          _HF + "siglip/modeling_siglip.py SiglipVisionEmbeddings: num_positions = (image_size // patch_size) ** 2"),
     _row("fullatt_block_indexes", "vision.layers", "rule",
          _HF + "qwen2_5_vl/modeling_qwen2_5_vl.py: full attention at these blocks, windowed attention elsewhere"),
-    _row("vision_use_head", "", "require", "true adds SigLIP's attention-pooling head, which no tower field prices",
-         expect=False),
 )
 
 _TOKEN_ID = "a token id; it names a token, it sizes nothing"

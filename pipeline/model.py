@@ -692,7 +692,8 @@ class VisionSpec:
     layers and heads. ``max_position_embeddings`` is the encoder's sequence
     length in merged visual tokens, which depends on the images a dataset
     serves and is therefore an input, not a property of the checkpoint.
-    ``layers`` is the tower's stack, groups of kinds of the ``vision`` op
+    ``pooling_head`` says whether an attention-pooling head follows the
+    blocks (SigLIP's ``vision_use_head``). ``layers`` is the tower's stack, groups of kinds of the ``vision`` op
     profile; without it the tower is one group of the profile's default kind.
     """
 
@@ -708,6 +709,7 @@ class VisionSpec:
     spatial_merge_size: Optional[int] = None
     num_position_embeddings: Optional[int] = None
     max_position_embeddings: Optional[int] = None
+    pooling_head: Optional[bool] = None
     layers: Optional[Tuple[LayerGroup, ...]] = None
 
     @classmethod
@@ -737,6 +739,8 @@ class VisionSpec:
                 values[key] = issues.take(_text, data[key], path)
             elif key == "layers":
                 values[key] = issues.take(layers_from_list, data[key], path)
+            elif key == "pooling_head":
+                values[key] = issues.take(_flag, data[key], path)
             else:
                 values[key] = issues.take(_positive, data[key], path)
         for key in _TOWER_REQUIRED:

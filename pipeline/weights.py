@@ -82,6 +82,7 @@ SYMBOLS = (
 TOWER_SYMBOLS = (
     "hidden_size", "intermediate_size", "num_attention_heads", "head_dim", "out_hidden_size", "patch_size",
     "spatial_merge_size", "num_position_embeddings", "in_channels", "temporal_patch_size", "text_hidden_size",
+    "pooling_head",
 )
 
 _ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.USub,

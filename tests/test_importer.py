@@ -395,7 +395,8 @@ VISION_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("fullatt_block_indexes", with_(QWEN2_5_VL, vision_config=with_(TOWER, fullatt_block_indexes=[4])),
      [(("vision_config", "fullatt_block_indexes"), "import.value",
        "fullatt_block_indexes must list layer indexes from 0 to 3, got [4]")]),
-    ("vision_use_head", with_(GEMMA_VL, vision_config=with_(SIGLIP, vision_use_head=False)), {"patch_size": 16}),
+    ("vision_use_head", with_(GEMMA_VL, vision_config=with_(SIGLIP, vision_use_head=False)), {"pooling_head": False}),
+    ("vision_use_head", GEMMA_VL, {"pooling_head": True}),  # SiglipVisionConfig(vision_use_head=True)
     ("embed_dim", QWEN2_VL, {"hidden_size": 32, "out_hidden_size": 64, "intermediate_size": 128,
                              "num_hidden_layers": 32, "num_attention_heads": 16, "patch_size": 14}),
     ("embed_dim", with_(QWEN2_VL, vision_config={"hidden_size": 64}),
