@@ -480,6 +480,7 @@ GATED_T5 = [{"kind": "gated_encoder", "count": 2}, {"kind": "gated_decoder", "co
     (with_(T5, is_gated_act=True), {"layers": GATED_T5}),
     (with_(T5, feed_forward_proj="relu", is_gated_act=False), {"layers": None, "num_hidden_layers": 4}),
     (with_(COHERE, use_qk_norm=True), {"layers": [{"kind": "full_attention_qk_norm", "count": 2}], "qk_norm": True}),
+    (with_(PHI, qk_layernorm=True), {"layers": [{"kind": "full_attention_qk_norm", "count": 2}], "qk_norm": True}),
     (with_(DEEPSEEK, q_lora_rank=None), {"layers": [{"kind": "dense_q_proj", "count": 1},
                                                     {"kind": "moe_q_proj", "count": 3}], "q_lora_rank": None}),
 ])

@@ -222,7 +222,7 @@ MLA = {"q_lora_rank": "stated", **PLAIN}
     ("olmo2", {"full_attention": QK_NORM}),
     ("exaone4", {"sliding_attention": QK_NORM, "full_attention": QK_NORM}),
     ("cohere", {"full_attention": PLAIN, "full_attention_qk_norm": QK_NORM}),
-    ("phi", {"full_attention": PLAIN}),
+    ("phi", {"full_attention": PLAIN, "full_attention_qk_norm": QK_NORM}),
     ("minimax_m2", {"moe": {**QK_NORM, **NO_SHARED}}),
     ("mistral3", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
     ("roberta", {"full_attention": PLAIN}),

@@ -68,6 +68,7 @@ CASES = [
     ("t5-base.json", _top(feed_forward_proj="gated-gelu"), 279_526_656),  # T5DenseGatedActDense
     ("t5-base.json", _top(feed_forward_proj="gated-gelu", tie_word_embeddings=False, d_ff=2048), 222_903_552),  # Flan
     ("command-r-v01.json", _top(use_qk_norm=True), 34_981_486_592),  # CohereAttention q_norm, k_norm
+    ("phi-1.json", _top(qk_layernorm=True), 1_414_569_079),  # PhiAttention q_layernorm, k_layernorm
     ("deepseek-v3.json", _top(q_lora_rank=None), 678_797_831_680),  # one q_proj, DeepSeek-V2-Lite style
     ("gemma-3-27b.json", _text("use_bidirectional_attention", True), 27_432_406_640),  # a mask
     ("nemotron-3-nano-30b-a3b.json", _top(attention_head_dim=128, time_step_rank=256), 31_577_937_344),  # unread
