@@ -507,6 +507,12 @@ def test_a_nemotron_h_layer_list_of_unknown_names_is_refused():
          'linear_attention, mamba, mlp, moe, got ["mamba", "lstm"]')]
 
 
+def test_a_period_left_out_is_its_config_class_default():
+    """Qwen3NextConfig builds layer_types from kwargs.pop('full_attention_interval', 4) when none are stated."""
+    assert imported(with_(QWEN3_NEXT, full_attention_interval=...))["layer_types"] == [L, L, L, F]
+    assert imported(with_(QWEN3_NEXT, full_attention_interval=..., num_hidden_layers=2))["layer_types"] == [L, L]
+
+
 def test_variant_keys_that_disagree_are_refused_naming_both():
     assert refusals(with_(T5, feed_forward_proj="relu", is_gated_act=True)) == [
         (("is_gated_act",), "import.conflict",
@@ -605,9 +611,6 @@ def test_a_key_at_both_levels_with_different_values_names_both():
        "model's config alone")]),
     (with_(QWEN3_MOE, decoder_sparse_step=...),
      [((), "import.missing", "decoder_sparse_step is not stated, and the MoE layer rule needs it; state it")]),
-    (with_(QWEN3_NEXT, full_attention_interval=...),
-     [((), "import.missing", "neither layer_types nor full_attention_interval is stated, so the linear_attention "
-                             "and full_attention layers are unknown; state layer_types")]),
     (with_(QWEN3_MOE, mlp_only_layers=[9]),
      [(("mlp_only_layers",), "import.value", "mlp_only_layers must list layer indexes from 0 to 3, got [9]")]),
     (with_(LLAMA, decoder_sparse_step=2),  # LlamaConfig does not read it
