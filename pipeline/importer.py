@@ -252,6 +252,14 @@ _PRETRAINED: Mapping[str, str] = MappingProxyType({
     "num_labels": _LABELS,
     "problem_type": _LABELS,
     **{key: "a generation setting, which PreTrainedConfig.__post_init__ drops" for key in _GENERATION},
+    # What transformers 4.x's PretrainedConfig.to_dict wrote and 5.24.0's PreTrainedConfig no longer declares:
+    # __post_init__ sets each as a plain attribute, which no priced family's modelling code reads (gpt2, roberta
+    # and t5 declare is_decoder or add_cross_attention themselves, and their profiles read them).
+    **{key: "a key transformers 4.x's PretrainedConfig wrote; 5.24.0 keeps it as a plain attribute no priced "
+            "family's modelling code reads" for key in (
+                "torchscript", "use_bfloat16", "tf_legacy_loss", "pruned_heads", "tie_encoder_decoder",
+                "cross_attention_hidden_size", "finetuning_task", "tokenizer_class", "prefix", "sep_token_id",
+                "is_decoder", "add_cross_attention")},
 })
 
 #: The top-level and ``text_config`` keys that do not change what a cost model prices.
