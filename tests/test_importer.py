@@ -73,6 +73,15 @@ def refusals(config: Any, **options: Any) -> List[Tuple[Tuple[str, ...], str, st
     return [(issue.path, issue.code, issue.message) for issue in caught.value.issues]
 
 
+def not_read(path: str, model_type: str, arch: str = "", tower: bool = False) -> str:
+    """The refusal of a shared key *path* that *model_type*'s config class does not read."""
+    section = "vision_shared" if tower else "shared"
+    return (f"{path} is not a key model_type {model_type!r}'s config class reads (import.{section} in "
+            f"op_profiles/{arch or model_type}.yaml does not list it), so it sizes nothing there; if the modelling "
+            "code reads it all the same, list it under import.code_reads with the line that does, else under "
+            "import.unread with why, or pass --allow-unknown to import without it")
+
+
 def with_(base: Mapping[str, Any], **changes: Any) -> Dict[str, Any]:
     """A copy of *base* with *changes*; a change to ``...`` removes the key."""
     config = copy.deepcopy(dict(base))
@@ -185,6 +194,11 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("num_experts", QWEN3_MOE, {"num_experts": 8, "num_shared_experts": 0}),
     ("n_routed_experts", DEEPSEEK, {"num_experts": 8}),
     ("num_local_experts", MIXTRAL, {"num_experts": 4, "num_shared_experts": 0}),
+    ("num_local_experts", {**{k: v for k, v in QWEN3_MOE.items() if k != "num_experts"}, "num_local_experts": 8},
+     {"num_experts": 8, "num_shared_experts": 0}),
+    ("num_local_experts", {**{k: v for k, v in DEEPSEEK.items() if k != "n_routed_experts"}, "num_local_experts": 8},
+     {"num_experts": 8}),
+    ("num_mtp_layers", with_(DEEPSEEK, num_mtp_layers=1), {"mtp_depth": 1}),
     ("num_experts_per_tok", MIXTRAL, {"num_experts_per_tok": 2}),
     ("experts_per_token", with_(GPT_OSS, experts_per_token=2), {"num_experts_per_tok": 2}),
     ("experts_per_token", with_(GPT_OSS, experts_per_token=3),
@@ -208,10 +222,8 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("qk_nope_head_dim", DEEPSEEK, {"qk_nope_head_dim": 16}),
     ("v_head_dim", DEEPSEEK, {"v_head_dim": 16}),
     ("attn_output_gate", with_(QWEN3_5, attn_output_gate=True), {"attn_output_gate": True}),
-    ("attn_output_gate", with_(QWEN3_5, attn_output_gate=False),
-     [(("attn_output_gate",), "import.conflict",
-       "attn_output_gate makes attn_output_gate false, but the modelling code of model_type 'qwen3_5' fixes it at "
-       "true; the model has no such choice, so correct or remove it")]),
+    # Qwen3_5TextConfig does not read it: Qwen3_5Attention always gates
+    ("attn_output_gate", with_(QWEN3_5, attn_output_gate=False), {"attn_output_gate": True}),
     ("tie_word_embeddings", with_(LLAMA, tie_word_embeddings=True), {"tie_word_embeddings": True}),
     ("tie_word_embeddings", LLAMA, {"tie_word_embeddings": False}),
     ("attention_bias", with_(LLAMA, attention_bias=True), {"qkv_bias": True, "o_bias": True}),
@@ -239,15 +251,12 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("sliding_window", with_(MIXTRAL, sliding_window=16), {"layer_types": [S, S], "sliding_window": 16}),
     ("sliding_window", with_(MIXTRAL, sliding_window=None), {"num_experts": 4}),
     ("sliding_window", with_(LLAMA, sliding_window=16),
-     [(("sliding_window",), "import.unsupported",
-       "sliding_window is 16, but model_type 'llama''s attention never slides; leave it out")]),
+     [(("sliding_window",), "import.unknown-key", not_read("sliding_window", "llama"))]),
     ("use_sliding_window", with_(QWEN2, use_sliding_window=False, sliding_window=16), {"arch": "qwen2"}),
     ("use_sliding_window", with_(QWEN2, use_sliding_window=True, sliding_window=16, max_window_layers=2),
      {"layer_types": [F, F, S, S], "sliding_window": 16}),
     ("max_window_layers", with_(QWEN2, use_sliding_window=True, sliding_window=16, max_window_layers=3),
      {"layer_types": [F, F, F, S]}),
-    ("moe_layer_freq", with_(DEEPSEEK, moe_layer_freq=2),
-     {"layers": [{"kind": "dense", "count": 2}, {"kind": "moe", "count": 1}, {"kind": "dense", "count": 1}]}),
     ("decoder_sparse_step", with_(QWEN3_MOE, decoder_sparse_step=2, intermediate_size=128),
      {"layers": [{"kind": "dense", "count": 1}, {"kind": "moe", "count": 1}, {"kind": "dense", "count": 1},
                  {"kind": "moe", "count": 1}]}),
@@ -271,7 +280,8 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
        'position_embedding_type is "relative_key": relative_key and relative_key_query add RobertaSelfAttention\'s '
        "distance_embedding and its einsum scores, which the roberta profile does not count; only \"absolute\" is "
        "imported")]),
-    ("type_vocab_size", with_(ROBERTA, type_vocab_size=1), {"arch": "roberta"}),
+    ("type_vocab_size", with_(ROBERTA, type_vocab_size=1), {"type_vocab_size": 1}),
+    ("type_vocab_size", ROBERTA, {"type_vocab_size": 2}),  # RobertaConfig(type_vocab_size=2)
     ("spatial_merge_size", with_(MISTRAL3, spatial_merge_size=2),
      {"vision": {**MISTRAL3_TOWER, "spatial_merge_size": 2}}),
     ("spatial_merge_size", with_(MISTRAL3, spatial_merge_size=2, vision_config=...),
@@ -306,6 +316,11 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
      [(("reorder_and_upcast_attn",), "import.unsupported",
        "reorder_and_upcast_attn is true: true runs GPT2Attention._upcast_and_reordered_attn, not the _attn the "
        "gpt2 profile counts; only false is imported")]),
+    ("add_cross_attention", with_(GPT2, add_cross_attention=False), {"arch": "gpt2"}),
+    ("add_cross_attention", with_(ROBERTA, add_cross_attention=True),
+     [(("add_cross_attention",), "import.unsupported",
+       "add_cross_attention is true: true gives every RobertaLayer a crossattention (transformers 5.24.0 "
+       "modeling_roberta.py), which the roberta profile does not price; only false is imported")]),
     ("d_model", T5, {"hidden_size": 64}),
     ("num_heads", T5, {"num_attention_heads": 4}),
     ("d_ff", T5, {"intermediate_size": 128}),
@@ -319,22 +334,20 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("relative_attention_num_buckets", with_(T5, relative_attention_num_buckets=0),
      [(("relative_attention_num_buckets",), "spec.not-positive",
        "relative_attention_num_buckets must be positive, got 0")]),
-    ("feed_forward_proj", with_(T5, feed_forward_proj="relu"), {"arch": "t5"}),
-    ("feed_forward_proj", with_(T5, feed_forward_proj="gated-gelu"),
-     [(("feed_forward_proj",), "import.unsupported",
-       "feed_forward_proj is \"gated-gelu\": huggingface/transformers src/transformers/models/t5/configuration_t5.py: "
-       "gated-* selects T5DenseGatedActDense (3 projections), which the t5 profile (T5DenseActDense, 2) does not "
-       "price; state arch and ops for such a model")]),
     ("is_encoder_decoder", with_(T5, is_encoder_decoder=True), {"arch": "t5"}),
     ("is_encoder_decoder", with_(LLAMA, is_encoder_decoder=True),
      [(("is_encoder_decoder",), "import.unsupported",
        "is_encoder_decoder is true, but model_type 'llama' is decoder-only; true for T5 only: the other profiles "
        "price decoder-only stacks")]),
-    ("cross_attention_layers", with_(LLAMA, cross_attention_layers=[]), {"arch": "llama"}),
-    ("cross_attention_layers", with_(LLAMA, cross_attention_layers=[1]),
-     [(("cross_attention_layers",), "import.unsupported",
-       "cross_attention_layers is [1]: a non-empty list interleaves cross-attention decoder layers (Mllama's "
-       "MllamaCrossAttentionDecoderLayer), a layer flavour no op profile prices; only [] is imported")]),
+    ("cross_attention_layers", with_(LLAMA, cross_attention_layers=[]),
+     [(("cross_attention_layers",), "import.unknown-key", not_read("cross_attention_layers", "llama"))]),
+    ("cross_attention_layers", with_(LLAMA, model_type="mllama", cross_attention_layers=[1]),
+     [(("model_type",), "import.unknown-model-type",
+       'no op profile prices model_type "mllama"; its cross_attention_layers is [1]: a non-empty list interleaves '
+       "cross-attention decoder layers (Mllama's MllamaCrossAttentionDecoderLayer), a layer flavour no op profile "
+       f"prices; the known model types are {', '.join(MODEL_TYPES)}; a model of a known family under a model_type "
+       "of its own is imported with --arch and that family's op profile, and a new family is an op profile with an "
+       "import section (README: Add a family)")]),
     ("text_config", QWEN3_5_VL, {"arch": "qwen3_5", "hidden_size": 64, "layer_types": [L, F]}),
     ("vision_config", QWEN2_5_VL, {"vision": {"hidden_size": 32, "num_hidden_layers": 4, "num_attention_heads": 2,
                                               "name": "vision", "intermediate_size": 64,
@@ -364,32 +377,26 @@ VISION_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
        "vision.in_channels must be positive, got 0 (from vision_config.in_channels)")]),
     ("num_channels", with_(GEMMA_VL, vision_config=with_(SIGLIP, num_channels=1)), {"in_channels": 1}),
     ("num_channels", GEMMA_VL, {"in_channels": 3, "temporal_patch_size": None}),
+    # SiglipVisionConfig reads num_channels and image_size, not the in_channels and num_position_embeddings of
+    # other towers
     ("num_channels", with_(GEMMA_VL, vision_config=with_(SIGLIP, num_channels=1, in_channels=3)),
-     [(("vision_config", "in_channels"), "import.conflict",
-       "in_channels is 1 from vision_config.num_channels but 3 from vision_config.in_channels; state one value")]),
+     [(("vision_config", "in_channels"), "import.unknown-key",
+       not_read("vision_config.in_channels", "gemma3", tower=True))]),
     ("temporal_patch_size", with_(QWEN2_5_VL, vision_config=with_(TOWER, temporal_patch_size=1)),
      {"temporal_patch_size": 1}),
     ("temporal_patch_size", QWEN3_5_VL, {"in_channels": 3, "temporal_patch_size": 2}),
     ("num_position_embeddings", QWEN3_5_VL, {"num_position_embeddings": 16}),
     ("image_size", GEMMA_VL, {"num_position_embeddings": 16}),
     ("image_size", with_(GEMMA_VL, vision_config=with_(SIGLIP, num_position_embeddings=10)),
-     [(("vision_config", "image_size"), "import.conflict",
-       "num_position_embeddings is 10 from vision_config.num_position_embeddings but 16 from (image_size // "
-       "patch_size) ** 2; state one value")]),
+     [(("vision_config", "num_position_embeddings"), "import.unknown-key",
+       not_read("vision_config.num_position_embeddings", "gemma3", tower=True))]),
     ("fullatt_block_indexes", with_(QWEN2_5_VL, vision_config=with_(TOWER, fullatt_block_indexes=[0, 1, 2, 3])),
      {"layers": [{"kind": "gated_encoder", "count": 4}]}),
     ("fullatt_block_indexes", with_(QWEN2_5_VL, vision_config=with_(TOWER, fullatt_block_indexes=[4])),
      [(("vision_config", "fullatt_block_indexes"), "import.value",
        "fullatt_block_indexes must list layer indexes from 0 to 3, got [4]")]),
-    ("deepstack_visual_indexes", with_(QWEN3_5_VL, vision_config={**QWEN3_5_VL["vision_config"],
-                                                                  "deepstack_visual_indexes": []}),
-     {"num_hidden_layers": 2}),
-    ("deepstack_visual_indexes", with_(QWEN3_5_VL, vision_config={**QWEN3_5_VL["vision_config"],
-                                                                  "deepstack_visual_indexes": [1]}),
-     [(("vision_config", "deepstack_visual_indexes"), "import.unsupported",
-       "vision_config.deepstack_visual_indexes is [1]: a non-empty list adds Qwen3-VL deepstack mergers, which no "
-       "tower field prices; only [] is imported")]),
-    ("vision_use_head", with_(GEMMA_VL, vision_config=with_(SIGLIP, vision_use_head=False)), {"patch_size": 16}),
+    ("vision_use_head", with_(GEMMA_VL, vision_config=with_(SIGLIP, vision_use_head=False)), {"pooling_head": False}),
+    ("vision_use_head", GEMMA_VL, {"pooling_head": True}),  # SiglipVisionConfig(vision_use_head=True)
     ("embed_dim", QWEN2_VL, {"hidden_size": 32, "out_hidden_size": 64, "intermediate_size": 128,
                              "num_hidden_layers": 32, "num_attention_heads": 16, "patch_size": 14}),
     ("embed_dim", with_(QWEN2_VL, vision_config={"hidden_size": 64}),
@@ -462,6 +469,59 @@ def test_every_profiled_model_type_has_a_family_and_every_default_a_rule():
             assert set(profile.family.defaults) <= {rule.key for rule in KEYS} | set(profile.family.keys)
 
 
+# ---- variants: the kinds a key's value swaps in ---------------------------------------
+
+GATED_T5 = [{"kind": "gated_encoder", "count": 2}, {"kind": "gated_decoder", "count": 2}]
+
+
+@pytest.mark.parametrize("config, expected", [
+    (with_(T5, feed_forward_proj="gated-gelu"), {"layers": GATED_T5, "intermediate_size": 128}),
+    (with_(T5, feed_forward_proj="gated-silu", is_gated_act=True), {"layers": GATED_T5}),
+    (with_(T5, is_gated_act=True), {"layers": GATED_T5}),
+    (with_(T5, feed_forward_proj="relu", is_gated_act=False), {"layers": None, "num_hidden_layers": 4}),
+    (with_(COHERE, use_qk_norm=True), {"layers": [{"kind": "full_attention_qk_norm", "count": 2}], "qk_norm": True}),
+    (with_(PHI, qk_layernorm=True), {"layers": [{"kind": "full_attention_qk_norm", "count": 2}], "qk_norm": True}),
+    (with_(DEEPSEEK, q_lora_rank=None), {"layers": [{"kind": "dense_q_proj", "count": 1},
+                                                    {"kind": "moe_q_proj", "count": 3}], "q_lora_rank": None}),
+])
+def test_a_variant_key_swaps_in_its_kinds(config, expected):
+    _expect(config, expected)
+
+
+NEMOTRON_LISTED = {key: value for key, value in NEMOTRON.items() if key not in ("hybrid_override_pattern",
+                                                                              "num_hidden_layers")}
+
+
+@pytest.mark.parametrize("key, names", [
+    ("layers_block_type", ["linear_attention", "moe", "full_attention", "mlp"]),
+    ("layer_types", ["mamba", "moe", "attention", "mlp"]),
+])
+def test_nemotron_h_reads_its_layers_from_a_list_and_counts_them(key, names):
+    assert imported(with_(NEMOTRON_LISTED, **{key: names})) == imported(NEMOTRON)
+
+
+def test_a_nemotron_h_layer_list_of_unknown_names_is_refused():
+    assert refusals(with_(NEMOTRON_LISTED, layers_block_type=["mamba", "lstm"])) == [
+        (("layers_block_type",), "import.value",
+         "layers_block_type must list 2 layer types (num_hidden_layers), each one of attention, full_attention, "
+         'linear_attention, mamba, mlp, moe, got ["mamba", "lstm"]')]
+
+
+def test_a_period_left_out_is_its_config_class_default():
+    """Qwen3NextConfig builds layer_types from kwargs.pop('full_attention_interval', 4) when none are stated."""
+    assert imported(with_(QWEN3_NEXT, full_attention_interval=...))["layer_types"] == [L, L, L, F]
+    assert imported(with_(QWEN3_NEXT, full_attention_interval=..., num_hidden_layers=2))["layer_types"] == [L, L]
+
+
+def test_variant_keys_that_disagree_are_refused_naming_both():
+    assert refusals(with_(T5, feed_forward_proj="relu", is_gated_act=True)) == [
+        (("is_gated_act",), "import.conflict",
+         'feed_forward_proj is "relu" but is_gated_act is true: they disagree on the layers transformers 5.24.0 '
+         "configuration_t5.py T5Config.__post_init__: is_gated_act = feed_forward_proj.split('-')[0] == 'gated' (a "
+         "stated is_gated_act is set after it); modeling_t5.py T5LayerFF: T5DenseGatedActDense if config.is_gated_act "
+         "builds; state one")]
+
+
 # ---- refusals ------------------------------------------------------------------------
 
 def test_an_unknown_key_stops_the_import_by_name():
@@ -497,11 +557,18 @@ def test_an_unknown_vision_key_names_the_tower_sections():
          "cost model prices (or map it under import.vision_keys), or pass --allow-unknown to import without it")]
 
 
+def unvouched(data: Mapping[str, Any], **gaps: Any) -> Dict[str, Any]:
+    """*data* as an import that could not vouch for it writes it: no parameters figure, and its import_gaps."""
+    return {**{key: value for key, value in data.items() if key != "parameters"}, "import_gaps": gaps}
+
+
 def test_allow_unknown_imports_and_returns_the_unknown_keys():
     config = with_(QWEN2_5_VL, vision_config=with_(TOWER, wibble=1), frobnicate=2)
     result = import_config(config, load_op_profiles(), fallback_name="x", allow_unknown=True)
     assert result.unknown == (("vision_config", "wibble"), ("frobnicate",))
-    assert dict(result.data) == imported(QWEN2_5_VL) | {"name": "x"}
+    assert dict(result.data) == unvouched(imported(QWEN2_5_VL) | {"name": "x"},
+                                          dropped=["vision_config.wibble", "frobnicate"])
+    assert result.spec.parameters is None
 
 
 def test_a_key_at_both_levels_with_different_values_names_both():
@@ -544,17 +611,10 @@ def test_a_key_at_both_levels_with_different_values_names_both():
        "model's config alone")]),
     (with_(QWEN3_MOE, decoder_sparse_step=...),
      [((), "import.missing", "decoder_sparse_step is not stated, and the MoE layer rule needs it; state it")]),
-    (with_(QWEN3_NEXT, full_attention_interval=...),
-     [((), "import.missing", "neither layer_types nor full_attention_interval is stated, so the linear_attention "
-                             "and full_attention layers are unknown; state layer_types")]),
     (with_(QWEN3_MOE, mlp_only_layers=[9]),
      [(("mlp_only_layers",), "import.value", "mlp_only_layers must list layer indexes from 0 to 3, got [9]")]),
-    (with_(LLAMA, decoder_sparse_step=2),
-     [(("decoder_sparse_step",), "import.unsupported",
-       "decoder_sparse_step is 2, but model_type 'llama' does not read it (huggingface/transformers "
-       "src/transformers/models/llama/modeling_llama.py (LlamaAttention, LlamaMLP, LlamaRMSNorm: a weight, no bias) "
-       "and configuration_llama.py LlamaConfig, huggingface/transformers@5dd4a635); remove it, or import the config "
-       "as the family that reads it")]),
+    (with_(LLAMA, decoder_sparse_step=2),  # LlamaConfig does not read it
+     [(("decoder_sparse_step",), "import.unknown-key", not_read("decoder_sparse_step", "llama"))]),
     (with_(QWEN3_MOE, use_sliding_window=True, sliding_window=16),
      [(("sliding_window",), "import.unsupported",
        "layer 0 is a sliding_attention layer with a moe feed-forward, which op profile 'qwen3_moe' has no kind for "
@@ -571,15 +631,17 @@ def test_refusals(config, expected):
     assert refusals(config) == expected
 
 
-@pytest.mark.parametrize("config, arch, same_as", [
-    (with_(LLAMA, model_type="my_llama"), "llama", LLAMA),
-    (with_(QWEN3_5_VL, model_type="my_vl"), "qwen3_5", QWEN3_5_VL),
+@pytest.mark.parametrize("config, arch, same_as, gaps", [
+    (with_(LLAMA, model_type="my_llama"), "llama", LLAMA, {"model_type": "my_llama"}),
+    (with_(QWEN3_5_VL, model_type="my_vl"), "qwen3_5", QWEN3_5_VL, {"model_type": "my_vl"}),
     (with_(QWEN3_5_VL, model_type="my_vl", text_config={**QWEN3_5_VL["text_config"], "model_type": "my_text"}),
-     "qwen3_5", QWEN3_5_VL),
-    (QWEN2, "qwen2", QWEN2),
+     "qwen3_5", QWEN3_5_VL, {"model_type": "my_vl"}),
+    (QWEN2, "qwen2", QWEN2, None),
 ])
-def test_arch_reads_a_model_type_no_profile_lists_as_its_family(config, arch, same_as):
-    assert imported(config, arch=arch) == imported(same_as)
+def test_arch_reads_a_model_type_no_profile_lists_as_its_family(config, arch, same_as, gaps):
+    """...and says so in import_gaps, writing no parameters figure: nothing vouches that the model is the family's."""
+    expected = imported(same_as)
+    assert imported(config, arch=arch) == (unvouched(expected, **gaps) if gaps else expected)
 
 
 @pytest.mark.parametrize("config, arch, expected", [
@@ -607,7 +669,8 @@ def test_a_nesting_inside_text_config_is_an_unknown_key(nested):
                                  f"text_config.{nested} is nested inside text_config, where the importer does not "
                                  "read it; state it at the top level, or pass --allow-unknown to import without it")]
     result = import_config(config, load_op_profiles(), fallback_name="test", allow_unknown=True)
-    assert (result.unknown, dict(result.data)) == ((("text_config", nested),), imported(QWEN3_5_VL))
+    assert (result.unknown, dict(result.data)) == ((("text_config", nested),),
+                                                   unvouched(imported(QWEN3_5_VL), dropped=[f"text_config.{nested}"]))
 
 
 @pytest.mark.parametrize("options, expected", [
@@ -661,9 +724,35 @@ def test_allow_unknown_lists_the_keys_as_warnings(tmp_path):
     result = run(["import", str(path), "--allow-unknown", "--root", str(tmp_path)])
     assert result.exit_code == 0
     assert result.stderr == ("config.json:8:3: warning [import.unknown-key] wibble is not imported: the importer does "
-                             "not know it\n")
-    assert result.stdout.startswith("# imported by modelspec import from config.json\n# explain any hand edit in "
-                                    "this header\n---\nname: config\nhidden_size: 64\n")
+                             "not know it\n"
+                             "config.json:1:1: warning [spec.import-gaps] modelspec import dropped the config keys "
+                             "wibble (--allow-unknown), so nothing vouches that this spec's layers are the model's; "
+                             "compare it with the reference (modelspec reference), then remove import_gaps (from "
+                             "--allow-unknown)\n")
+    assert result.stdout.startswith("# imported by modelspec import from config.json\n# import_gaps: dropped the "
+                                    "config keys wibble (--allow-unknown); no parameters\n# figure is written\n# "
+                                    "explain any hand edit in this header\n---\nname: config\nhidden_size: 64\n")
+    assert "\nparameters:" not in result.stdout and "\nimport_gaps:\n  dropped:\n    - wibble\n" in result.stdout
+
+
+def test_check_warns_on_import_gaps_for_as_long_as_the_spec_states_them(tmp_path):
+    (tmp_path / "schemas").mkdir()
+    shutil.copy(ROOT / "schemas" / "model-spec.schema.json", tmp_path / "schemas")
+    spec = tmp_path / "specs" / "ft.yaml"
+    spec.parent.mkdir()
+    path = _write(tmp_path, with_(LLAMA, model_type="my_llama_ft"))
+    result = run(["import", str(path), "--arch", "llama", "-o", str(spec), "--root", str(tmp_path)])
+    assert result.exit_code == 0 and "parameters:" not in spec.read_text(encoding="utf-8")
+    warning = ("specs/ft.yaml:{line}:3: warning [spec.import-gaps] modelspec import read model_type 'my_llama_ft' as "
+               "another family's (--arch), so nothing vouches that this spec's layers are the model's; compare it "
+               "with the reference (modelspec reference), then remove import_gaps")
+    checked = run(["check", str(spec), "--root", str(tmp_path)])
+    line = spec.read_text(encoding="utf-8").splitlines().index("  model_type: my_llama_ft") + 1
+    assert checked.exit_code == 0 and warning.format(line=line) in checked.stdout
+    assert run(["check", "--strict", str(spec), "--root", str(tmp_path)]).exit_code == 1
+    text = spec.read_text(encoding="utf-8").replace("import_gaps:\n  model_type: my_llama_ft\n", "")
+    spec.write_text(text, encoding="utf-8")
+    assert run(["check", "--strict", str(spec), "--root", str(tmp_path)]).exit_code == 0
 
 
 def test_both_levels_differ_exits_1_at_the_text_config_key(tmp_path):
@@ -741,8 +830,7 @@ _FINITE = "a key the importer reads states finite numbers"
     ("hidden_size", "NaN", f"config.json:3:2: error [import.value] hidden_size is NaN; {_FINITE}"),
     ("max_position_embeddings", "1e999", f"config.json:3:2: error [import.value] max_position_embeddings is Infinity; "
                                          f"{_FINITE}"),
-    ("layer_types", '["full_attention", -Infinity]',
-     f"config.json:3:2: error [import.value] layer_types is [\"full_attention\", -Infinity]; {_FINITE}"),
+    ("head_dim", '[16, -Infinity]', f"config.json:3:2: error [import.value] head_dim is [16, -Infinity]; {_FINITE}"),
 ])
 def test_a_non_finite_number_is_refused_where_a_rule_reads_it_naming_the_key(tmp_path, key, value, line):
     path = tmp_path / "config.json"
@@ -761,7 +849,8 @@ def test_a_non_finite_number_in_a_key_no_rule_reads_is_imported(tmp_path):
     assert (result.exit_code, result.stderr) == (0, "")
     assert "Infinity" not in result.stdout and "NaN" not in result.stdout
     assert refusals(with_(LLAMA, wibble=float("nan")))[0][1] == "import.unknown-key"
-    assert imported(with_(LLAMA, wibble=float("nan")), allow_unknown=True) == imported(LLAMA)
+    assert imported(with_(LLAMA, wibble=float("nan")), allow_unknown=True) == unvouched(imported(LLAMA),
+                                                                                       dropped=["wibble"])
 
 
 @pytest.mark.parametrize("text", ["[" * 64 + "]" * 64, '{"a": "' + "[{" * 1000 + '"}', '["\\"[[[[", 1]'])
@@ -821,13 +910,10 @@ _NOT_WRITTEN = "modelspec: the imported spec fails modelspec check; nothing was 
     (with_(LLAMA, intermediate_size=...), [],
      ["config.json:1:1: error [stack.dense-without-intermediate] the stack has layers of kind ['full_attention'] "
       "with a dense feed-forward, but intermediate_size is not declared; declare the dense width"]),
-    (with_(LLAMA, num_experts=4, kv_lora_rank=8), [],
-     ["config.json:8:3: error [stack.field-without-kind] num_experts is declared, but no layer of the stack has "
-      "routed experts (its kinds are ['full_attention']); state an arch or layers whose kinds have it, or leave "
-      "num_experts out",
-      "config.json:9:3: error [stack.field-without-kind] kv_lora_rank is declared, but no layer of the stack has "
-      "multi-head latent attention (its kinds are ['full_attention']); state an arch or layers whose kinds have it, "
-      "or leave kv_lora_rank out"]),
+    (with_(QWEN3_MOE, num_experts=..., num_experts_per_tok=..., intermediate_size=128), [],
+     ["config.json:7:3: error [stack.field-without-kind] moe_intermediate_size is declared, but no layer of the stack "
+      "has routed experts (its kinds are ['dense']); state an arch or layers whose kinds have it, or leave "
+      "moe_intermediate_size out"]),
     (with_(LLAMA, _name_or_path="org/a b"), [],
      ["config.json:8:3: error [schema.pattern] name must be letters, digits, '.', '_' and '-', not starting with '.' "
       "(it names the spec's artifact file), got 'a b' (from _name_or_path)"]),
@@ -972,9 +1058,9 @@ def test_a_layer_count_no_model_has_is_refused_before_it_costs_memory():
     pytest.param(with_(DEEPSEEK, n_routed_experts=..., first_k_dense_replace="1"), [
         (("first_k_dense_replace",), "spec.not-integer",
          "first_k_dense_replace must be an integer, got the string '1'; write 1 without quotes")], id="dense-string"),
-    # a family whose rules never read it
+    # a family whose config class never reads it
     pytest.param(with_(QWEN3_MOE, first_k_dense_replace=[1]), [
-        (("first_k_dense_replace",), "spec.not-integer", "first_k_dense_replace must be an integer, got [1]")],
+        (("first_k_dense_replace",), "import.unknown-key", not_read("first_k_dense_replace", "qwen3_moe"))],
                  id="qwen3_moe-list"),
     pytest.param(with_(DEEPSEEK, first_k_dense_replace="1"), [
         (("first_k_dense_replace",), "import.value",

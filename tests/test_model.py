@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from pipeline.spec.model import (
     CODES,
+    ImportGaps,
     INT_LIMIT,
     LINEAR_FIELDS,
     MODEL_KEYS,
@@ -71,7 +72,7 @@ RECORD_KEYS = ("['saved', 'saved_tp', 'working', 'working_tp', 'seq_length', 'se
                "'selective_attention_mm', 'selective_ffn_mm', 'ops', 'ops_tp']")
 TOWER_KEYS = ("['hidden_size', 'num_hidden_layers', 'num_attention_heads', 'name', 'intermediate_size', "
               "'out_hidden_size', 'patch_size', 'in_channels', 'temporal_patch_size', 'spatial_merge_size', "
-              "'num_position_embeddings', 'max_position_embeddings', 'layers']")
+              "'num_position_embeddings', 'max_position_embeddings', 'pooling_head', 'layers']")
 LINEAR_NAMES = ("['linear_num_key_heads', 'linear_key_head_dim', 'linear_num_value_heads', 'linear_value_head_dim', "
                 "'linear_conv_kernel_dim']")
 PRECISION_HINT = ("states a run's precision, not a model fact; a run takes its precision from its execution spec "
@@ -628,6 +629,41 @@ PARAMETERS_REFUSALS = [
 ]
 
 
+IMPORT_GAPS_FINDINGS = [
+    pytest.param({"dropped": ["frobnicate", "text_config.wibble"]}, one(
+        ("import_gaps",), "spec.import-gaps",
+        "modelspec import dropped the config keys frobnicate, text_config.wibble (--allow-unknown), so nothing "
+        "vouches that this spec's layers are the model's; compare it with the reference (modelspec reference), then "
+        "remove import_gaps"), id="dropped"),
+    pytest.param({"model_type": "my_llama", "dropped": ["x"]}, one(
+        ("import_gaps",), "spec.import-gaps",
+        "modelspec import dropped the config keys x (--allow-unknown) and read model_type 'my_llama' as another "
+        "family's (--arch), so nothing vouches that this spec's layers are the model's; compare it with the reference "
+        "(modelspec reference), then remove import_gaps"), id="both"),
+    pytest.param({"dropped": []}, one(
+        ("import_gaps",), "spec.import-gaps-empty",
+        "import_gaps states neither dropped keys nor a model_type; remove it"), id="empty"),
+    pytest.param({"dropped": "frobnicate", "why": 1}, [
+        (("import_gaps", "why"), "spec.unknown-key",
+         "import_gaps declares unknown key 'why'; it states dropped and model_type"),
+        (("import_gaps", "dropped"), "spec.not-string",
+         "import_gaps.dropped must list config key names, got 'frobnicate'")], id="not-a-list"),
+]
+
+
+@pytest.mark.parametrize("gaps, expected", IMPORT_GAPS_FINDINGS)
+def test_import_gaps_are_refused_or_warned_on(gaps: Any, expected: List[Issue]) -> None:
+    """A spec stating import_gaps parses to a record whose warning check reports for as long as it is stated."""
+    try:
+        spec = ModelSpec.from_dict(spec_data(import_gaps=gaps))
+    except ModelSpecError:
+        assert issues_of(ModelSpec.from_dict, spec_data(import_gaps=gaps)) == expected
+        return
+    warning = spec.import_gaps.warning()
+    assert [(warning.path, warning.code, warning.message)] == expected
+    assert ModelSpec.from_dict(spec.to_dict()) == spec and isinstance(spec.import_gaps, ImportGaps)
+
+
 @pytest.mark.parametrize("parameters, expected", PARAMETERS_REFUSALS)
 def test_from_dict_refuses_stated_parameters(parameters: Any, expected: List[Issue]) -> None:
     assert issues_of(ModelSpec.from_dict, spec_data(parameters=parameters)) == expected
@@ -836,7 +872,7 @@ def test_a_parser_refuses_on_its_own(parse: Callable[..., Any], args: Tuple[Any,
 
 ALL_TABLES = (PARSE_REFUSALS, LAYER_REFUSALS, OPS_REFUSALS, RECORD_REFUSALS, ACTIVATIONS_REFUSALS,
               TOWER_PARSE_REFUSALS, PARAMETERS_REFUSALS, VALIDATE_REFUSALS, TOWER_VALIDATE_REFUSALS,
-              STANDALONE_REFUSALS)
+              STANDALONE_REFUSALS, IMPORT_GAPS_FINDINGS)
 
 
 def test_every_code_is_exercised_by_a_table() -> None:

@@ -360,7 +360,7 @@ def test_assumable_fields_are_the_flags_and_counts() -> None:
     assert dict(assumable_fields("vision tower")) == {
         "hidden_size": int, "num_hidden_layers": int, "num_attention_heads": int, "intermediate_size": int,
         "out_hidden_size": int, "patch_size": int, "spatial_merge_size": int, "num_position_embeddings": int,
-        "max_position_embeddings": int, "in_channels": int, "temporal_patch_size": int}
+        "max_position_embeddings": int, "in_channels": int, "temporal_patch_size": int, "pooling_head": bool}
 
 
 def test_an_arch_that_is_not_the_file_stem_is_refused(tmp_path: Path) -> None:
@@ -548,7 +548,11 @@ DECLARED = OpCounts(attMM=9, attBMM=9, ffMM=9, softmax=9, dropout=9, normOp=9, g
     pytest.param("t5", {"decoder": DECLARED}, {
         "encoder": OpCounts(attMM=4, attBMM=2, ffMM=2, softmax=1, dropout=4, normOp=2, gather=4, headCast=0, ffAct=1,
                             linrec=0),
-        "decoder": DECLARED}, id="declared-replace-one-kind"),
+        "decoder": DECLARED,
+        "gated_encoder": OpCounts(attMM=4, attBMM=2, ffMM=3, softmax=1, dropout=4, normOp=2, gather=4, headCast=0,
+                                  ffAct=1, linrec=0),
+        "gated_decoder": OpCounts(attMM=8, attBMM=4, ffMM=3, softmax=2, dropout=6, normOp=3, gather=6, headCast=0,
+                                  ffAct=1, linrec=0)}, id="declared-replace-one-kind"),
 ])
 def test_resolve_ops(arch: str, ops: Optional[Dict[str, OpCounts]], expected: Dict[str, OpCounts]) -> None:
     assert resolve_ops(arch, ops) == expected

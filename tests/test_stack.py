@@ -1014,14 +1014,11 @@ DEEPSEEK_ASSUMED = ("op profile 'deepseek_v3' counts the ops of kind {kinds} {as
                     "with the model's own counts")
 
 REAL_ASSUMPTION_REFUSALS = [
-    # DeepSeek-V3's moe kind counts its one shared expert (ffMM 7, ffAct 2)
-    pytest.param(dict(DEEPSEEK_V3, num_shared_experts=0), [
-        (("num_shared_experts",), DEEPSEEK_ASSUMED.format(
-            kinds="['moe']", assumed="for num_shared_experts: 1", found="this spec states num_shared_experts: 0",
-            ops="ops.moe"))], id="deepseek-v3-without-shared-experts"),
+    # DeepSeek-V3's moe kind counts its one shared MLP (ffMM 7, ffAct 2), of n_shared_experts widths, which a spec
+    # must state (DeepseekV3MoE builds and calls it whatever the number)
     pytest.param({key: value for key, value in DEEPSEEK_V3.items() if key != "num_shared_experts"}, [
         (("name",), DEEPSEEK_ASSUMED.format(
-            kinds="['moe']", assumed="for num_shared_experts: 1",
+            kinds="['moe']", assumed="with num_shared_experts stated",
             found="this spec leaves num_shared_experts out, which is priced as 0", ops="ops.moe"))],
                  id="deepseek-v3-shared-experts-absent"),
     # its MLA counts the query's low-rank path (q_a_proj, q_b_proj, q_a_layernorm): attMM 5, normOp 4

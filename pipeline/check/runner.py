@@ -152,7 +152,7 @@ def check_document(doc: "SourceDoc", profiles: OpProfiles) -> CheckedSpec:
     except ModelSpecError as error:
         run.record("semantic", _as_findings(error.issues, Severity.ERROR))
         return CheckedSpec(run.result())
-    run.record("semantic", [])
+    run.record("semantic", _as_findings([spec.import_gaps.warning()] if spec.import_gaps else [], Severity.WARNING))
     try:
         spec_arch(spec, profiles)
     except ModelSpecError as error:

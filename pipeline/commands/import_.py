@@ -291,17 +291,29 @@ def _located(file: str, locations: Dict[Tuple[Any, ...], Location], path: Sequen
     return f"{file}:{where.line}:{where.column}"
 
 
-def spec_header(schema_line: Optional[str], sources: Sequence[str], config_name: str) -> str:
+def spec_header(schema_line: Optional[str], sources: Sequence[str], config_name: str,
+                gaps: Optional[Any] = None) -> str:
     """The header block an imported spec starts with.
 
     Args:
         schema_line: The ``# yaml-language-server`` line, or ``None``.
         sources: Provenance texts, one ``# source:`` line each.
         config_name: The config file's name, for the import line.
+        gaps: The spec's :class:`~pipeline.spec.model.ImportGaps`, one line per gap (the config's key names and model
+            type made printable: a config's text is hostile), or ``None``.
     """
+    from pipeline.spec.escape import printable
+
     lines = [schema_line] if schema_line else []
     lines += [f"# source: {source}" for source in sources]
-    lines += [f"# imported by modelspec import from {config_name}", "# explain any hand edit in this header"]
+    lines += [f"# imported by modelspec import from {config_name}"]
+    if gaps is not None and gaps.dropped:
+        lines.append(f"# import_gaps: dropped the config keys {printable(', '.join(gaps.dropped))} "
+                     "(--allow-unknown); no parameters figure is written")
+    if gaps is not None and gaps.model_type is not None:
+        lines.append(f"# import_gaps: read model_type {printable(gaps.model_type)} as this arch's family (--arch); "
+                     "no parameters figure is written")
+    lines.append("# explain any hand edit in this header")
     return "\n".join(lines) + "\n"
 
 
@@ -435,7 +447,8 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
     for path in imported.unknown:
         echo(f"{_located(file, locations, path)}: warning [import.unknown-key] {'.'.join(path)} is not "
                    "imported: the importer does not know it", err=True)
-    text = _spec_text(imported.data, repo, output, sources, "stdin" if from_stdin else config.name)
+    text = _spec_text(imported.data, repo, output, sources, "stdin" if from_stdin else config.name,
+                      imported.spec.import_gaps)
 
     def at_config_key(path: Sequence[Any]) -> Tuple[str, str]:
         key, note = imported.source(path)
@@ -484,12 +497,13 @@ def _refuse_a_taken_name(repo: Any, output: Path, name: str) -> None:
         raise SystemExit(1)
 
 
-def _spec_text(data: Any, repo: Any, output: Optional[Path], sources: Sequence[str], config_name: str) -> str:
+def _spec_text(data: Any, repo: Any, output: Optional[Path], sources: Sequence[str], config_name: str,
+               gaps: Optional[Any] = None) -> str:
     from pipeline.spec.layout import format_text, schema_line
     from pipeline.spec.yaml_source import dump
 
     schema = schema_line(repo, output) if output is not None else None
-    text = dump(data, spec_header(schema, sources, config_name))
+    text = dump(data, spec_header(schema, sources, config_name, gaps))
     # In fmt's layout (its document start, its wrapped header), so a new spec needs no fmt run.
     return format_text(text, "<import>", schema).text or text
 

@@ -41,7 +41,7 @@ or by a later check, is shown at that key.
 The layer stack is derived per layer, as the modelling code builds its
 layers (``layer_types`` as stated; Qwen3-Next's from
 ``full_attention_interval``; Gemma 3's sliding pattern; DeepSeek's
-``first_k_dense_replace``/``moe_layer_freq``; Qwen-MoE's
+``first_k_dense_replace``; Qwen-MoE's
 ``decoder_sparse_step``/``mlp_only_layers``; T5's halves), then compared
 with what :func:`pipeline.pricing.stack.derive_layers` resolves from the written
 fields: ``layers`` is written only when the rules alone would resolve the
@@ -171,9 +171,6 @@ KEYS: Tuple[KeyRule, ...] = (
          _HF + "qwen2/configuration_qwen2.py: sliding_window = sliding_window if use_sliding_window else None"),
     _row("max_window_layers", "layer_types", "rule",
          _HF + "qwen2/configuration_qwen2.py: sliding_attention from layer max_window_layers on"),
-    _row("moe_layer_freq", "layers", "rule",
-         "DeepSeek modeling_deepseek.py DeepseekV3DecoderLayer: MoE at layer_idx >= first_k_dense_replace and "
-         "layer_idx % moe_layer_freq == 0"),
     _row("decoder_sparse_step", "layers", "rule",
          _HF + "qwen3_moe/modeling_qwen3_moe.py Qwen3MoeDecoderLayer: MoE unless in mlp_only_layers, where "
                "(layer_idx + 1) % decoder_sparse_step == 0"),
@@ -214,10 +211,6 @@ VISION_KEYS: Tuple[KeyRule, ...] = (
          _HF + "siglip/modeling_siglip.py SiglipVisionEmbeddings: num_positions = (image_size // patch_size) ** 2"),
     _row("fullatt_block_indexes", "vision.layers", "rule",
          _HF + "qwen2_5_vl/modeling_qwen2_5_vl.py: full attention at these blocks, windowed attention elsewhere"),
-    _row("deepstack_visual_indexes", "", "require",
-         "a non-empty list adds Qwen3-VL deepstack mergers, which no tower field prices", expect=[]),
-    _row("vision_use_head", "", "require", "true adds SigLIP's attention-pooling head, which no tower field prices",
-         expect=False),
 )
 
 _TOKEN_ID = "a token id; it names a token, it sizes nothing"
@@ -229,11 +222,50 @@ _EPS = "a norm's epsilon, a numerical constant"
 _INIT = "the initialisation scale of the weights, which a trained checkpoint no longer has"
 _LOSS = "the auxiliary load-balancing loss, a training objective, not a layer's op"
 
+_OUTPUT = "what forward returns beside the logits; the same layers run"
+_LABELS = "a sequence-classification head's labels (PreTrainedConfig's fine-tuning keys), not the language model's"
+# The generation settings PreTrainedConfig.__post_init__ pops and drops (GenerationConfig's defaults:
+# transformers 5.24.0 configuration_utils.py: for parameter_name in
+# GenerationConfig._get_default_generation_params(): kwargs.pop(parameter_name, None)).
+_GENERATION = ("assistant_confidence_threshold", "assistant_lookbehind", "bad_words_ids", "begin_suppress_tokens",
+               "diversity_penalty", "do_sample", "early_stopping", "encoder_no_repeat_ngram_size",
+               "encoder_repetition_penalty", "epsilon_cutoff", "eta_cutoff", "exponential_decay_length_penalty",
+               "forced_bos_token_id", "forced_eos_token_id", "length_penalty", "max_length", "min_length",
+               "no_repeat_ngram_size", "num_assistant_tokens", "num_assistant_tokens_schedule", "num_beam_groups",
+               "num_beams", "num_return_sequences", "output_scores", "remove_invalid_values", "repetition_penalty",
+               "return_dict_in_generate", "suppress_tokens", "target_lookbehind", "temperature", "top_k", "top_p",
+               "typical_p")
+
+# PreTrainedConfig's own fields and what its to_dict writes beside them (transformers 5.24.0
+# configuration_utils.py PreTrainedConfig, __post_init__, to_dict), which every config, its text_config and its
+# vision_config may state, and which change nothing a cost model prices.
+_PRETRAINED: Mapping[str, str] = MappingProxyType({
+    "architectures": "the class names transformers loads; model_type picks the op profile",
+    "transformers_version": "the transformers release that saved the file",
+    "output_hidden_states": _OUTPUT,
+    "output_attentions": _OUTPUT,
+    "return_dict": _OUTPUT,
+    "chunk_size_feed_forward": "apply_chunking_to_forward runs the feed-forward over chunks of the sequence; an op "
+                               "run piece by piece counts once (op_profiles/README.md)",
+    "id2label": _LABELS,
+    "label2id": _LABELS,
+    "num_labels": _LABELS,
+    "problem_type": _LABELS,
+    **{key: "a generation setting, which PreTrainedConfig.__post_init__ drops" for key in _GENERATION},
+    # What transformers 4.x's PretrainedConfig.to_dict wrote and 5.24.0's PreTrainedConfig no longer declares:
+    # __post_init__ sets each as a plain attribute, which no priced family's modelling code reads (gpt2, roberta
+    # and t5 declare is_decoder or add_cross_attention themselves, and their profiles read them).
+    **{key: "a key transformers 4.x's PretrainedConfig wrote; 5.24.0 keeps it as a plain attribute no priced "
+            "family's modelling code reads" for key in (
+                "torchscript", "use_bfloat16", "tf_legacy_loss", "pruned_heads", "tie_encoder_decoder",
+                "cross_attention_hidden_size", "finetuning_task", "tokenizer_class", "prefix", "sep_token_id",
+                "is_decoder", "add_cross_attention")},
+})
+
 #: The top-level and ``text_config`` keys that do not change what a cost model prices.
 IGNORED: Mapping[str, str] = MappingProxyType({
-    "architectures": "the class names transformers loads; model_type picks the op profile",
+    **_PRETRAINED,
     "auto_map": "where the hub's own modelling code lives; model_type picks the op profile",
-    "transformers_version": "the transformers release that saved the file",
     "use_cache": "whether inference keeps a key/value cache",
     "output_past": "T5's old name for use_cache",
     "initializer_range": _INIT,
@@ -252,6 +284,8 @@ IGNORED: Mapping[str, str] = MappingProxyType({
     "vision_end_token_id": _TOKEN_ID,
     "vision_token_id": _TOKEN_ID,
     "boi_token_index": _TOKEN_ID,
+    "boi_token_id": _TOKEN_ID,
+    "eoi_token_id": _TOKEN_ID,
     "eoi_token_index": _TOKEN_ID,
     "rope_theta": _ROPE,
     "rope_scaling": _ROPE,
@@ -305,6 +339,13 @@ IGNORED: Mapping[str, str] = MappingProxyType({
 
 #: The ``vision_config`` keys that do not change what a cost model prices.
 VISION_IGNORED: Mapping[str, str] = MappingProxyType({
+    **_PRETRAINED,
+    "_name_or_path": "the tower config's own checkpoint name, which a composite config's save writes; the top-level "
+                     "name names the spec",
+    "dtype": "the tower config's own copy of the checkpoint's dtype; the top-level dtype is the spec's",
+    "torch_dtype": "the tower config's own copy of the checkpoint's dtype; the top-level dtype is the spec's",
+    "rope_parameters": "the tower's rotary position encoding; " + _ROPE,
+    "is_encoder_decoder": "PreTrainedConfig's flag, false for every tower; the top-level one picks the layout",
     "model_type": "the tower's config class; the top-level model_type picks the tower's rule",
     "hidden_act": _ACTIVATION,
     "initializer_range": _INIT,
@@ -550,12 +591,13 @@ def _window(ctx: _Context, gated: bool) -> Optional[_Stated]:
 
 
 def _no_window(ctx: _Context, source: str) -> None:
-    """Refuse a window for a family whose attention never slides."""
+    """Refuse a window for a family whose attention never slides (a key its config class does not read, listed
+    as unread, is a leftover that changes nothing)."""
     window = ctx.keys.get("sliding_window")
-    if window is not None and window.value is not None:
+    if window is not None and window.value is not None and "sliding_window" not in ctx.family.unread:
         ctx.refuse(window.path, "import.unsupported",
                    f"sliding_window is {_show(window.value)}, but {source} never slides; leave it out")
-    if ctx.value("use_sliding_window", False) is not False:
+    if "use_sliding_window" not in ctx.family.unread and ctx.value("use_sliding_window", False) is not False:
         ctx.refuse(ctx.path("use_sliding_window"), "import.unsupported",
                    f"use_sliding_window is {_show(ctx.value('use_sliding_window'))}, but {source} never slides")
 
@@ -584,8 +626,12 @@ def _attention_window_all_if_enabled(ctx: _Context, count: int) -> Tuple[Optiona
 
 
 def _every(ctx: _Context, count: int, keys: Sequence[str], other: str) -> Optional[List[str]]:
-    """``other`` at every layer, and ``full_attention`` at each (i + 1) % n == 0, n from the first of *keys* stated."""
+    """``other`` at every layer, and ``full_attention`` at each (i + 1) % n == 0, n from the first of *keys* stated
+    (else, without layer_types, from the family's default for the first key: Qwen3NextConfig's 4)."""
     stated = [key for key in keys if ctx.value(key) is not None]
+    default = ctx.family.defaults.get(keys[0])
+    if not stated and ctx.value("layer_types") is None and isinstance(default, int) and default > 0:
+        return [other if (index + 1) % default else "full_attention" for index in range(count)]
     if not stated:
         if ctx.value("layer_types") is None:
             ctx.refuse((), "import.missing", f"neither layer_types nor {' nor '.join(keys)} is stated, so the "
@@ -625,10 +671,38 @@ def _attention_stated(ctx: _Context, count: int) -> Tuple[Optional[List[str]], O
     return None, _window(ctx, gated=False)
 
 
+def _pattern_list(ctx: _Context) -> Optional[_Stated]:
+    """The first of the family's pattern list keys the config states (NemotronH's ``layers_block_type``)."""
+    return next((ctx.keys[key] for key in ctx.family.pattern_lists if ctx.value(key) is not None), None)
+
+
+def _pattern_length(ctx: _Context) -> Optional[int]:
+    """How many body layers the stated pattern (a list key, else the pattern key) lays out; ``None`` for none."""
+    stated = _pattern_list(ctx) or ctx.keys.get(ctx.family.pattern_key)
+    value = stated.value if stated is not None else None
+    return len(value) if isinstance(value, (list, str)) and value else None
+
+
+def _listed_types(ctx: _Context, stated: _Stated, count: int, refuse: bool) -> Optional[List[str]]:
+    """Each body layer's kind, named by the list key *stated* (``linear_attention``, ``moe``, ...)."""
+    names, value = ctx.family.pattern_names, stated.value
+    if isinstance(value, list) and len(value) == count and all(isinstance(n, str) and n in names for n in value):
+        return [names[name] for name in value]
+    if refuse:
+        ctx.refuse(stated.path, "import.value",
+                   f"{_dotted(stated.path)} must list {count} layer types (num_hidden_layers), each one of "
+                   f"{', '.join(sorted(names))}, got {_show(value)}")
+    return None
+
+
 def _pattern_types(ctx: _Context, count: int, refuse: bool = True) -> Optional[List[str]]:
-    """Each body layer's kind, one character of the family's pattern key each (Nemotron-H's
+    """Each body layer's kind: named by a list key of the family (NemotronH's ``layers_block_type``, which
+    NemotronHConfig reads before the pattern), else one character of its pattern key each (Nemotron-H's
     ``hybrid_override_pattern``: M mamba, * attention, E moe, - mlp); ``None`` after recording why not (with
     *refuse*; the feed-forward rule reads the same key again, and says nothing twice)."""
+    listed = _pattern_list(ctx)
+    if listed is not None:
+        return _listed_types(ctx, listed, count, refuse)
     key, kinds = ctx.family.pattern_key, ctx.family.pattern_kinds
     value = ctx.value(key)
     if not refuse:
@@ -684,14 +758,20 @@ def _ffn_per_kind(ctx: _Context, count: int) -> Optional[List[str]]:
     return [ctx.profile.layer_kinds[kind].ffn if kind in ctx.profile.layer_kinds else "none" for kind in kinds]
 
 
-def _ffn_first_k_freq(ctx: _Context, count: int) -> Optional[List[str]]:
+def _ffn_first_k(ctx: _Context, count: int) -> Optional[List[str]]:
+    """DeepSeek-V3: dense below first_k_dense_replace (stated, or its config class's default), MoE from there."""
     if ctx.fields.values.get("num_experts") is None:
         return ["dense"] * count
-    first = ctx.integer("first_k_dense_replace", 0, "the dense-then-MoE layer rule")
-    every = ctx.integer("moe_layer_freq", 1, "the dense-then-MoE layer rule")
-    if first is None or every is None:
+    first = ctx.fields.values.get("first_k_dense_replace")
+    if first is None:
+        ctx.refuse((), "import.missing", "first_k_dense_replace is not stated, and the dense-then-MoE layer rule "
+                                         "needs it; state it")
         return None
-    return ["moe" if index >= first and index % every == 0 else "dense" for index in range(count)]
+    if isinstance(first, bool) or not isinstance(first, int) or first < 0:
+        ctx.refuse(ctx.fields.paths.get("first_k_dense_replace", ()), "import.value",
+                   f"first_k_dense_replace must be an integer of at least 0, got {_show(first)}")
+        return None
+    return ["moe" if index >= first else "dense" for index in range(count)]
 
 
 def _ffn_sparse_step(ctx: _Context, count: int) -> Optional[List[str]]:
@@ -709,7 +789,7 @@ def _ffn_sparse_step(ctx: _Context, count: int) -> Optional[List[str]]:
 FFN_RULES: Mapping[str, Callable[[_Context, int], Optional[List[str]]]] = MappingProxyType({
     "dense": _ffn_dense,
     "moe": _ffn_moe,
-    "first_k_freq": _ffn_first_k_freq,
+    "first_k": _ffn_first_k,
     "sparse_step": _ffn_sparse_step,
     "per_kind": _ffn_per_kind,
 })
@@ -728,12 +808,11 @@ _RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "encoder_decoder": ("sliding_window", "use_sliding_window", "num_layers", "num_decoder_layers"),
     "stated": ("sliding_window",),
     "pattern": ("sliding_window", "use_sliding_window"),
-    "first_k_freq": ("moe_layer_freq",),
     "sparse_step": ("decoder_sparse_step", "mlp_only_layers"),
 })
 _ANY = object()  # a rule key that changes nothing at any value
 _NEUTRAL: Mapping[str, Any] = MappingProxyType({
-    "use_sliding_window": False, "max_window_layers": _ANY, "moe_layer_freq": 1, "decoder_sparse_step": 1,
+    "use_sliding_window": False, "max_window_layers": _ANY, "decoder_sparse_step": 1,
     "mlp_only_layers": [],
 })
 
@@ -835,17 +914,37 @@ def _write_stack(ctx: _Context, kinds: List[str], types: Sequence[str], stated: 
                    f"model_type {ctx.type_name!r}'s layer rule", stated.path if stated else ())
 
 
+def _variant_kinds(ctx: _Context) -> Optional[Dict[str, str]]:
+    """The kinds the family's variants rename (``{}`` for none), or ``None`` after refusing stated keys that
+    disagree (T5's ``feed_forward_proj: relu`` beside ``is_gated_act: true``)."""
+    renames: Dict[str, str] = {}
+    for variant in ctx.family.variants:
+        stated = [(key, ctx.keys[key]) for key in variant.when if key in ctx.keys]
+        verdicts = {key: variant.when[key].holds(item.value) for key, item in stated}
+        if len(set(verdicts.values())) > 1:
+            ctx.refuse(stated[-1][1].path, "import.conflict",
+                       " but ".join(f"{key} is {_show(item.value)}" for key, item in stated) +
+                       f": they disagree on the layers {variant.source} builds; state one")
+            return None
+        if any(verdicts.values()):
+            renames.update(variant.kinds)
+    return renames
+
+
 def _encoder_decoder_stack(ctx: _Context) -> None:
-    """T5: encoder blocks then decoder blocks; num_hidden_layers is their sum."""
+    """T5: encoder blocks then decoder blocks (of a variant's kinds, T5 v1.1's gated ones); num_hidden_layers is
+    their sum."""
     encoder = ctx.integer("num_layers", 1, "an encoder-decoder stack")
     decoder = ctx.value("num_decoder_layers")
     decoder = encoder if decoder is None else ctx.integer("num_decoder_layers", 1, "an encoder-decoder stack")
-    if encoder is None or decoder is None:
+    renames = _variant_kinds(ctx)
+    if encoder is None or decoder is None or renames is None:
         return
     path = ctx.path("num_layers")
     ctx.fields.put("num_hidden_layers", encoder + decoder, "num_layers + num_decoder_layers", path)
-    if encoder != decoder:
-        ctx.fields.put("layers", [{"kind": "encoder", "count": encoder}, {"kind": "decoder", "count": decoder}],
+    if encoder != decoder or renames:
+        ctx.fields.put("layers", [{"kind": renames.get("encoder", "encoder"), "count": encoder},
+                                  {"kind": renames.get("decoder", "decoder"), "count": decoder}],
                        "num_layers, num_decoder_layers", path)
 
 
@@ -857,6 +956,11 @@ def _stack(ctx: _Context) -> None:
         _no_window(ctx, f"model_type {ctx.type_name!r}'s attention")
         _encoder_decoder_stack(ctx)
         return
+    if family.attention == "pattern" and "num_hidden_layers" not in ctx.fields.values:
+        length = _pattern_length(ctx)  # NemotronHConfig.num_hidden_layers: len(layers_block_type)
+        if length is not None:
+            stated = _pattern_list(ctx) or ctx.keys[family.pattern_key]
+            ctx.fields.put("num_hidden_layers", length, f"the length of {_dotted(stated.path)}", stated.path)
     count = ctx.fields.values.get("num_hidden_layers")
     if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
         return  # the model IR refuses it by name
@@ -866,7 +970,7 @@ def _stack(ctx: _Context) -> None:
                    f"({MAX_LAYERS}); check the config")
         return
     derived, window = ATTENTION_RULES[family.attention](ctx, count)
-    stated = ctx.keys.get("layer_types")
+    stated = None if "layer_types" in family.pattern_lists else ctx.keys.get("layer_types")
     types = _stated_types(ctx, stated, derived, count)
     ffns = FFN_RULES[family.ffn](ctx, count)
     if types is None or ffns is None:
@@ -880,8 +984,10 @@ def _stack(ctx: _Context) -> None:
             return
         ctx.fields.put("sliding_window", window.value, window.origin, window.path)
     kinds = _body_kinds(ctx, types[:count], ffns)
-    if kinds is not None:
-        _write_stack(ctx, kinds, types if stated is not None else types[:count], stated)
+    renames = _variant_kinds(ctx)
+    if kinds is not None and renames is not None:
+        _write_stack(ctx, [renames.get(kind, kind) for kind in kinds], types if stated is not None else types[:count],
+                     stated)
 
 
 # The keys that give a period of layer types, checked against stated layer_types.
@@ -992,7 +1098,7 @@ def _vision(ctx: _Context, stated: _Stated, unknown: List[KeyPath]) -> None:
     for key, item in list(tower.items()):
         if key in family.vision_ignored:
             continue
-        rule = family.vision_keys.get(key) or _VISION_RULES.get(key)
+        rule = family.vision_keys.get(key) or (_VISION_RULES.get(key) if _reads_tower(family, key) else None)
         if rule is None:
             if key not in VISION_IGNORED:
                 unknown.append(item.path)
@@ -1080,10 +1186,11 @@ def _source(origins: Mapping[str, str], paths: Mapping[str, KeyPath], path: Sequ
     return key_path, note
 
 
-def _merge(config: Mapping[str, Any],
-           issues: List[ImportIssue]) -> Tuple[Dict[str, _Stated], List[_Stated], List[KeyPath]]:
+def _merge(config: Mapping[str, Any], issues: List[ImportIssue],
+           top_level: frozenset = frozenset()) -> Tuple[Dict[str, _Stated], List[_Stated], List[KeyPath]]:
     """The top-level and text_config keys as one mapping, the model types stated (top level first), and the
-    nestings stated inside text_config (keys no row reads there)."""
+    nestings stated inside text_config (keys no row reads there); a text_config key of *top_level* (the
+    family's ``top_level``: the wrapper decides it) is left out."""
     keys = {key: _Stated(value, (key,)) for key, value in config.items() if key != "text_config"}
     types = [keys["model_type"]] if "model_type" in keys else []
     text = config.get("text_config")
@@ -1100,6 +1207,8 @@ def _merge(config: Mapping[str, Any],
             continue
         if key in _TOP_LEVEL_ONLY:
             misplaced.append(("text_config", key))
+            continue
+        if key in top_level:
             continue
         if key in keys and not _same(keys[key].value, value):
             issues.append(ImportIssue(("text_config", key), "import.both-levels",
@@ -1263,7 +1372,10 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
             instead of refusing them.
 
     Returns:
-        The spec, its mapping and the unknown keys.
+        The spec, its mapping and the unknown keys. A spec whose import
+        dropped keys (*allow_unknown*) or read a model type as *arch*'s
+        family states them in ``import_gaps`` and no ``parameters``: its
+        count would vouch for what was not read.
 
     Raises:
         ConfigImportError: With every issue found: unknown keys (unless
@@ -1281,6 +1393,9 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
     profile = _pick(keys, types, profiles, arch, picked)
     if profile is None:
         raise ConfigImportError(picked)  # the one reason; a key's problems mean nothing without a family
+    if profile.family.top_level:
+        issues = []
+        keys, types, misplaced = _merge(config, issues, frozenset(profile.family.top_level))
     issues.extend(picked)
     ctx = _Context(keys, profile)
     ctx.issues.extend(issues)
@@ -1292,9 +1407,25 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
         ctx.issues.extend(ImportIssue(path, "import.unknown-key", _unknown_message(ctx, path)) for path in unknown)
     if ctx.issues:
         raise ConfigImportError(ctx.issues)
-    spec = _with_parameters(_spec(ctx), profiles)
+    gaps = _gaps(unknown, types, profile)
+    if gaps:
+        ctx.fields.put("import_gaps", gaps, "--allow-unknown" if unknown else "--arch", ())
+    spec = _spec(ctx) if gaps else _with_parameters(_spec(ctx), profiles)
     return ImportedSpec(spec, spec.to_dict(), tuple(unknown), MappingProxyType(dict(ctx.fields.origins)),
                         MappingProxyType(dict(ctx.fields.paths)))
+
+
+def _gaps(unknown: Sequence[KeyPath], types: Sequence[_Stated], profile: OpProfile) -> Dict[str, Any]:
+    """The spec's ``import_gaps``: the keys dropped, and a model type read as *profile*'s family (``--arch``);
+    ``{}`` when the import vouches for everything it read."""
+    gaps: Dict[str, Any] = {}
+    if unknown:
+        gaps["dropped"] = [_dotted(path) for path in unknown]
+    foreign = [stated.value for stated in types if isinstance(stated.value, str)
+               and stated.value not in profile.model_types and stated.value not in profile.family.text_model_types]
+    if foreign:
+        gaps["model_type"] = foreign[0]
+    return gaps
 
 
 def _apply_keys(ctx: _Context) -> List[KeyPath]:
@@ -1308,11 +1439,16 @@ def _apply_keys(ctx: _Context) -> List[KeyPath]:
     for field_name, value in family.fixed.items():
         ctx.fields.fix(field_name, value, ctx.type_name)
     for key, stated in list(ctx.keys.items()):
-        if key in family.unread or key in family.ignored or key == family.pattern_key:
-            continue  # the pattern key is read by the pattern layout
+        if (key in family.unread or key in family.ignored or key == family.pattern_key
+                or key in family.pattern_lists):
+            continue  # the pattern keys are read by the pattern layout
         rule = family.keys.get(key) or _RULES.get(key)
+        if rule is not None and key not in family.keys and not _reads(family, key):
+            unknown.append(stated.path)
+            del ctx.keys[key]  # a key its config class does not read: no layer rule reads it either
+            continue
         if rule is None:
-            if key not in IGNORED:
+            if key not in IGNORED and key not in family.variant_keys:  # a variant's key is read by the stack
                 unknown.append(stated.path)
             continue
         if _refuse_non_finite(ctx, stated):
@@ -1337,6 +1473,23 @@ def _apply_keys(ctx: _Context) -> List[KeyPath]:
         rule = family.keys.get(key) or _RULES[key]
         TRANSFORMS[rule.transform](rule, _Stated(value, (key,), default=True, computed=computed), ctx)
     return unknown
+
+
+# The shared rows every config class reads: PreTrainedConfig's own fields and what the import itself reads.
+_EVERY_CLASS = frozenset({"model_type", "_name_or_path", "torch_dtype", "dtype", "is_encoder_decoder", "text_config",
+                          "vision_config"})
+
+
+def _reads(family: Family, key: str) -> bool:
+    """Whether a shared mapped *key* is one *family*'s config class reads (all of them for a family with no
+    ``shared`` list): a key its class neither declares nor its code reads maps nothing, whatever its name."""
+    return (family.shared is None or key in family.shared or key in family.code_reads or key in _EVERY_CLASS
+            or key in family.defaults or key in family.variant_keys)
+
+
+def _reads_tower(family: Family, key: str) -> bool:
+    """Whether a shared mapped tower *key* is one *family*'s tower config class reads (as :func:`_reads`)."""
+    return family.vision_shared is None or key in family.vision_shared or key in family.vision_defaults
 
 
 def _non_finite(value: Any) -> bool:
@@ -1372,6 +1525,12 @@ def _unknown_message(ctx: _Context, path: KeyPath) -> str:
         return (f"{_dotted(path)} is nested inside text_config, where the importer does not read it; state it at the "
                 "top level, or pass --allow-unknown to import without it")
     tower = path[0] == "vision_config"
+    if path[-1] in (_VISION_RULES if tower else _RULES):
+        section = "vision_shared" if tower else "shared"
+        return (f"{_dotted(path)} is not a key model_type {ctx.type_name!r}'s config class reads (import.{section} "
+                f"in op_profiles/{ctx.profile.arch}.yaml does not list it), so it sizes nothing there; if the "
+                "modelling code reads it all the same, list it under import.code_reads with the line that does, "
+                "else under import.unread with why, or pass --allow-unknown to import without it")
     close = difflib.get_close_matches(path[-1], _known_keys(ctx.family, tower), n=1)
     hint = f"did you mean {close[0]!r}? If not, " if close else ""
     section, mapped = ("vision_ignored", "vision_keys") if tower else ("ignored", "keys")

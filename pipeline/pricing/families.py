@@ -14,6 +14,11 @@ read with (schema: ``$defs/family`` of ``schemas/op-profile.schema.json``)::
         n_embd: {field: hidden_size, source: configuration_gpt2.py attribute_map}
       ignored: {logit_scale: a scalar multiply of the logits}   # read, but priced by no field
       unread: {attention_bias: the biases are hard-coded}       # not read by its config class at all
+      shared: [hidden_size, rms_norm_eps]              # its class's keys the importer's shared tables read
+      code_reads: {head_dim: getattr(config, "head_dim", ...)}  # undeclared, read by its modelling code
+      top_level: {tie_word_embeddings: the wrapper's model ties}  # read at the top level only, not in text_config
+      variants:                                        # kinds a key's value swaps in (T5 v1.1's gated MLP)
+        - {when: {feed_forward_proj: {match: "^gated-"}}, kinds: {encoder: gated_encoder}, source: ...}
 
 A family is one mapping, not a code path: a new family whose layers fit the
 existing layouts (the names :mod:`pipeline.importer.config_json` defines in
@@ -35,6 +40,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 import typing
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -128,6 +134,47 @@ def compile_expression(text: str) -> Expression:
 
 
 @dataclass(frozen=True)
+class Condition:
+    """What a stated config key must hold for a :class:`Variant` to apply.
+
+    Attributes:
+        match: A regular expression a string value matches (``^gated-``), or ``None``.
+        equals: The JSON value it equals (``true``, ``null``) when :attr:`match` is ``None``.
+    """
+
+    match: Optional[str]
+    equals: Any = None
+
+    def holds(self, value: Any) -> bool:
+        """Whether a stated *value* meets the condition (``1`` is not ``true``)."""
+        if self.match is not None:
+            return isinstance(value, str) and re.search(self.match, value) is not None
+        return type(value) is type(self.equals) and value == self.equals
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Layer kinds a family's modelling code swaps in when a config key says so.
+
+    T5's ``feed_forward_proj: gated-gelu`` (or ``is_gated_act: true``)
+    builds ``T5DenseGatedActDense`` in every block, whose counts are another
+    kind's; DeepSeek-V3's ``q_lora_rank: null`` projects the query with one
+    matrix. The importer renames each body layer's kind by :attr:`kinds` when
+    a stated key of :attr:`when` meets its condition, and refuses a config
+    whose stated keys disagree.
+
+    Attributes:
+        source: The modelling code that builds the other layers.
+        when: The config keys, each with the condition that selects the variant.
+        kinds: ``{kind: the kind it becomes}``.
+    """
+
+    source: str
+    when: Mapping[str, Condition]
+    kinds: Mapping[str, str]
+
+
+@dataclass(frozen=True)
 class Family:
     """What an architecture family's modelling code decides that its config does not say.
 
@@ -160,9 +207,27 @@ class Family:
         pattern_key: For the ``pattern`` layout: the config key whose
             characters name each layer's kind (``hybrid_override_pattern``).
         pattern_kinds: The layer kind each of its characters names.
+        pattern_lists: Config keys that list each layer's type by name instead
+            (NemotronH's ``layers_block_type``), read before the pattern key.
+        pattern_names: The layer kind each name of such a list names.
         text_model_types: The model types its ``text_config`` may state that
             another profile prices (Mistral 3's text model is a ``mistral``):
             read with this family's rules all the same.
+        top_level: Keys the multimodal wrapper's config decides, each with
+            why: read at the top level (or from :attr:`defaults`) only, and
+            ignored where ``text_config`` states them (Gemma 3's and Mistral
+            3's ``tie_word_embeddings``: the wrapper's model ties its head by
+            its own config).
+        variants: The kinds its code swaps in by a key's value (:class:`Variant`).
+        shared: Its config class's keys that the importer's shared tables map
+            or ignore; ``None`` when the section lists none (every shared key
+            is then read). A shared mapped key outside :attr:`shared`,
+            :attr:`code_reads` and its own sections is one its class does not
+            read, so a config stating it is refused as unknown.
+        code_reads: Keys its class does not declare that its modelling code
+            reads all the same (``getattr(config, "head_dim", ...)``), each
+            with the line that does.
+        vision_shared: The same as :attr:`shared` for its tower's config class.
     """
 
     source: str
@@ -180,6 +245,24 @@ class Family:
     vision_defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     pattern_key: str = ""
     pattern_kinds: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    pattern_lists: Tuple[str, ...] = ()
+    pattern_names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    top_level: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    variants: Tuple[Variant, ...] = ()
+    shared: Optional[frozenset] = None
+    code_reads: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    vision_shared: Optional[frozenset] = None
+
+    @property
+    def variant_keys(self) -> frozenset:
+        """The config keys a variant reads."""
+        return frozenset(key for variant in self.variants for key in variant.when)
+
+
+def _variant(data: Mapping[str, Any]) -> Variant:
+    """A checked ``variants`` entry as a :class:`Variant`."""
+    when = {key: Condition(entry.get("match"), entry.get("equals")) for key, entry in data["when"].items()}
+    return Variant(data["source"], MappingProxyType(when), MappingProxyType(dict(data["kinds"])))
 
 
 def _key_rule(key: str, entry: Mapping[str, Any], prefix: str = "") -> KeyRule:
@@ -220,6 +303,13 @@ def parse_family(data: Mapping[str, Any]) -> Family:
         vision_defaults=MappingProxyType(_defaults(data.get("vision_defaults", {}))),
         pattern_key=data.get("pattern", {}).get("key", ""),
         pattern_kinds=MappingProxyType(dict(data.get("pattern", {}).get("kinds", {}))),
+        pattern_lists=tuple(data.get("pattern", {}).get("list_keys", ())),
+        pattern_names=MappingProxyType(dict(data.get("pattern", {}).get("names", {}))),
+        top_level=MappingProxyType(dict(data.get("top_level", {}))),
+        variants=tuple(_variant(entry) for entry in data.get("variants", ())),
+        shared=frozenset(data["shared"]) if "shared" in data else None,
+        code_reads=MappingProxyType(dict(data.get("code_reads", {}))),
+        vision_shared=frozenset(data["vision_shared"]) if "vision_shared" in data else None,
     )
 
 
@@ -231,7 +321,8 @@ def _defaults(data: Mapping[str, Any]) -> Dict[str, Any]:
 
 def family_problems(data: Mapping[str, Any], spec_fields: Mapping[str, type], shared_keys: Mapping[str, Any],
                     tower_fields: Mapping[str, type],
-                    shared_tower_keys: Mapping[str, Any] = MappingProxyType({})) -> List[Tuple[FieldPath, str]]:
+                    shared_tower_keys: Mapping[str, Any] = MappingProxyType({}),
+                    kinds: Tuple[str, ...] = ()) -> List[Tuple[FieldPath, str]]:
     """What a schema-checked ``import`` section gets wrong that the schema cannot say.
 
     Args:
@@ -241,6 +332,7 @@ def family_problems(data: Mapping[str, Any], spec_fields: Mapping[str, type], sh
         shared_keys: The keys the importer's shared table reads, for ``defaults``.
         tower_fields: The vision tower's fields, for ``vision_keys``.
         shared_tower_keys: The keys the importer's shared tower table reads, for ``vision_defaults``.
+        kinds: The profile's layer kinds, which a variant renames from and to.
 
     Returns:
         ``(path under import, message)`` for each problem, in file order.
@@ -269,6 +361,20 @@ def family_problems(data: Mapping[str, Any], spec_fields: Mapping[str, type], sh
         for key in data.get(section, {}):
             if key in data.get(mapped, {}):
                 found.append(((section, key), f"{section}.{key} is also mapped under {mapped}; keep one"))
+    for index, variant in enumerate(data.get("variants", ())):
+        for old, new in variant["kinds"].items():
+            for name in (old, new):
+                if name not in kinds:
+                    found.append((("variants", index, "kinds", old),
+                                  f"variants[{index}] names kind {name!r}, which is not one of the layer_kinds "
+                                  f"{sorted(kinds)}"))
+        for key, condition in variant["when"].items():
+            if "match" in condition:
+                try:
+                    re.compile(condition["match"])
+                except re.error as error:
+                    found.append((("variants", index, "when", key, "match"),
+                                  f"variants[{index}].when.{key}.match is no regular expression: {error}"))
     found += _default_problems("defaults", data.get("defaults", {}), {**shared_keys, **keys}, spec_fields, "keys",
                                "model spec")
     found += _default_problems("vision_defaults", data.get("vision_defaults", {}),

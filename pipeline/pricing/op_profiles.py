@@ -430,7 +430,8 @@ def _profile_rules(doc: "SourceDoc", path: Path) -> List[Problem]:
         from pipeline.importer.config_json import shared_keys, shared_tower_keys  # pylint: disable=import-outside-toplevel
 
         for where, message in family_problems(data["import"], spec_field_types(), shared_keys(),
-                                               spec_field_types(tower=True), shared_tower_keys()):
+                                               spec_field_types(tower=True), shared_tower_keys(),
+                                               tuple(data["layer_kinds"])):
             at = doc.key_location(("import",) + where)
             found.append(_located(doc, ("import",) + where, "profile.import", f"import.{message}", at))
     return found

@@ -80,6 +80,11 @@ CODES: Dict[str, str] = {
     "spec.activations-pair": "An activations record states one field of a pair without the other.",
     "spec.activations-kind": "activations names a kind that no group of layers has.",
     "spec.active-above-total": "parameters.active is larger than parameters.total.",
+    "spec.import-gaps": "A warning while the spec states import_gaps: modelspec import dropped config keys it did not "
+                        "know (--allow-unknown), or read the config's model_type as another family's (--arch), so "
+                        "nothing vouches that its layers are the model's; compare it with the reference (modelspec "
+                        "reference) and remove import_gaps once they agree.",
+    "spec.import-gaps-empty": "import_gaps states neither dropped keys nor a model_type.",
 }
 
 
@@ -687,7 +692,8 @@ class VisionSpec:
     layers and heads. ``max_position_embeddings`` is the encoder's sequence
     length in merged visual tokens, which depends on the images a dataset
     serves and is therefore an input, not a property of the checkpoint.
-    ``layers`` is the tower's stack, groups of kinds of the ``vision`` op
+    ``pooling_head`` says whether an attention-pooling head follows the
+    blocks (SigLIP's ``vision_use_head``). ``layers`` is the tower's stack, groups of kinds of the ``vision`` op
     profile; without it the tower is one group of the profile's default kind.
     """
 
@@ -703,6 +709,7 @@ class VisionSpec:
     spatial_merge_size: Optional[int] = None
     num_position_embeddings: Optional[int] = None
     max_position_embeddings: Optional[int] = None
+    pooling_head: Optional[bool] = None
     layers: Optional[Tuple[LayerGroup, ...]] = None
 
     @classmethod
@@ -732,6 +739,8 @@ class VisionSpec:
                 values[key] = issues.take(_text, data[key], path)
             elif key == "layers":
                 values[key] = issues.take(layers_from_list, data[key], path)
+            elif key == "pooling_head":
+                values[key] = issues.take(_flag, data[key], path)
             else:
                 values[key] = issues.take(_positive, data[key], path)
         for key in _TOWER_REQUIRED:
@@ -833,6 +842,66 @@ class StatedParameters:
         return {"total": self.total, **({"active": self.active} if self.active is not None else {})}
 
 
+@dataclass(frozen=True)
+class ImportGaps:
+    """What ``modelspec import`` could not vouch for when it wrote the spec.
+
+    A config imported with ``--allow-unknown`` loses the keys no rule reads,
+    and one imported with ``--arch`` is read as another family than its own
+    model type: either way the spec may leave out a block the dropped keys
+    described, so the importer writes no ``parameters`` figure, and ``check``
+    warns (``spec.import-gaps``) for as long as the spec states this record.
+
+    Attributes:
+        dropped: The config keys the import left out, dotted (``text_config.frobnicate``).
+        model_type: The config's own model type, read as the spec's ``arch`` (``--arch``).
+    """
+
+    dropped: Tuple[str, ...] = ()
+    model_type: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, data: Any, where: FieldPath = ("import_gaps",)) -> "ImportGaps":
+        """Build the record, refusing unknown keys, a list that is not of key names, and an empty record.
+
+        Raises:
+            ModelSpecError: Every problem of the record at once.
+        """
+        data = _mapping(data, where, "dropped (the config keys left out) and model_type (the config's own)")
+        issues = _Issues()
+        _unknown_keys(data, ("dropped", "model_type"), where, issues,
+                      lambda key: f"{dotted(where)} declares unknown key {_show(key)}; it states dropped and "
+                                  "model_type")
+        dropped = data.get("dropped") or []
+        if not isinstance(dropped, list) or not all(isinstance(key, str) and key for key in dropped):
+            issues.add(where + ("dropped",), "spec.not-string",
+                       f"{dotted(where + ('dropped',))} must list config key names, got {_show(dropped)}")
+            dropped = []
+        model_type = issues.take(_text, data.get("model_type"), where + ("model_type",))
+        if not dropped and model_type is None and not issues.found:
+            issues.add(where, "spec.import-gaps-empty",
+                       f"{dotted(where)} states neither dropped keys nor a model_type; remove it")
+        issues.raise_if_any()
+        return cls(tuple(dropped), model_type)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The record as a spec file states it, empty parts left out."""
+        return {**({"dropped": list(self.dropped)} if self.dropped else {}),
+                **({"model_type": self.model_type} if self.model_type is not None else {})}
+
+    def warning(self, where: FieldPath = ("import_gaps",)) -> SpecIssue:
+        """The ``spec.import-gaps`` warning ``check`` reports while the spec states the record."""
+        gaps = []
+        if self.dropped:
+            gaps.append(f"dropped the config keys {', '.join(self.dropped)} (--allow-unknown)")
+        if self.model_type is not None:
+            gaps.append(f"read model_type {self.model_type!r} as another family's (--arch)")
+        return SpecIssue(where, "spec.import-gaps",
+                         f"modelspec import {' and '.join(gaps)}, so nothing vouches that this spec's layers are "
+                         "the model's; compare it with the reference (modelspec reference), then remove "
+                         "import_gaps")
+
+
 # The keys that state a run's precision, not the model's: refused like any
 # unknown key, but named with the place a run's precision is read from.
 RUN_PRECISION_KEYS = ("compute_dtype", "param_init_type")
@@ -894,10 +963,14 @@ class ModelSpec:
         layer_norms: How many norms a layer holds, per-head q/k norms apart.
         shared_expert_gate: Whether a MoE layer gates its shared expert's output (Qwen2-MoE).
         sliding_window: Tokens a sliding-attention layer attends to.
+        type_vocab_size: Rows of an encoder's token-type (segment) embedding
+            table (RoBERTa's ``token_type_embeddings``).
         relative_attention_num_buckets: Rows of T5's relative-attention bias
             table (one per distance bucket, a column per head).
         parameters: The model's published parameter count (:class:`StatedParameters`),
             which ``check`` holds the counted one to.
+        import_gaps: What the import that wrote the spec could not vouch for
+            (:class:`ImportGaps`); ``check`` warns while it is stated.
         torch_dtype: The dtype the checkpoint's weights are saved in (``bfloat16``), without ``torch.``.
         linear_*: Gated DeltaNet dimensions for the layers a linear kind prices (:data:`LINEAR_FIELDS`).
         activations: Per-kind census records (:class:`KindActivations`); the
@@ -944,6 +1017,7 @@ class ModelSpec:
     shared_expert_gate: Optional[bool] = None
     sliding_window: Optional[int] = None
     relative_attention_num_buckets: Optional[int] = None
+    type_vocab_size: Optional[int] = None
     torch_dtype: Optional[str] = None
 
     linear_num_key_heads: Optional[int] = None
@@ -953,6 +1027,7 @@ class ModelSpec:
     linear_conv_kernel_dim: Optional[int] = None
 
     parameters: Optional[StatedParameters] = None
+    import_gaps: Optional[ImportGaps] = None
 
     arch: Optional[str] = None
     ops: Optional[Dict[str, OpCounts]] = None
@@ -1128,7 +1203,7 @@ class ModelSpec:
                 value = [group.to_dict() for group in value]
             elif key == "layer_types":
                 value = list(value)
-            elif key in ("output_activations", "vision", "parameters"):
+            elif key in ("output_activations", "vision", "parameters", "import_gaps"):
                 value = value.to_dict()
             out[key] = value
         return out
@@ -1228,6 +1303,7 @@ _FIELD_PARSERS: Dict[str, Callable[[Any, FieldPath], Any]] = {
     "output_activations": KindActivations.from_dict,
     "vision": VisionSpec.from_dict,
     "parameters": lambda value, path: StatedParameters.from_dict(value, path),
+    "import_gaps": lambda value, path: ImportGaps.from_dict(value, path),
 }
 
 #: The keys a model spec states, in serialisation (and schema) order.

