@@ -118,7 +118,8 @@ def read_as(config: Mapping[str, Any]) -> Any:
 
 
 def model_class(config: Any) -> Any:
-    """The class transformers builds *config* with: the one ``architectures`` names, else an Auto mapping's.
+    """The class transformers builds *config* with: the one ``architectures`` names, else an Auto mapping's
+    (image-text-to-text first for a config with a ``vision_config``).
 
     Raises:
         BuildError: If no class of transformers builds the config.
@@ -127,7 +128,10 @@ def model_class(config: Any) -> Any:
         cls = getattr(transformers, str(name), None)
         if isinstance(cls, type) and isinstance(config, getattr(cls, "config_class", None) or ()):
             return cls
-    for auto in _AUTO_CLASSES:
+    autos = _AUTO_CLASSES
+    if getattr(config, "vision_config", None) is not None:  # a VLM: its causal-LM class takes the text config only
+        autos = ("AutoModelForImageTextToText",) + autos
+    for auto in autos:
         mapping = getattr(transformers, auto)._model_mapping  # pylint: disable=protected-access
         if type(config) in mapping:
             return mapping[type(config)]
