@@ -2,7 +2,7 @@
 
 :mod:`pipeline.reference` lists what transformers builds for a config
 (every unique parameter, its layer stacks, embedding, head, routed experts);
-this module lists what ``modelspec import`` of the same config gives (the
+as a :class:`Census`; this module lists what ``modelspec import`` of the same config gives (the
 spec's resolved stack, each layer's inventory, the model's and the tower's
 tensors) under the reference's names, and compares the two. It imports no
 torch: the census is plain data.
@@ -41,9 +41,36 @@ from pipeline.weights import NONE, Tensor, resolve
 if TYPE_CHECKING:
     from pipeline.model import ModelSpec
     from pipeline.op_profiles import OpProfiles
-    from pipeline.reference import Census
 
 Shape = Tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Census:
+    """What the reference builds for one config.
+
+    Attributes:
+        model_class: The class built (``Qwen3MoeForCausalLM``).
+        model_type: The model type its config was read as (``deepseek_v3`` for a ``kimi_k2`` config).
+        tensors: ``{name: shape}`` of every unique parameter, in the model's order.
+        stacks: ``(prefix, length)`` of each outermost ``nn.ModuleList`` (``("model.layers", 48)``).
+        embedding: The input embedding's parameter names.
+        head: The output head's parameter names not shared with the embedding (a tied head's bias).
+        routed: The routed experts' parameter names (each of shape ``[num_experts, ...]``).
+        top_k: The experts a token routes to (``num_experts_per_tok``); 0 without routed experts.
+        vision: For a config with a ``vision_config``, every parameter outside the language model and the
+            head: the tower with its projector.
+    """
+
+    model_class: str
+    model_type: str
+    tensors: Mapping[str, Tuple[int, ...]]
+    stacks: Tuple[Tuple[str, int], ...]
+    embedding: Tuple[str, ...]
+    head: Tuple[str, ...]
+    routed: Tuple[str, ...]
+    top_k: int
+    vision: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -124,7 +151,7 @@ class _Side:
     places: Tuple[Tuple[str, int], ...]
 
 
-def judge(spec: "ModelSpec", profiles: "OpProfiles", census: "Census") -> Verdict:
+def judge(spec: "ModelSpec", profiles: "OpProfiles", census: Census) -> Verdict:
     """Compare the spec's inventories with the reference's *census* of the same config.
 
     Raises:
@@ -164,13 +191,13 @@ def _layer(weights: Iterable, symbols: Mapping, experts: int, first: bool) -> Li
     return tensors
 
 
-def _first_layer_names(census: "Census", prefix: str) -> set:
+def _first_layer_names(census: Census, prefix: str) -> set:
     """The relative names of layer 0 of the reference stack *prefix*."""
     start = prefix + ".0."
     return {name[len(start):] for name in census.tensors if name.startswith(start)}
 
 
-def _assign(census: "Census", body: Sequence[List[Tensor]],
+def _assign(census: Census, body: Sequence[List[Tensor]],
             tower: Sequence[List[Tensor]]) -> Tuple[Optional[str], Tuple[Tuple[str, int], ...]]:
     """The reference stack of the tower's layers, and ``(prefix, index)`` of each reference body layer, in order."""
     stacks = list(census.stacks)
@@ -187,7 +214,7 @@ def _assign(census: "Census", body: Sequence[List[Tensor]],
                                if _first_layer_names(census, prefix) & body_names for index in range(length))
 
 
-def _named(census: "Census", body: Sequence[List[Tensor]], tower: Sequence[List[Tensor]],
+def _named(census: Census, body: Sequence[List[Tensor]], tower: Sequence[List[Tensor]],
            model: Sequence[Tensor], tower_own: Sequence[Tensor]) -> _Side:
     """The inventory's tensors under the reference's full names; a layer the reference lacks under
     ``(no reference layer)`` or ``(no reference tower)``."""
@@ -207,7 +234,7 @@ def _named(census: "Census", body: Sequence[List[Tensor]], tower: Sequence[List[
     return _Side(tensors, places)
 
 
-def _held_name(census: "Census", name: str) -> str:
+def _held_name(census: Census, name: str) -> str:
     """The reference's name for a tower tensor named relative to the model holding it (itself when none or many)."""
     if name in census.tensors:
         return name
@@ -218,7 +245,7 @@ def _held_name(census: "Census", name: str) -> str:
 _INDEX = re.compile(r"^(?P<prefix>.*?)\.(?P<index>\d+)\.(?P<rest>.*)$")
 
 
-def _tensor_rows(census: "Census", side: _Side) -> Tuple[TensorRow, ...]:
+def _tensor_rows(census: Census, side: _Side) -> Tuple[TensorRow, ...]:
     """Every tensor the sides disagree on, the same difference over several layers as one row."""
     stacks = {prefix for prefix, _ in census.stacks} | {"(no reference layer)", "(no reference tower)"}
     grouped: Dict[Tuple[str, Optional[Shape], Optional[Shape], str], List[int]] = {}
@@ -251,7 +278,7 @@ def _params(shape: Shape) -> int:
     return total
 
 
-def _ref_sum(census: "Census", names: Iterable[str]) -> int:
+def _ref_sum(census: Census, names: Iterable[str]) -> int:
     return sum(_params(census.tensors[name]) for name in names if name in census.tensors)
 
 
@@ -266,7 +293,7 @@ def _span(indexes: Sequence[int]) -> str:
     return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
-def _count_rows(census: "Census", side: _Side, counts: ParameterCounts) -> Tuple[CountRow, ...]:
+def _count_rows(census: Census, side: _Side, counts: ParameterCounts) -> Tuple[CountRow, ...]:
     """Every count of both sides."""
     total = sum(_params(shape) for shape in census.tensors.values())
     routed = _ref_sum(census, census.routed)
@@ -295,7 +322,7 @@ def _count_rows(census: "Census", side: _Side, counts: ParameterCounts) -> Tuple
     return tuple(rows)
 
 
-def _reference_layers(census: "Census", side: _Side) -> Dict[int, int]:
+def _reference_layers(census: Census, side: _Side) -> Dict[int, int]:
     """The reference's parameters per body layer, by the layer's place in the body."""
     place = {where: position for position, where in enumerate(side.places)}
     sums = dict.fromkeys(range(len(side.places)), 0)

@@ -9,7 +9,7 @@ import it, so the core package and ``modelspec check`` never load torch.
 of its ``model_type``; the class its ``architectures`` names, else the
 causal-LM, seq-to-seq, image-text-to-text or masked-LM class the Auto
 mappings give) under ``torch.device("meta")``: no weights are allocated and
-nothing is downloaded (``HF_HUB_OFFLINE``). It returns, as plain data, every
+nothing is downloaded (``HF_HUB_OFFLINE``). It returns, as plain data (a :class:`~pipeline.judge.Census`), every
 unique ``nn.Parameter`` (a tensor tied to another counted once, under its
 first name), the layer stacks (each outermost ``nn.ModuleList``), which
 tensors are the input embedding and the output head, which are routed
@@ -30,12 +30,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import warnings  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
 from typing import Any, Dict, Mapping, Optional, Tuple  # noqa: E402
 
 import torch  # noqa: E402
 import transformers  # noqa: E402
 from transformers import AutoConfig  # noqa: E402
+
+from pipeline.judge import Census  # noqa: E402
 
 transformers.logging.set_verbosity_error()
 
@@ -51,34 +52,6 @@ VERSIONS = f"transformers {transformers.__version__}, torch {torch.__version__}"
 
 class BuildError(ValueError):
     """transformers cannot build the config (its message says why)."""
-
-
-@dataclass(frozen=True)
-class Census:
-    """What the reference builds for one config.
-
-    Attributes:
-        model_class: The class built (``Qwen3MoeForCausalLM``).
-        model_type: The model type its config was read as (``deepseek_v3`` for a ``kimi_k2`` config).
-        tensors: ``{name: shape}`` of every unique parameter, in the model's order.
-        stacks: ``(prefix, length)`` of each outermost ``nn.ModuleList`` (``("model.layers", 48)``).
-        embedding: The input embedding's parameter names.
-        head: The output head's parameter names not shared with the embedding (a tied head's bias).
-        routed: The routed experts' parameter names (each of shape ``[num_experts, ...]``).
-        top_k: The experts a token routes to (``num_experts_per_tok``); 0 without routed experts.
-        vision: For a config with a ``vision_config``, every parameter outside the language model and the
-            head: the tower with its projector.
-    """
-
-    model_class: str
-    model_type: str
-    tensors: Mapping[str, Tuple[int, ...]]
-    stacks: Tuple[Tuple[str, int], ...]
-    embedding: Tuple[str, ...]
-    head: Tuple[str, ...]
-    routed: Tuple[str, ...]
-    top_k: int
-    vision: Tuple[str, ...] = ()
 
 
 def config_object(config: Mapping[str, Any], model_type: Optional[str] = None) -> Any:

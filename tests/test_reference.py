@@ -22,8 +22,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-import subprocess
-import sys
+import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,6 +201,96 @@ def results(model_type: str) -> Outcomes:
         else:
             found.wrong.append(f"{detail}\n    config: {json.dumps(config, sort_keys=True, default=str)}")
     return found
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_a_config_equal_to_the_reference_is_one_line() -> None:
+    result = run("reference", "tests/data/configs/llama-3.1-8b.json", "--root", str(ROOT))
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        0, "tests/data/configs/llama-3.1-8b.json: equal to the reference (LlamaForCausalLM), tensor by tensor: "
+           "8,030,261,248 parameters\n", "")
+
+
+def test_a_catalogue_spec_is_judged_against_its_stored_config_mtp_apart() -> None:
+    result = run("reference", "--spec", "deepseek-v3", "--root", str(ROOT))
+    assert (result.exit_code, result.stdout) == (
+        0, "deepseek-v3 (specs/deepseek/deepseek-v3.yaml against configs/deepseek-v3.json): equal to the reference "
+           "(DeepseekV3ForCausalLM), tensor by tensor: 671,026,404,352 parameters; MTP 1 layer, 11,610,067,968 "
+           "parameters apart (transformers builds none)\n")
+
+
+def test_a_config_read_as_another_model_type_builds_the_class_its_architectures_names() -> None:
+    result = run("reference", "--spec", "kimi-k2-instruct", "--root", str(ROOT))
+    assert result.exit_code == 0
+    assert "(DeepseekV3ForCausalLM), tensor by tensor: 1,026,408,209,408 parameters" in result.stdout
+
+
+@pytest.fixture
+def wrong_profile(tmp_path: Path) -> Path:
+    """A spec repository whose llama profile gives down_proj the wrong shape, with one stored config."""
+    shutil.copytree(ROOT / "op_profiles", tmp_path / "op_profiles")
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "configs").mkdir()
+    profile = tmp_path / "op_profiles" / "llama.yaml"
+    text = profile.read_text(encoding="utf-8")
+    wrong = text.replace("shape: [hidden_size, intermediate_size], bias: mlp_bias}",
+                         "shape: [hidden_size, hidden_size], bias: mlp_bias}")
+    assert wrong != text
+    profile.write_text(wrong, encoding="utf-8")
+    return tmp_path
+
+
+def test_a_config_that_differs_is_a_table_of_the_tensors_and_counts(wrong_profile: Path) -> None:
+    config = {"model_type": "llama", "vocab_size": 10, "hidden_size": 8, "intermediate_size": 16,
+              "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1}
+    path = wrong_profile / "tiny.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    result = run("reference", str(path), "--root", str(wrong_profile))
+    assert result.exit_code == 1
+    assert result.stdout == (
+        "tiny.json: differs from the reference (LlamaForCausalLM)\n"
+        "\n"
+        "  tensor                                 layers  reference  modelspec  part\n"
+        "  model.layers.{i}.mlp.down_proj.weight  0-1     8x16       8x8        mlp\n"
+        "\n"
+        "  count                        reference  modelspec  difference\n"
+        "  total                            1,352      1,224        -128\n"
+        "  active                           1,352      1,224        -128\n"
+        "  layers                           1,184      1,056        -128\n"
+        "  layers 0-1 (full_attention)      1,184      1,056        -128\n")
+
+
+def test_a_config_modelspec_refuses_shows_the_importers_reasons() -> None:
+    result = run("reference", "tests/data/configs/refused/xlstm-7b.json", "--root", str(ROOT))
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("tests/data/configs/refused/xlstm-7b.json: model_type: error "
+                               "[import.unknown-model-type] no op profile prices model_type \"xlstm\"")
+    assert lines[-1] == ("modelspec: tests/data/configs/refused/xlstm-7b.json: modelspec import refuses it, so "
+                         "there is nothing to compare")
+
+
+def test_a_config_transformers_cannot_build_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "text.json"
+    path.write_text(json.dumps({"model_type": "qwen2_vl_text", "vocab_size": 10, "hidden_size": 8,
+                                "intermediate_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2,
+                                "num_key_value_heads": 1}), encoding="utf-8")
+    result = run("reference", str(path), "--root", str(ROOT))
+    assert (result.exit_code, result.stderr) == (
+        1, f"modelspec: {path}: the reference cannot build it: transformers 5.24.0 has no causal-LM, seq-to-seq, "
+           "image-text-to-text or masked-LM class for Qwen2VLTextConfig\n")
+
+
+def test_a_spec_without_a_stored_config_or_an_unknown_name_is_a_usage_error(wrong_profile: Path) -> None:
+    shutil.copytree(ROOT / "specs" / "llama", wrong_profile / "specs" / "llama")
+    result = run("reference", "--spec", "llama-3.1-8b", "--root", str(wrong_profile))
+    assert result.exit_code == 2
+    assert "no stored source config for llama-3.1-8b: configs/llama-3.1-8b.json does not exist" in result.stderr
+    assert run("reference", "--spec", "no-such-model", "--root", str(ROOT)).exit_code == 2
+    assert run("reference", "--root", str(ROOT)).exit_code == 2
 
 
 @pytest.mark.parametrize("model_type", MODEL_TYPES)
