@@ -137,8 +137,9 @@ def census(config: Mapping[str, Any], model_type: Optional[str] = None) -> Censu
         names[id(parameter)] = name
         tensors[name] = tuple(parameter.shape)
     head = _head(model, names)
-    return Census(cls.__name__, built.model_type, tensors, _stacks(model), _owned(model.get_input_embeddings(), names, ()), head,
-                  _routed(model), _top_k(built), _vision(model, built, names, head))
+    return Census(cls.__name__, built.model_type, tensors, _stacks(model),
+                  _owned(model.get_input_embeddings(), names, ()), head, _routed(model), _top_k(built),
+                  _vision(model, built, names, head))
 
 
 def _stacks(model: Any) -> Tuple[Tuple[str, int], ...]:

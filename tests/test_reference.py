@@ -13,14 +13,18 @@ entry explains nothing (the table says so) and is deleted.
 
 The table (variants, exact, refused by reason, WRONG, known, and hidden: a
 variant refused only for keys the importer does not know that
-``--allow-unknown`` would count wrong) is printed at the end of the run. Every test here is marked ``reference`` and skipped
-without torch (``pip install -e '.[reference]'``).
+``--allow-unknown`` would count wrong) is printed at the end of the run.
+Also here: ``modelspec reference``'s lines and exit codes, and the batch-3
+configs of ``tests/data/configs/batch3/`` (three of priced families, eight of
+families no profile prices, refused). Every test here is marked ``reference``
+and skipped without torch (``pip install -e '.[reference]'``).
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import shutil
 from collections import Counter
@@ -334,3 +338,45 @@ def test_the_table(capsys: pytest.CaptureFixture) -> None:
         print("hidden: refused only for unknown keys, and --allow-unknown would count it wrong:\n" +
               ("\n".join(hidden_lines) or "  none"))
     assert total["variants"] >= COUNT * len(MODEL_TYPES)
+
+
+BATCH3 = ROOT / "tests" / "data" / "configs" / "batch3"
+#: Batch 3's configs of model types no op profile prices, and the importer's reason.
+UNPRICED = {"deepseek-v2-lite": "import.remote-code", "phi-mini-moe-instruct": "import.remote-code",
+            "qwen3-vl-2b-instruct": "import.unknown-model-type",
+            "qwen3-vl-30b-a3b-instruct": "import.unknown-model-type",
+            "llama-4-scout-17b-16e-instruct": "import.unknown-model-type", "dbrx-132b": "import.unknown-model-type",
+            "starcoderbase-7b": "import.unknown-model-type", "bart-large": "import.unknown-model-type"}
+
+
+def _batch3(name: str) -> Tuple[Dict[str, Any], Any]:
+    config = json.loads((BATCH3 / f"{name}.json").read_text(encoding="utf-8"))
+    return config, census(config)
+
+
+@pytest.mark.parametrize("name", sorted(UNPRICED))
+def test_a_batch3_config_of_a_family_not_priced_is_refused(name: str) -> None:
+    config, built = _batch3(name)
+    assert outcome(config["model_type"], config, built) == ("refused", f"{UNPRICED[name]} model_type")
+
+
+def test_batch3_command_r_equals_the_reference() -> None:
+    config, built = _batch3("c4ai-command-r")
+    assert outcome("cohere", config, built) == ("exact", "")
+    assert sum(map(math.prod, built.tensors.values())) == 34_980_831_232
+
+
+def test_batch3_gemma_3_1b_counts_as_the_reference() -> None:
+    config, built = _batch3("gemma-3-1b")
+    verdict = judge(import_config(config, PROFILES, fallback_name="gemma-3-1b").spec, PROFILES, built)
+    assert not verdict.counted_differently and verdict.count("total").modelspec == 999_885_952
+    assert outcome("gemma3_text", config, built)[0] in ("exact", "known")
+
+
+def test_batch3_mistral_7b_resaved_counts_as_the_reference_once_its_generic_keys_import() -> None:
+    config, built = _batch3("mistral-7b-instruct-v0.3")
+    kind, detail = outcome("mistral", config, built)
+    assert kind == "exact" or (kind, detail.split()[0]) == ("refused", "import.unknown-key")
+    spec = import_config(config, PROFILES, fallback_name="mistral", allow_unknown=True).spec
+    verdict = judge(spec, PROFILES, built)
+    assert verdict.equal and verdict.count("total").modelspec == 7_248_023_552

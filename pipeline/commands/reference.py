@@ -28,8 +28,12 @@ INSTALL = "pip install 'modelspec-catalogue[reference]'"
               help="Judge the catalogue spec NAME against its stored source config, configs/NAME.json.")
 @click.option("--arch", help="As for modelspec import: the op profile for a config whose model_type no profile "
                              "lists.")
+@click.option("--allow-unknown", is_flag=True,
+              help="As for modelspec import: import a config with keys the importer does not know, listing them as "
+                   "warnings, and judge what it counts.")
 @root_option
-def command(config: Optional[Path], spec_name: Optional[str], arch: Optional[str], root: Optional[Path]) -> None:
+def command(config: Optional[Path], spec_name: Optional[str], arch: Optional[str], allow_unknown: bool,
+            root: Optional[Path]) -> None:
     """Compare a config's weight inventories with transformers', tensor by tensor.
 
     transformers 5.24.0 builds CONFIG on the meta device (no weights, no
@@ -50,6 +54,7 @@ def command(config: Optional[Path], spec_name: Optional[str], arch: Optional[str
       modelspec reference config.json
       modelspec reference --spec deepseek-v3
       modelspec reference my-finetune.json --arch llama
+      modelspec reference resaved-config.json --allow-unknown
 
     Exit codes: 0 equal to the reference (one line with the total); 1 it
     differs (a table of the tensors and counts that differ), transformers
@@ -72,11 +77,14 @@ def command(config: Optional[Path], spec_name: Optional[str], arch: Optional[str
 
     repo = find_repo(root)
     profiles = run_profiles(repo)
+    if arch is not None and arch not in profiles.profiles:
+        raise click.BadParameter(f"{arch!r} names no op profile; the profiles are "
+                                 f"{', '.join(sorted(profiles.profiles))}", param_hint="--arch")
     if spec_name is not None:
         spec, data, what = _catalogue_spec(repo, profiles, spec_name)
     else:
         data, what = _config(config), repo.report_name(config)
-        spec = _imported(data, what, profiles, arch, config.stem)
+        spec = _imported(data, what, profiles, arch, config.stem, allow_unknown)
     try:
         census = reference.census(data, _model_type(profiles, arch))
     except reference.BuildError as error:
@@ -102,17 +110,22 @@ def _config(path: Path) -> Any:
         _fail(f"{path}:{error.where.line}:{error.where.column}: error [import.json] {error}")
 
 
-def _imported(data: Any, what: str, profiles: Any, arch: Optional[str], fallback: str) -> Any:
-    """The spec ``modelspec import`` makes of *data*; its refusals shown (exit 1)."""
+def _imported(data: Any, what: str, profiles: Any, arch: Optional[str], fallback: str, allow_unknown: bool) -> Any:
+    """The spec ``modelspec import`` makes of *data*; its refusals shown (exit 1), and with *allow_unknown* the
+    keys it does not know as warnings."""
     from pipeline.importer import ConfigImportError, import_config
 
     try:
-        return import_config(data, profiles, fallback_name=fallback, arch=arch).spec
+        imported = import_config(data, profiles, fallback_name=fallback, arch=arch, allow_unknown=allow_unknown)
     except ConfigImportError as error:
         for issue in error.issues:
             key = ".".join(map(str, issue.path)) or "the config"
             echo(f"{what}: {key}: error [{issue.code}] {issue.message}", err=True)
         _fail(f"{what}: modelspec import refuses it, so there is nothing to compare")
+    for path in imported.unknown:
+        echo(f"{what}: {'.'.join(map(str, path))}: warning [import.unknown-key] not imported: the importer does not "
+             "know it", err=True)
+    return imported.spec
 
 
 def _model_type(profiles: Any, arch: Optional[str]) -> Optional[str]:
