@@ -1,10 +1,11 @@
 """The judge: a spec's weight inventories against the reference's census, tensor by tensor and count by count.
 
-:mod:`pipeline.reference` lists what transformers builds for a config
-(every unique parameter, its layer stacks, embedding, head, routed experts);
-as a :class:`Census`; this module lists what ``modelspec import`` of the same config gives (the
-spec's resolved stack, each layer's inventory, the model's and the tower's
-tensors) under the reference's names, and compares the two. It imports no
+:mod:`pipeline.reference` lists what transformers builds for a config as a
+:class:`Census` (every unique parameter, its layer stacks, embedding, head,
+routed experts, and a VLM's parameters outside its language model); this
+module lists what ``modelspec import`` of the same config gives (the spec's
+resolved stack, each layer's inventory, the model's and the tower's tensors)
+under the reference's names, and compares the two. It imports no
 torch: the census is plain data.
 
 Naming. An inventory names a layer's tensor relative to the layer
@@ -21,7 +22,8 @@ that ends with theirs. A routed expert's tensor is one expert's shape; the
 reference holds all experts in one tensor, ``[num_experts, ...]``.
 
 Counts compared: total, active (routed experts at top-k of them), embedding,
-head, layers, each layer group, routed experts, the tower with its projector,
+head, layers, each layer group, routed experts, the tower with its projector
+(the reference's: every parameter of a VLM outside its language model and head),
 and the rest outside the layers (final norms, position tables, other); the
 modelspec side of each is the figure :func:`pipeline.parameters.count_parameters`
 gives, the one ``show`` and ``check`` use. transformers builds no MTP layer:
@@ -30,6 +32,7 @@ the body is compared, MTP layers are counted apart and only reported.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
@@ -271,15 +274,8 @@ def _template(name: str, stacks: set) -> Tuple[str, int]:
     return name, -1
 
 
-def _params(shape: Shape) -> int:
-    total = 1
-    for size in shape:
-        total *= size
-    return total
-
-
 def _ref_sum(census: Census, names: Iterable[str]) -> int:
-    return sum(_params(census.tensors[name]) for name in names if name in census.tensors)
+    return sum(math.prod(census.tensors[name]) for name in names if name in census.tensors)
 
 
 def _span(indexes: Sequence[int]) -> str:
@@ -295,7 +291,7 @@ def _span(indexes: Sequence[int]) -> str:
 
 def _count_rows(census: Census, side: _Side, counts: ParameterCounts) -> Tuple[CountRow, ...]:
     """Every count of both sides."""
-    total = sum(_params(shape) for shape in census.tensors.values())
+    total = sum(math.prod(shape) for shape in census.tensors.values())
     routed = _ref_sum(census, census.routed)
     experts = census.tensors[census.routed[0]][0] if census.routed else 1
     active = total - routed + routed // experts * census.top_k
@@ -329,7 +325,7 @@ def _reference_layers(census: Census, side: _Side) -> Dict[int, int]:
     for name, shape in census.tensors.items():
         match = _INDEX.match(name)
         if match and (match["prefix"], int(match["index"])) in place:
-            sums[place[(match["prefix"], int(match["index"]))]] += _params(shape)
+            sums[place[(match["prefix"], int(match["index"]))]] += math.prod(shape)
     return sums
 
 
