@@ -136,6 +136,8 @@ def draw_text(rng: random.Random, cls: Any, default: Any) -> Dict[str, Any]:  # 
                  "use_sliding_window", "use_conv_bias", "mamba_proj_bias", "use_bidirectional_attention"):
         if name in params and rng.random() < 0.7:
             put(name, rng.random() < 0.5)
+    if "tie_word_embeddings" not in params and rng.random() < 0.5:  # a key any config may state (T5 overrides it)
+        put("tie_word_embeddings", rng.random() < 0.5)
     if "n_group" in params:
         put("n_group", 1)
         put("topk_group", 1)
