@@ -29,6 +29,7 @@ _COMMANDS: Dict[str, Tuple[str, str]] = {
     "fmt": ("fmt", "Rewrite specs in the canonical layout (or --check that they are)."),
     "regen": ("regen", "Regenerate the resolved-stack artifacts in resolved/ (or --check them)."),
     "diff": ("diff", "Show what a change does to the catalogue's resolved stacks."),
+    "reference": ("reference", "Compare a config's weight inventories with transformers', tensor by tensor."),
     "site": ("site", "Write the catalogue's static web site: an index, a page per model, a diff page."),
 }
 

@@ -78,12 +78,12 @@ def command(name: str, fmt: str, root: Optional[Path], no_cache: bool) -> None:
 
 
 def _catalogue(repo: "SpecRepo", no_cache: bool, folder: Path, key: str) -> List["Entry"]:
-    """Every spec file of the catalogue with the name it states (:func:`_entries`); kept as the
+    """Every spec file of the catalogue with the name it states (:func:`entries`); kept as the
     snapshot *key* (see :func:`_named`) unless *no_cache*."""
     from pipeline.cache import snapshot
 
     walked = walk_catalogue(repo, no_cache)
-    catalogue = _entries(walked.files, repo.displays, walked.cache)
+    catalogue = entries(walked.files, repo.displays, walked.cache)
     save_cache(walked.cache)
     if not no_cache:
         snapshot.keep(folder, key, walked.sources, walked.taken,
@@ -91,7 +91,7 @@ def _catalogue(repo: "SpecRepo", no_cache: bool, folder: Path, key: str) -> List
     return catalogue
 
 
-def _entries(paths: Sequence["Path | str"], display: Any, cache: Any = None) -> List[Entry]:
+def entries(paths: Sequence["Path | str"], display: Any, cache: Any = None) -> List[Entry]:
     """Read the name each spec file of *paths* states.
 
     Args:

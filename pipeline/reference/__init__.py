@@ -1,0 +1,6 @@
+"""The reference implementation as judge: transformers (pinned, the ``reference`` extra) builds a config on the
+meta device, and its parameters are the census the weight inventories must equal.
+
+The only package that imports torch and transformers; nothing below it does, and ``modelspec check`` never loads
+it. It imports :mod:`pipeline.pricing` (the judge's comparison) only.
+"""

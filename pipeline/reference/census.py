@@ -1,0 +1,192 @@
+"""The reference implementation's census: every parameter transformers builds for a config, on the meta device.
+
+The optional ``reference`` extra (torch 2.13.0, transformers 5.24.0, pinned)
+is the judge of every weight inventory: this module is the only one that
+imports them, and only ``modelspec reference`` and the differential tests
+import it, so the core package and ``modelspec check`` never load torch.
+
+:func:`census` builds a config as transformers does (``AutoConfig.for_model``
+of its ``model_type``; the class its ``architectures`` names, else the
+causal-LM, seq-to-seq, image-text-to-text or masked-LM class the Auto
+mappings give) under ``torch.device("meta")``: no weights are allocated and
+nothing is downloaded (``HF_HUB_OFFLINE``). It returns, as plain data (a :class:`~pipeline.pricing.judge.Census`), every
+unique ``nn.Parameter`` (a tensor tied to another counted once, under its
+first name), the layer stacks (each outermost ``nn.ModuleList``), which
+tensors are the input embedding and the output head, which are routed
+experts (transformers 5 fuses them into one ``*Experts`` module per layer,
+experts first) and the top-k a token routes to. :mod:`pipeline.pricing.judge`
+compares that with the inventories; nothing here knows a family.
+
+A ``quantization_config`` is dropped (the counts are of the unquantised
+layout, as the catalogue's) and ``auto_map`` is never followed: the
+reference is transformers' own code.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import warnings  # noqa: E402
+from typing import Any, Dict, Mapping, Optional, Tuple  # noqa: E402
+
+import torch  # noqa: E402
+import transformers  # noqa: E402
+from transformers import AutoConfig  # noqa: E402
+
+from pipeline.pricing.judge import Census  # noqa: E402
+
+transformers.logging.set_verbosity_error()
+
+#: The Auto classes tried, in order, for a config whose ``architectures`` names no transformers class.
+_AUTO_CLASSES = ("AutoModelForCausalLM", "AutoModelForSeq2SeqLM", "AutoModelForImageTextToText",
+                 "AutoModelForMaskedLM")
+
+#: Config keys the build leaves out: what they describe is not in the unquantised layout, or not transformers' code.
+_DROPPED = ("quantization_config", "auto_map")
+
+VERSIONS = f"transformers {transformers.__version__}, torch {torch.__version__}"
+
+
+class BuildError(ValueError):
+    """transformers cannot build the config (its message says why)."""
+
+
+def config_object(config: Mapping[str, Any], model_type: Optional[str] = None) -> Any:
+    """transformers' config object for *config* (its ``model_type``, or *model_type* when given).
+
+    A model type transformers does not know (``kimi_k2``, a checkpoint's own name) is read as the model type of
+    the transformers class its ``architectures`` names, as the checkpoint's card says it is built.
+
+    Raises:
+        BuildError: If transformers has no such model type or its config class refuses the values.
+    """
+    values = {key: value for key, value in config.items() if key not in _DROPPED and key != "model_type"}
+    chosen = model_type or read_as(config)
+    if not isinstance(chosen, str):
+        raise BuildError("the config states no model_type (a string), so transformers cannot pick a class")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return AutoConfig.for_model(chosen, **values)
+    except Exception as error:  # noqa: BLE001  # ok: any refusal of the reference's config class is its answer
+        raise BuildError(f"transformers {transformers.__version__} cannot read the config as model_type "
+                             f"{chosen!r}: {error}") from None
+
+
+def read_as(config: Mapping[str, Any]) -> Any:
+    """The model type transformers reads *config* as: its own, or, when transformers does not know it, that of
+    the first class of ``architectures`` transformers has."""
+    stated = config.get("model_type")
+    if not isinstance(stated, str) or stated in transformers.CONFIG_MAPPING:
+        return stated
+    for name in config.get("architectures") or ():
+        cls = getattr(transformers, str(name), None)
+        config_class = getattr(cls, "config_class", None)
+        if isinstance(getattr(config_class, "model_type", None), str) and config_class.model_type:
+            return config_class.model_type
+    return stated
+
+
+def model_class(config: Any) -> Any:
+    """The class transformers builds *config* with: the one ``architectures`` names, else an Auto mapping's
+    (image-text-to-text first for a config with a ``vision_config``).
+
+    Raises:
+        BuildError: If no class of transformers builds the config.
+    """
+    for name in getattr(config, "architectures", None) or ():
+        cls = getattr(transformers, str(name), None)
+        if isinstance(cls, type) and isinstance(config, getattr(cls, "config_class", None) or ()):
+            return cls
+    autos = _AUTO_CLASSES
+    if getattr(config, "vision_config", None) is not None:  # a VLM: its causal-LM class takes the text config only
+        autos = ("AutoModelForImageTextToText",) + autos
+    for auto in autos:
+        mapping = getattr(transformers, auto)._model_mapping  # pylint: disable=protected-access
+        if type(config) in mapping:
+            return mapping[type(config)]
+    raise BuildError(f"transformers {transformers.__version__} has no causal-LM, seq-to-seq, "
+                         f"image-text-to-text or masked-LM class for {type(config).__name__}")
+
+
+def census(config: Mapping[str, Any], model_type: Optional[str] = None) -> Census:
+    """Build *config* with transformers on the meta device and list its parameters.
+
+    Args:
+        config: A parsed ``config.json``.
+        model_type: The transformers model type to read it as, instead of its own (``--arch``).
+
+    Raises:
+        BuildError: If transformers cannot read or build the config.
+    """
+    built = config_object(config, model_type)
+    cls = model_class(built)
+    try:
+        with warnings.catch_warnings(), torch.device("meta"):
+            warnings.simplefilter("ignore")
+            model = cls(built)
+    except Exception as error:  # noqa: BLE001  # ok: any failure to build is the reference's answer
+        raise BuildError(f"transformers {transformers.__version__} cannot build {cls.__name__} from the "
+                             f"config: {type(error).__name__}: {error}") from None
+    names: Dict[int, str] = {}
+    tensors: Dict[str, Tuple[int, ...]] = {}
+    for name, parameter in model.named_parameters():
+        names[id(parameter)] = name
+        tensors[name] = tuple(parameter.shape)
+    head = _head(model, names)
+    return Census(cls.__name__, built.model_type, tensors, _stacks(model),
+                  _owned(model.get_input_embeddings(), names, ()), head, _routed(model), _top_k(built),
+                  _vision(model, built, names, head))
+
+
+def _stacks(model: Any) -> Tuple[Tuple[str, int], ...]:
+    """``(prefix, length)`` of each outermost non-empty ``nn.ModuleList`` of *model*."""
+    found: list = []
+    for name, module in model.named_modules():
+        if isinstance(module, torch.nn.ModuleList) and len(module) and name and \
+                not any(name.startswith(prefix + ".") for prefix, _ in found):
+            found.append((name, len(module)))
+    return tuple(found)
+
+
+def _owned(module: Any, names: Mapping[int, str], taken: Tuple[str, ...]) -> Tuple[str, ...]:
+    """The names of *module*'s parameters, leaving out those in *taken* (a tied weight)."""
+    if module is None:
+        return ()
+    return tuple(names[id(p)] for p in module.parameters() if id(p) in names and names[id(p)] not in taken)
+
+
+def _head(model: Any, names: Mapping[int, str]) -> Tuple[str, ...]:
+    """The output head's own parameters: none of a tied weight, its bias when it has one."""
+    try:
+        head = model.get_output_embeddings()
+    except (AttributeError, NotImplementedError):
+        return ()
+    return _owned(head, names, _owned(model.get_input_embeddings(), names, ()))
+
+
+def _routed(model: Any) -> Tuple[str, ...]:
+    """The parameters of every fused ``*Experts`` module (transformers 5's routed experts)."""
+    return tuple(f"{name}.{param}" for name, module in model.named_modules() if type(module).__name__.endswith(
+        "Experts") for param, _ in module.named_parameters())
+
+
+def _vision(model: Any, config: Any, names: Mapping[int, str], head: Tuple[str, ...]) -> Tuple[str, ...]:
+    """Every parameter outside the language model (the module built from the text config) and the head, for
+    a config with a ``vision_config``; ``()`` otherwise."""
+    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    if getattr(config, "vision_config", None) is None or text is config:
+        return ()
+    inside = {id(p) for module in model.modules() if module is not model and getattr(module, "config", None) is text
+              for p in module.parameters()}
+    return tuple(name for key, name in names.items() if key not in inside and name not in head)
+
+
+def _top_k(config: Any) -> int:
+    """``num_experts_per_tok`` of the text config (0 when it states none)."""
+    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    value = getattr(text, "num_experts_per_tok", None)
+    return value if isinstance(value, int) else 0

@@ -1,0 +1,310 @@
+"""Seeded random valid configs of every priced family, for the differential suite (tests/test_reference.py).
+
+A variant is drawn over the fields its config class reads (the parameters of
+transformers' ``__init__`` for the family's config class, and its text and
+vision sub-configs): layers, widths, heads, KV heads dividing the heads,
+head_dim, experts, top-k, shared experts, dense-first layers, ties, biases,
+layer patterns, MLA ranks, linear-attention and Mamba dimensions, tower
+widths. It is built into transformers' config object and saved as
+``save_pretrained`` writes it (``to_diff_dict``; half the time with the drawn
+values written over it, as a hand-written config states them; naming the
+class a catalogue config of the type names in ``architectures``), then kept only if
+transformers builds a model from it: a *valid* variant. Sizes are small; on
+the meta device a build costs what its module count costs.
+
+A quarter of the variants also carry one key another priced family reads and
+this class does not (a ``moe_intermediate_size`` in Mixtral's config): the
+class ignores it, so the importer must too, or refuse it.
+
+Everything a draw reads comes from one ``random.Random(seed)`` per family, so
+a seed replays a run. Imported only when torch is installed.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import random
+import warnings
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import transformers
+from transformers import CONFIG_MAPPING, PretrainedConfig
+
+from pipeline.reference.census import BuildError, Census, census, model_class
+
+#: The catalogue's source configs, one per spec.
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+
+_GENERIC = frozenset(inspect.signature(PretrainedConfig.__init__).parameters)
+
+#: Keys one priced family's class reads, offered to the classes that do not read them.
+FOREIGN = {
+    "moe_intermediate_size": lambda rng: rng.choice([24, 40]),
+    "head_dim": lambda rng: rng.choice([8, 24]),
+    "attention_bias": lambda rng: True,
+    "mlp_bias": lambda rng: True,
+    "moe_layer_freq": lambda rng: rng.choice([1, 2, 3]),
+    "qk_norm": lambda rng: True,
+    "n_shared_experts": lambda rng: 1,
+}
+
+
+def _params(cls: Any) -> List[str]:
+    """The parameters of a config class's ``__init__``, without ``self``, ``kwargs`` and the generic ones."""
+    return [name for name in inspect.signature(cls.__init__).parameters
+            if name not in _GENERIC and name not in ("self", "kwargs", "text_config", "vision_config")]
+
+
+def _first(params: Sequence[str], *names: str) -> Optional[str]:
+    """The first of *names* the class reads."""
+    return next((name for name in names if name in params), None)
+
+
+def _divisors(value: int) -> List[int]:
+    return [d for d in range(1, value + 1) if value % d == 0]
+
+
+def _layer_types(rng: random.Random, default: Any, params: Sequence[str], count: int) -> Optional[List[str]]:
+    """*count* layer types from those the class's default config uses (plus sliding attention when it reads a
+    window), or ``None`` to leave them to the class."""
+    stated = list(getattr(default, "layer_types", None) or getattr(default, "layers_block_type", None) or [])
+    kinds = sorted(set(stated))
+    if "sliding_window" in params and "full_attention" in kinds and "sliding_attention" not in kinds:
+        kinds.append("sliding_attention")
+    if not kinds:
+        return None
+    return [rng.choice(kinds) for _ in range(count)]
+
+
+def draw_text(rng: random.Random, cls: Any, default: Any) -> Dict[str, Any]:  # noqa: C901  # one table of knobs
+    """One draw of a text config's fields (*cls* its class, *default* its default instance)."""
+    params = _params(cls)
+    out: Dict[str, Any] = {}
+    layers = rng.randint(1, 6)
+    heads = rng.choice([1, 2, 4, 8])
+    head_dim = rng.choice([8, 16, 32])
+    put = out.__setitem__
+    name = _first(params, "num_hidden_layers", "num_layers", "n_layer")
+    if name:
+        put(name, layers)
+    name = _first(params, "num_attention_heads", "num_heads", "n_head")
+    if name:
+        put(name, heads)
+    width = _first(params, "hidden_size", "d_model", "n_embd")
+    own_head_dim = _first(params, "head_dim", "d_kv")
+    if width:
+        put(width, rng.choice([32, 64, 96]) if own_head_dim and rng.random() < 0.4 else heads * head_dim)
+    if own_head_dim and rng.random() < 0.7:
+        put(own_head_dim, rng.choice([head_dim, 2 * head_dim]))
+    if "num_key_value_heads" in params:  # always: the class's default need not divide the drawn heads
+        put("num_key_value_heads", rng.choice(_divisors(heads)))
+    name = _first(params, "intermediate_size", "d_ff", "n_inner")
+    if name:
+        put(name, None if name == "n_inner" and rng.random() < 0.4 else rng.choice([16, 48, 100]))
+    if "vocab_size" in params:  # above the class's special token ids (Phi-3 pads with 32000)
+        ids = [getattr(default, name, None) for name in ("pad_token_id", "bos_token_id", "eos_token_id")]
+        floor = max([i for i in ids if isinstance(i, int)] + [0]) + 1
+        put("vocab_size", max(floor, rng.choice([64, 100, 256])))
+    experts = rng.randint(2, 8)
+    name = _first(params, "num_experts", "num_local_experts", "n_routed_experts")
+    if name:
+        alias = [key for key, target in getattr(cls, "attribute_map", {}).items() if target == name]
+        put(alias[0] if alias and rng.random() < 0.25 else name, experts)
+        if "num_experts_per_tok" in params:
+            put("num_experts_per_tok", rng.randint(1, experts))
+    for name, choices in (("moe_intermediate_size", [8, 24, 40]), ("shared_expert_intermediate_size", [8, 24]),
+                          ("moe_shared_expert_intermediate_size", [8, 24]), ("n_shared_experts", [0, 1, 2]),
+                          ("decoder_sparse_step", [1, 2, 3]), ("q_lora_rank", [None, 16, 32]),
+                          ("kv_lora_rank", [16, 32]), ("qk_rope_head_dim", [8, 16]), ("qk_nope_head_dim", [8, 16]),
+                          ("v_head_dim", [8, 16, 32]), ("linear_num_key_heads", [1, 2]),
+                          ("linear_key_head_dim", [8, 16]), ("linear_value_head_dim", [8, 16]),
+                          ("linear_conv_kernel_dim", [2, 4]), ("mamba_num_heads", [2, 4, 8]),
+                          ("mamba_head_dim", [8, 16]), ("ssm_state_size", [8, 16]), ("n_groups", [1, 2]),
+                          ("conv_kernel", [2, 4]), ("relative_attention_num_buckets", [8, 32]),
+                          ("type_vocab_size", [1, 2, 3]), ("max_position_embeddings", [64, 130]),
+                          ("sliding_window", [16, 64]), ("sliding_window_pattern", [1, 2, 4]),
+                          ("feed_forward_proj", ["relu", "gated-gelu"]), ("moe_latent_size", [None, None, 8]),
+                          ("num_nextn_predict_layers", [0, 1]), ("mtp_num_hidden_layers", [0, 1])):
+        if name in params and rng.random() < 0.8:
+            put(name, rng.choice(choices))
+    if "linear_num_value_heads" in params:
+        put("linear_num_value_heads", out.get("linear_num_key_heads", 1) * rng.choice([1, 2]))
+    for name in ("tie_word_embeddings", "attention_bias", "mlp_bias", "use_bias", "use_qk_norm", "qk_layernorm",
+                 "use_sliding_window", "use_conv_bias", "mamba_proj_bias", "use_bidirectional_attention"):
+        if name in params and rng.random() < 0.7:
+            put(name, rng.random() < 0.5)
+    if "tie_word_embeddings" not in params and rng.random() < 0.5:  # a key any config may state (T5 overrides it)
+        put("tie_word_embeddings", rng.random() < 0.5)
+    if "n_group" in params:
+        put("n_group", 1)
+        put("topk_group", 1)
+    if "first_k_dense_replace" in params:
+        put("first_k_dense_replace", rng.randint(0, layers))
+    if "max_window_layers" in params:
+        put("max_window_layers", rng.randint(0, layers))
+    if "num_decoder_layers" in params and rng.random() < 0.5:
+        put("num_decoder_layers", rng.randint(1, 4))
+    if "mlp_only_layers" in params and rng.random() < 0.3:
+        put("mlp_only_layers", sorted(rng.sample(range(layers), rng.randint(1, layers))))
+    name = _first(params, "layer_types", "layers_block_type")
+    if name and (name == "layers_block_type" or rng.random() < 0.6):
+        types = _layer_types(rng, default, params, layers)
+        if types is not None:
+            put(name, types)
+    if rng.random() < 0.25:
+        foreign = sorted(key for key in FOREIGN if key not in params and key not in out)
+        if foreign:
+            key = rng.choice(foreign)
+            put(key, FOREIGN[key](rng))
+    return out
+
+
+def draw_vision(rng: random.Random, cls: Any, text_width: Optional[int]) -> Dict[str, Any]:
+    """One draw of a vision tower's fields (*cls* its config class)."""
+    params = _params(cls)
+    out: Dict[str, Any] = {}
+    heads = rng.choice([1, 2, 4])
+    patch = rng.choice([2, 4])
+    put = out.__setitem__
+    name = _first(params, "num_hidden_layers", "depth")
+    if name:
+        put(name, rng.randint(1, 3))
+    name = _first(params, "num_attention_heads", "num_heads")
+    if name:
+        put(name, heads)
+    name = _first(params, "hidden_size", "embed_dim")
+    width = heads * rng.choice([8, 16])
+    if name:
+        put(name, width)
+    if name == "embed_dim" and "hidden_size" in params:  # Qwen2-VL: hidden_size is the projector's output
+        put("hidden_size", text_width or width)
+    if "out_hidden_size" in params:
+        put("out_hidden_size", text_width if text_width and rng.random() < 0.8 else width)
+    if "head_dim" in params:
+        put("head_dim", width // heads)
+    for name, choices in (("intermediate_size", [16, 40]), ("mlp_ratio", [2, 4]), ("spatial_merge_size", [1, 2]),
+                          ("temporal_patch_size", [1, 2]), ("num_position_embeddings", [16, 64])):
+        if name in params and rng.random() < 0.8:
+            put(name, rng.choice(choices))
+    if "patch_size" in params:
+        put("patch_size", patch)
+    if "image_size" in params:
+        put("image_size", patch * rng.choice([4, 8]))
+    if "fullatt_block_indexes" in params:
+        put("fullatt_block_indexes", sorted(rng.sample(range(out.get("depth", 1)), 1)))
+    return out
+
+
+def draw(rng: random.Random, model_type: str) -> Dict[str, Any]:
+    """The keyword arguments of one variant of *model_type*'s config class."""
+    cls = CONFIG_MAPPING[model_type]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        default = cls()
+    text = getattr(default, "text_config", None)
+    vision = getattr(default, "vision_config", None)
+    if text is None:
+        return draw_text(rng, cls, default)
+    kwargs: Dict[str, Any] = {"text_config": {"model_type": text.model_type,
+                                              **draw_text(rng, type(text), text)}}
+    width = kwargs["text_config"].get("hidden_size")
+    if vision is not None:
+        kwargs["vision_config"] = {"model_type": vision.model_type, **draw_vision(rng, type(vision), width)}
+    for name in _params(cls):
+        if name in ("tie_word_embeddings", "multimodal_projector_bias") and rng.random() < 0.7:
+            kwargs[name] = rng.random() < 0.5
+        if name == "spatial_merge_size" and rng.random() < 0.7:
+            kwargs[name] = rng.choice([1, 2])
+    return kwargs
+
+
+@functools.lru_cache(maxsize=None)
+def architectures(model_type: str) -> Optional[Tuple[str, ...]]:
+    """The ``architectures`` a catalogue config of *model_type* states (``configs/``), as a real config names its
+    class (RoBERTa's masked-LM head, not the causal-LM one an Auto mapping picks first); ``None`` when none does."""
+    for path in sorted(CONFIGS.glob("*.json")):
+        config = json.loads(path.read_text(encoding="utf-8"))
+        if config.get("model_type") == model_type and config.get("architectures"):
+            return tuple(config["architectures"])
+    return None
+
+
+def saved(model_type: str, kwargs: Dict[str, Any], stated: bool) -> Optional[Dict[str, Any]]:
+    """The config ``save_pretrained`` writes for *kwargs* (``to_diff_dict``), or ``None`` when the class refuses.
+
+    With *stated*, the drawn values are written over it, as a hand-written config states them: a value the
+    class overrides (T5's tie) or leaves out of the diff (a default) then stands in the file as drawn.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            config = CONFIG_MAPPING[model_type](**kwargs).to_diff_dict()
+        if architectures(model_type):
+            config["architectures"] = list(architectures(model_type))
+    except Exception:  # noqa: BLE001  # ok: an invalid draw is drawn again
+        return None
+    if stated:
+        for key, value in kwargs.items():
+            if isinstance(value, dict) and isinstance(config.get(key), dict):
+                config[key] = {**config[key], **value}
+            else:
+                config[key] = value
+    return config
+
+
+def variants(model_type: str, seed: int, count: int) -> Iterator[Tuple[Dict[str, Any], Census]]:
+    """*count* valid variants of *model_type* (``(saved config, its census)``), drawn from *seed*.
+
+    Raises:
+        RuntimeError: If 20 draws in a row are invalid (the knobs no longer fit the class).
+    """
+    rng = random.Random(f"{seed}:{model_type}")
+    made = misses = 0
+    while made < count:
+        config = saved(model_type, draw(rng, model_type), rng.random() < 0.5)
+        try:
+            built = census(config) if config is not None else None
+        except BuildError:
+            built = None
+        if built is None:
+            misses += 1
+            if misses >= 20:
+                raise RuntimeError(f"{model_type}: 20 invalid draws in a row; the knobs no longer fit its class")
+            continue
+        misses = 0
+        made += 1
+        yield config, built
+
+
+def default_forms(model_type: str) -> List[Tuple[str, Dict[str, Any]]]:
+    """The config class's defaults as ``save_pretrained`` writes them (diff form) and in full (``to_dict``)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        default = CONFIG_MAPPING[model_type]()
+        return [("defaults (diff form)", default.to_diff_dict()), ("defaults (full to_dict)", default.to_dict())]
+
+
+def _builds(model_type: str) -> bool:
+    """Whether transformers has a config class for *model_type* and a model class with a head for it."""
+    if model_type not in CONFIG_MAPPING:
+        return False
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model_class(CONFIG_MAPPING[model_type]())
+    except BuildError:
+        return False
+    return True
+
+
+def buildable(model_types: Sequence[str]) -> Tuple[List[str], List[str]]:
+    """``(model types transformers builds a model with a head for, those it does not)``: ``kimi_k2`` has no
+    config class; ``qwen2_vl_text`` is only ever a VLM's text_config (no class puts a head on it alone)."""
+    built = [t for t in model_types if _builds(t)]
+    return built, [t for t in model_types if t not in built]
+
+
+VERSION = transformers.__version__
