@@ -8,8 +8,9 @@ code prefix for the whole run (``select``/``ignore`` in the configuration,
     torch_dtype: torch.bfloat16  # modelspec: ignore[roundtrip.torch-prefix]
 
 Only warnings can be silenced. An error is a spec a cost model would read
-wrong, and stays reported whatever the configuration says; an inline ignore
-naming an error's code is told so. An inline ignore that silences nothing is
+wrong, and stays reported whatever the configuration says; so do the
+warnings of :data:`~pipeline.problems.UNSILENCED` (a spec nothing counts);
+an inline ignore naming such a code is told so. An inline ignore that silences nothing is
 itself a warning (``ignore.unused``, as ruff's ``RUF100``), so stale ones do
 not pile up (not said of a file whose later passes were skipped: what they
 would find is unknown); one naming no code is ``ignore.unknown-code``, and a
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from pipeline.config import Config, matches, unknown_selector
-from pipeline.problems import FileResult, InlineIgnore, Outcome, Problem, RunResult, Severity
+from pipeline.problems import UNSILENCED, FileResult, InlineIgnore, Outcome, Problem, RunResult, Severity
 
 CODES: Dict[str, str] = {
     "ignore.unused": "An inline '# modelspec: ignore[CODE]' that silences nothing on its line; remove it, or the "
@@ -90,7 +91,7 @@ def suppress(result: RunResult, config: Config, codes: Sequence[str], select: Se
     run_ignores = (*config.ignore, *ignore)
 
     def reported(problem: Problem, file_ignores: Sequence[str]) -> bool:
-        if problem.severity is Severity.ERROR:
+        if not silenceable(problem):
             return True
         if chosen is not None and not any(matches(selector, problem.code) for selector in chosen):
             return False
@@ -109,6 +110,11 @@ def suppress(result: RunResult, config: Config, codes: Sequence[str], select: Se
     return RunResult(tuple(files), result.strict, result.scope)
 
 
+def silenceable(problem: Problem) -> bool:
+    """Whether a configuration or an inline ignore may leave *problem* out: a warning not of :data:`UNSILENCED`."""
+    return problem.severity is Severity.WARNING and problem.code not in UNSILENCED
+
+
 def _apply_inline(file_result: FileResult, codes: Sequence[str]) -> List[Problem]:
     """The file's problems with the warnings its inline ignores silence left out, and a warning for each
     ignore (or code of one) that silences nothing."""
@@ -121,7 +127,7 @@ def _apply_inline(file_result: FileResult, codes: Sequence[str]) -> List[Problem
     for problem in file_result.problems:
         hits = [(index, selector) for index in by_line.get(problem.line, ())
                 for selector in file_result.ignores[index].codes if matches(selector, problem.code)]
-        if hits and problem.severity is Severity.WARNING:
+        if hits and silenceable(problem):
             used.update(hits)
             continue
         if hits:
@@ -155,8 +161,8 @@ def _comment_problems(file: str, index: int, comment: InlineIgnore, used: Option
             unused.append(selector)
     if unused:
         errors = [selector for selector in unused if selector in error_selectors]
-        why = (f"; an error cannot be ignored ({', '.join(errors)} here is an error): fix the spec"
-               if errors else "")
+        why = (f"; an error cannot be ignored, nor a spec nothing counts ({', '.join(errors)} here is one): fix "
+               "the spec" if errors else "")
         out.append(warning("ignore.unused", f"ignore[{', '.join(unused)}] silences nothing on this line{why}; "
                                             "remove it" + (" (or those codes)" if len(unused) < len(comment.codes)
                                                            else "")))
