@@ -69,7 +69,9 @@ CODES: Dict[str, str] = {
                       "key's field that is no model spec field (or a fixed value not of its type), a default for a "
                       "key no rule reads, an expression over something else than whole-number spec fields, or a "
                       "key both mapped and listed as ignored.",
-    "stack.no-arch": "A spec states no arch and no op profile's match pattern picks one from its name.",
+    "stack.no-arch": "A spec states no arch and no op profile's match pattern picks one from its name: nothing "
+                     "resolves its stack or counts it, so no configuration or inline ignore silences the warning "
+                     "(--strict makes it fail the run), and a stated parameters is an error (params.unpriced).",
     "stack.ambiguous-arch": "A spec states no arch and several op profiles' match patterns fit its name.",
     "stack.unknown-arch": "A spec's arch names no op profile.",
     "stack.ops-kind": "A spec's ops names a layer kind its op profile lacks.",

@@ -8,8 +8,9 @@ loaded mapping, ``stack`` and ``roundtrip`` need a spec that parsed and
 validated. A spec with no ``arch`` that no profile's name pattern picks is a
 valid model spec whose stack cannot be checked: a warning, not an error; but
 it cannot be counted either, so a stated ``parameters`` is an error
-(``params.unpriced``: its figure would pin nothing) and an unstated one a
-warning no ignore silences (``params.uncounted``). ``semantic`` runs even when ``schema`` failed, so a problem only
+(``params.unpriced``: its figure would pin nothing), and the warning is one
+no ignore silences. A spec with an arch that cannot be counted and states no
+figure is warned the same way (``params.uncounted``). ``semantic`` runs even when ``schema`` failed, so a problem only
 the IR sees (``4096.0`` in an integer field, which JSON Schema's ``integer``
 admits) is reported in the same run; a later pass's problem at a field an
 earlier pass already reported is left out, so each fault is told once, by
@@ -198,7 +199,9 @@ def check_document(doc: "SourceDoc", profiles: OpProfiles) -> CheckedSpec:
         spec_arch(spec, profiles)
     except ModelSpecError as error:
         # A spec is valid without an arch; only its stack cannot be checked.
-        run.record("stack", _as_findings(error.issues, Severity.WARNING) + [_uncountable(spec, _NO_ARCH)])
+        # Unsilenced (UNSILENCED) when it states no figure: nothing counts it; with one, the figure is an error.
+        run.record("stack", _as_findings(error.issues, Severity.WARNING)
+                   + ([_uncountable(spec, _NO_ARCH)] if spec.parameters is not None else []))
         run.record("roundtrip", roundtrip_findings(doc.data, spec))
         return CheckedSpec(run.result(), spec, name_at=_name_at(doc))
     try:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from pipeline.config import Config, matches, unknown_selector
 from pipeline.problems import UNSILENCED, FileResult, InlineIgnore, Outcome, Problem, RunResult, Severity
@@ -122,7 +122,7 @@ def _apply_inline(file_result: FileResult, codes: Sequence[str]) -> List[Problem
     for index, comment in enumerate(file_result.ignores):
         by_line.setdefault(comment.line, []).append(index)
     used: Set[Tuple[int, str]] = set()
-    errors_at: Dict[int, Set[str]] = {}
+    errors_at: Dict[int, Dict[str, Severity]] = {}  # the selectors of a line that hit what cannot be silenced
     kept: List[Problem] = []
     for problem in file_result.problems:
         hits = [(index, selector) for index in by_line.get(problem.line, ())
@@ -131,18 +131,18 @@ def _apply_inline(file_result: FileResult, codes: Sequence[str]) -> List[Problem
             used.update(hits)
             continue
         if hits:
-            errors_at.setdefault(problem.line, set()).update(selector for _, selector in hits)
+            errors_at.setdefault(problem.line, {}).update((selector, problem.severity) for _, selector in hits)
         kept.append(problem)
     # With a pass skipped, what it would have found is unknown: an ignore is not called unused then.
     complete = all(outcome is not Outcome.SKIPPED for _, outcome in file_result.outcomes)
     for index, comment in enumerate(file_result.ignores):
         kept.extend(_comment_problems(file_result.file, index, comment, used if complete else None,
-                                      errors_at.get(comment.line, set()), codes))
+                                      errors_at.get(comment.line, {}), codes))
     return sorted(kept)
 
 
 def _comment_problems(file: str, index: int, comment: InlineIgnore, used: Optional[Set[Tuple[int, str]]],
-                      error_selectors: Set[str], codes: Sequence[str]) -> List[Problem]:
+                      error_selectors: Mapping[str, Severity], codes: Sequence[str]) -> List[Problem]:
     """The warnings about one inline ignore: malformed, naming an unknown code, or silencing nothing (only
     when *used*, what the file's ignores silenced, is known: ``None`` when a pass was skipped)."""
     def warning(code: str, message: str) -> Problem:
@@ -160,9 +160,11 @@ def _comment_problems(file: str, index: int, comment: InlineIgnore, used: Option
         elif (index, selector) not in (used or set()) and (used is not None or selector in error_selectors):
             unused.append(selector)
     if unused:
-        errors = [selector for selector in unused if selector in error_selectors]
-        why = (f"; an error cannot be ignored, nor a spec nothing counts ({', '.join(errors)} here is one): fix "
-               "the spec" if errors else "")
+        errors = [selector for selector in unused if error_selectors.get(selector) is Severity.ERROR]
+        warned = [selector for selector in unused if error_selectors.get(selector) is Severity.WARNING]
+        reasons = ([f"an error cannot be ignored ({', '.join(errors)} here is an error)"] if errors else []) + \
+            ([f"nor a spec nothing resolves or counts ({', '.join(warned)} here)"] if warned else [])
+        why = f"; {', '.join(reasons)}: fix the spec" if reasons else ""
         out.append(warning("ignore.unused", f"ignore[{', '.join(unused)}] silences nothing on this line{why}; "
                                             "remove it" + (" (or those codes)" if len(unused) < len(comment.codes)
                                                            else "")))

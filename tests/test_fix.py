@@ -19,6 +19,11 @@ num_key_value_heads: 3
 intermediate_size: 4864
 # the context length is not published
 max_position_embeddings: null
+tie_word_embeddings: false
+qkv_bias: false
+o_bias: false
+mlp_bias: false
+norm_bias: false
 torch_dtype: torch.bfloat16  # as saved
 arch: llama
 """
@@ -34,6 +39,11 @@ vocab_size: 32000
 num_key_value_heads: 3
 intermediate_size: 4864
 # the context length is not published
+tie_word_embeddings: false
+qkv_bias: false
+o_bias: false
+mlp_bias: false
+norm_bias: false
 torch_dtype: bfloat16  # as saved
 arch: llama
 """
@@ -60,7 +70,7 @@ def test_fix_makes_the_stated_fixes_keeps_comments_and_reports_what_is_left(tmp_
     code, out, err = run(tmp_path, ["check", "--fix"])
     assert (code, out, err) == (0, "1 file checked, no problems\n", (
         "specs/a/a.yaml:11:26: fixed [roundtrip.null] removed max_position_embeddings\n"
-        "specs/a/a.yaml:12:14: fixed [roundtrip.torch-prefix] torch_dtype: wrote bfloat16\n"
+        "specs/a/a.yaml:17:14: fixed [roundtrip.torch-prefix] torch_dtype: wrote bfloat16\n"
         "fixed 2 problems in 1 file; 0 problems left\n"))
     assert spec.read_text(encoding="utf-8") == FIXED.replace("num_key_value_heads: 3", "num_key_value_heads: 2")
 
