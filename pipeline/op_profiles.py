@@ -61,8 +61,9 @@ CODES: Dict[str, str] = {
     "profile.assumes-field": "A kind's assumes names something that is not a flag or a count of a model spec (of "
                              "a vision tower, in the vision profile): a typo, or a field no count can depend on.",
     "profile.weights": "A weight inventory entry is malformed: a shape expression that is not integer arithmetic "
-                       "over the spec's fields, a condition that is not a flag, a part the place does not take, "
-                       "or a tensor listed twice.",
+                       "over the spec's fields, or not a whole number from 0 to 2^63 - 1 for every spec (a "
+                       "subtraction that can go negative, a divisor that can be 0, too long or too deep), a "
+                       "condition that is not a flag, a part the place does not take, or a tensor listed twice.",
     "profile.assumes-value": "A kind's assumes gives a field a value of the wrong type: a flag takes true or false, "
                              "a count a whole number it can hold, and either may be 'stated'.",
     "profile.import": "An op profile's import section names something the schema cannot check: a fixed fact or a "

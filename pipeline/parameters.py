@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.problems import FieldPath
-from pipeline.weights import (FFN_PARTS, LAYER_PARTS, SYMBOLS, TOWER_SYMBOLS, Tensor, Unpriced, Weight, environment,
-                              NONE, layer_sums, resolve, sizes)
+from pipeline.weights import (FFN_PARTS, LAYER_PARTS, MAX_SIZE, SYMBOLS, TOWER_SYMBOLS, Tensor, Unpriced, Weight,
+                              environment, NONE, layer_sums, resolve, sizes)
 
 if TYPE_CHECKING:
     from pipeline.model import ModelSpec, VisionSpec
@@ -264,7 +264,19 @@ def count_totals(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack",
     outside = sum(params for _, _, params, _ in sizes(profile.model_weights, symbols))
     if tower is not None and spec.vision is not None:
         outside += _tower_total(spec, profile, tower)
-    return total + outside, active + outside
+    return _bounded(total + outside), active + outside
+
+
+def _bounded(total: int) -> int:
+    """*total*, when a model can hold it (at most :data:`~pipeline.weights.MAX_SIZE`).
+
+    Raises:
+        Unpriced: Beyond that: no count is ever an integer too long to print.
+    """
+    if total > MAX_SIZE:
+        raise Unpriced(None, "the spec's fields count more than 2^63 - 1 parameters; no model holds that: a width "
+                             "or a count of the spec is wrong")
+    return total
 
 
 def _tower_total(spec: "ModelSpec", profile: "OpProfile", tower: "LayerStack") -> int:
@@ -308,6 +320,7 @@ def count_parameters(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack
     if tower is not None and spec.vision is not None:
         vision, projector, tower_groups = _tower(spec, profile, tower)
     outside = sum(model.values()) + vision
+    _bounded(sum(g.total for g in groups) + outside + mtp_extra)
     return ParameterCounts(
         total=sum(g.total for g in groups if not g.mtp) + outside,
         active=sum(g.active for g in groups if not g.mtp) + outside,
