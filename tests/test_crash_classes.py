@@ -96,7 +96,7 @@ def test_a_hex_literal_beyond_the_decimal_digits_a_message_prints_is_refused_at_
                                "4000 digits")
 
 
-@pytest.mark.parametrize("literal", ["9" * MAX_NUMBER_CHARS, "-" + "9" * (MAX_NUMBER_CHARS - 1), HUGE_HEX,
+@pytest.mark.parametrize("literal", ["9" * MAX_NUMBER_CHARS, "-" + "9" * (MAX_NUMBER_CHARS - 1),
                                      "1" + "0" * (MAX_NUMBER_CHARS - 1)])
 def test_every_integer_the_loader_reads_the_writer_writes(literal: str) -> None:
     doc = load_bytes(f"a: {literal}\n".encode(), "s")

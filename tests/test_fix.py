@@ -105,3 +105,20 @@ def test_only_stated_fixes_are_made() -> None:
     fix = fix_for(_problem("schema.type", ("flag",), "flag must be a boolean, got 'true'; write true without quotes"),
                   data)
     assert fix is not None and (fix.edit, fix.done) == ((("flag",), True), "flag: wrote true without quotes")
+
+
+def test_fix_leaves_an_integer_too_long_to_write_and_says_so(tmp_path: Path) -> None:
+    # The red team's crash: --fix turned a quoted 5,000-digit integer into an int, past what Python converts.
+    spec = tmp_path / "specs" / "a.yaml"
+    spec.parent.mkdir(parents=True)
+    text = BROKEN.replace('num_hidden_layers: "4"', 'num_hidden_layers: "' + "1" * 5000 + '"')
+    spec.write_text(text, encoding="utf-8")
+    code, out, err = run(tmp_path, ["check", "--fix"])
+    assert code == 1 and "[schema.type]" in out
+    lines = err.splitlines()
+    assert (lines[0], lines[1], lines[-1]) == (
+        "specs/a.yaml:4:20: not fixed [schema.type] num_hidden_layers: left quoted: an integer of 5,000 digits is "
+        "no width or count (a number is at most 4,000 digits); write the right value by hand",
+        "specs/a.yaml:3:14: fixed [spec.not-integer] hidden_size: wrote 896",
+        "fixed 1 problem in 1 file; 1 problem left")
+    assert '"' + "1" * 5000 + '"' in spec.read_text(encoding="utf-8")
