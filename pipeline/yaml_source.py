@@ -122,6 +122,9 @@ _NOT_ALLOWED = re.compile("[^\x09\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000
                           "\U00010000-\U0010ffff]")
 _YAML11_LINE_BREAKS = "\x85\u2028\u2029"
 
+# What follows a key up to its value: the colon and the spaces (or tabs) around it.
+_AFTER_KEY = re.compile(r"[ \t]*:[ \t]*")
+
 # Where a line breaks, for the positions this module computes itself (libyaml
 # agrees, since the YAML 1.1-only breaks never reach it).
 _LINE_BREAK = re.compile("\r\n|[\r\n]")
@@ -422,7 +425,6 @@ class _Builder:
         self.stack: list = []
         self.root: Optional[dict] = None
         self.text = ""
-        self.key_end: Optional[int] = None  # where the last key read ends, until its value starts
         self.documents = 0
         self.stopped = False
         self.handlers: dict[type, Callable[[Any], None]] = {
@@ -500,7 +502,11 @@ class _Builder:
             self._root_scalar(event, where)
             return
         if is_key:
-            self.key_end = event.end_mark.index
+            gap = _AFTER_KEY.match(self.text, event.end_mark.index)
+            if gap is not None and "\t" in gap.group():
+                self.report("yaml.tab", _position(self.text, gap.start() + gap.group().index("\t")), _named(
+                    path + (event.value,), "a tab after the key's colon; YAML 1.1 readers (PyYAML, ruamel.yaml, so "
+                                           "fmt) refuse the file: write a space"), path + (event.value,))
             if event.value == "<<" and event.implicit[0]:
                 self.report("yaml.merge-key", where, _named(
                     path, "a << key merges another mapping in YAML 1.1 (PyYAML, ruamel.yaml) but is a plain key "
@@ -546,16 +552,9 @@ class _Builder:
     # ---- nodes ----------------------------------------------------------
 
     def _start(self, event: yaml.NodeEvent, where: Location) -> Optional[tuple[FieldPath, bool, bool]]:
-        """Check a node's anchor and tag, and the space before it when it is a key's value; return its slot, or
-        ``None`` when refused."""
+        """Check a node's anchor and tag; return its slot, or ``None`` when refused."""
         path, record, is_key = self.stack[-1].slot() if self.stack else ((), True, False)
-        if not is_key and self.key_end is not None:
-            tab = self.text.find("\t", self.key_end, event.start_mark.index)
-            self.key_end = None
-            if tab >= 0:
-                self.report("yaml.tab", _position(self.text, tab), _named(
-                    path, "a tab after the key's colon; YAML 1.1 readers (PyYAML, ruamel.yaml, so fmt) refuse the "
-                          "file: write a space"), path)
+
         if event.anchor is not None:
             self.report("yaml.anchor", where, _named(
                 path, f"the anchor &{event.anchor} is not allowed (anchors and aliases can expand "
