@@ -435,7 +435,8 @@ def stated_issues(spec: "ModelSpec", counts: ParameterCounts) -> List[Tuple[Fiel
         value, counted = getattr(stated, key), counted_of[key]
         if value is None and parts[key] is not None:
             found.append((("parameters",), "params.part-unstated",
-                          f"parameters states no {key}, but the spec's fields count {counted:,} ({_part_breakdown(key, counts)}); "
+                          f"parameters states no {key}, but the spec's fields count {counted:,} "
+                          f"({_part_breakdown(key, counts)}); "
                           f"state {key}: {counted} (modelspec import writes it), so a change to it fails check"))
         if value is None or value == counted:
             continue

@@ -49,7 +49,8 @@ CODES: Dict[str, str] = {
 }
 
 #: Why a spec without an arch that no profile's name pattern picks cannot be counted.
-_NO_ARCH = "it states no arch and no op profile's match pattern picks one from its name; state arch (an op profile's stem)"
+_NO_ARCH = ("it states no arch and no op profile's match pattern picks one from its name; state arch (an op "
+            "profile's stem)")
 
 #: The file name patterns of spec files when a folder is given.
 SPEC_SUFFIXES = (".yaml", ".yml")
@@ -237,7 +238,8 @@ def _uncountable(spec: ModelSpec, reason: str) -> Finding:
     """The finding of a spec that cannot be counted for *reason*: an error when it states ``parameters`` (its
     figure pins nothing), else a warning no configuration silences (:data:`~pipeline.problems.UNSILENCED`)."""
     if spec.parameters is not None:
-        return ("parameters",), "params.unpriced", Severity.ERROR, f"parameters is stated but cannot be checked: {reason}"
+        return (("parameters",), "params.unpriced", Severity.ERROR,
+                f"parameters is stated but cannot be checked: {reason}")
     return (), "params.uncounted", Severity.WARNING, f"the spec cannot be counted and states no parameters: {reason}"
 
 

@@ -420,7 +420,8 @@ def test_nested_unknown_keys_are_refused_at_the_key() -> None:
         (10, 10, "schema.type",
          "parameters.total must be an integer, got '8030261248'; write 8030261248 without quotes")], id="quoted-total"),
     pytest.param("parameters:\n  total: 100\n  colour: 1\n", [
-        (11, 3, "schema.unknown-key", "unknown key 'colour' in parameters; the keys are ['active', 'mtp', 'total', 'vision']")],
+        (11, 3, "schema.unknown-key",
+         "unknown key 'colour' in parameters; the keys are ['active', 'mtp', 'total', 'vision']")],
                  id="unknown-key"),
     pytest.param("parameters: 8030261248\n", [
         (9, 13, "schema.type", "parameters must be a mapping, got 8030261248")], id="a-bare-number"),

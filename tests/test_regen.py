@@ -255,7 +255,8 @@ def test_a_file_regen_did_not_write_is_never_overwritten_or_removed(tmp_path: Pa
     ("mine.json", '{"generator": "modelspec regen", "format_version": 2, "name": "mine"}\n',
      "it lacks the name, path or digest every artifact has"),
 ], ids=["copy", "mark-only", "mark-and-name", "earlier-format-mark-and-name"])
-def test_a_file_that_only_looks_generated_is_left_alone_and_fails_the_check(repo: Path, file: str, text, why: str) -> None:
+def test_a_file_that_only_looks_generated_is_left_alone_and_fails_the_check(repo: Path, file: str, text,
+                                                                             why: str) -> None:
     copy = repo / "resolved" / file
     copy.write_text(text or (repo / "resolved" / "llama-3.1-8b.json").read_text(encoding="utf-8"), encoding="utf-8")
     before = copy.read_bytes()
