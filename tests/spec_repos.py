@@ -28,6 +28,25 @@ FIXTURE = Path(__file__).parent / "data" / "repo"
 #: The spec files of the fixture, root-relative.
 SPECS = ("specs/deepseek/deepseek-v3.yaml", "specs/llama/llama-3.1-8b.yaml", "specs/qwen/qwen3.5-35b-a3b.yaml")
 
+#: What ``check`` says of each fixture spec: its pinned profiles state no weight inventories, so nothing counts it.
+UNCOUNTED = {
+    "specs/deepseek/deepseek-v3.yaml": "2:1: warning [params.uncounted] the spec cannot be counted and states no "
+                                       "parameters: the op profile states no weights for kind 'dense'",
+    "specs/llama/llama-3.1-8b.yaml": "2:1: warning [params.uncounted] the spec cannot be counted and states no "
+                                     "parameters: the op profile states no weights for kind 'full_attention'",
+    "specs/qwen/qwen3.5-35b-a3b.yaml": "3:1: warning [params.uncounted] the spec cannot be counted and states no "
+                                       "parameters: the op profile states no weights for kind 'linear_attention'",
+}
+
+
+def uncounted(*specs: str) -> str:
+    """The report lines of :data:`UNCOUNTED` for *specs* (fixture paths) and their summary, as ``check`` prints
+    them when nothing else is wrong."""
+    return "".join(f"{spec}:{UNCOUNTED[spec]}\n" for spec in sorted(specs)) + \
+        f"0 errors, {len(specs)} warning{'s' if len(specs) != 1 else ''} in {len(specs)} file" \
+        f"{'s' if len(specs) != 1 else ''} (0 files clean)\n"
+
+
 #: The environment git runs in: fixed identity and dates, no global or system configuration.
 GIT_ENV: Dict[str, str] = {
     "GIT_AUTHOR_NAME": "modelspec tests", "GIT_AUTHOR_EMAIL": "tests@modelspec.invalid",

@@ -22,7 +22,9 @@ from spec_repos import run_in as run
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 SPEC = ("name: {name}\nhidden_size: 896\nnum_hidden_layers: 4\nnum_attention_heads: 8\nvocab_size: 32000\n"
-        "num_key_value_heads: 2\nintermediate_size: 4864\n{extra}arch: llama\n")
+        "num_key_value_heads: 2\nintermediate_size: 4864\n{extra}arch: llama\n"
+        # the flags the llama inventory reads, so the spec can be counted (else: params.uncounted)
+        "tie_word_embeddings: false\nqkv_bias: false\no_bias: false\nmlp_bias: false\nnorm_bias: false\n")
 
 
 def readme_block(marker: str) -> str:

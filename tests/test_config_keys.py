@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Set, Tuple
 
 import pytest
 
-from pipeline.importer.config_json import config_json as importer
+from pipeline.importer import config_json as importer
 from pipeline.pricing.families import Family
 from pipeline.pricing.op_profiles import load_op_profiles
 

@@ -36,9 +36,10 @@ PROFILES = load_op_profiles(FIXTURE / "op_profiles")
 
 
 def check_codes(text: str) -> List[str]:
-    """The codes ``check`` finds in *text*, asserting it did not crash."""
+    """The codes ``check`` finds in *text*, asserting it did not crash (but ``params.uncounted``: the fixture's
+    profiles price nothing)."""
     checked = check_document(load_bytes(text.encode("utf-8"), "spec.yaml"), PROFILES)
-    codes = [problem.code for problem in checked.result.problems]
+    codes = [problem.code for problem in checked.result.problems if problem.code != "params.uncounted"]
     assert INTERNAL_CODE not in codes, checked.result.problems
     return codes
 
@@ -95,7 +96,7 @@ def test_a_hex_literal_beyond_the_decimal_digits_a_message_prints_is_refused_at_
                                "4000 digits")
 
 
-@pytest.mark.parametrize("literal", ["9" * MAX_NUMBER_CHARS, "-" + "9" * (MAX_NUMBER_CHARS - 1), HUGE_HEX,
+@pytest.mark.parametrize("literal", ["9" * MAX_NUMBER_CHARS, "-" + "9" * (MAX_NUMBER_CHARS - 1),
                                      "1" + "0" * (MAX_NUMBER_CHARS - 1)])
 def test_every_integer_the_loader_reads_the_writer_writes(literal: str) -> None:
     doc = load_bytes(f"a: {literal}\n".encode(), "s")

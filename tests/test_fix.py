@@ -19,6 +19,11 @@ num_key_value_heads: 3
 intermediate_size: 4864
 # the context length is not published
 max_position_embeddings: null
+tie_word_embeddings: false
+qkv_bias: false
+o_bias: false
+mlp_bias: false
+norm_bias: false
 torch_dtype: torch.bfloat16  # as saved
 arch: llama
 """
@@ -34,6 +39,11 @@ vocab_size: 32000
 num_key_value_heads: 3
 intermediate_size: 4864
 # the context length is not published
+tie_word_embeddings: false
+qkv_bias: false
+o_bias: false
+mlp_bias: false
+norm_bias: false
 torch_dtype: bfloat16  # as saved
 arch: llama
 """
@@ -60,7 +70,7 @@ def test_fix_makes_the_stated_fixes_keeps_comments_and_reports_what_is_left(tmp_
     code, out, err = run(tmp_path, ["check", "--fix"])
     assert (code, out, err) == (0, "1 file checked, no problems\n", (
         "specs/a/a.yaml:11:26: fixed [roundtrip.null] removed max_position_embeddings\n"
-        "specs/a/a.yaml:12:14: fixed [roundtrip.torch-prefix] torch_dtype: wrote bfloat16\n"
+        "specs/a/a.yaml:17:14: fixed [roundtrip.torch-prefix] torch_dtype: wrote bfloat16\n"
         "fixed 2 problems in 1 file; 0 problems left\n"))
     assert spec.read_text(encoding="utf-8") == FIXED.replace("num_key_value_heads: 3", "num_key_value_heads: 2")
 
@@ -95,3 +105,20 @@ def test_only_stated_fixes_are_made() -> None:
     fix = fix_for(_problem("schema.type", ("flag",), "flag must be a boolean, got 'true'; write true without quotes"),
                   data)
     assert fix is not None and (fix.edit, fix.done) == ((("flag",), True), "flag: wrote true without quotes")
+
+
+def test_fix_leaves_an_integer_too_long_to_write_and_says_so(tmp_path: Path) -> None:
+    # The red team's crash: --fix turned a quoted 5,000-digit integer into an int, past what Python converts.
+    spec = tmp_path / "specs" / "a.yaml"
+    spec.parent.mkdir(parents=True)
+    text = BROKEN.replace('num_hidden_layers: "4"', 'num_hidden_layers: "' + "1" * 5000 + '"')
+    spec.write_text(text, encoding="utf-8")
+    code, out, err = run(tmp_path, ["check", "--fix"])
+    assert code == 1 and "[schema.type]" in out
+    lines = err.splitlines()
+    assert (lines[0], lines[1], lines[-1]) == (
+        "specs/a.yaml:4:20: not fixed [schema.type] num_hidden_layers: left quoted: an integer of 5,000 digits is "
+        "no width or count (a number is at most 4,000 digits); write the right value by hand",
+        "specs/a.yaml:3:14: fixed [spec.not-integer] hidden_size: wrote 896",
+        "fixed 1 problem in 1 file; 1 problem left")
+    assert '"' + "1" * 5000 + '"' in spec.read_text(encoding="utf-8")

@@ -326,3 +326,24 @@ def test_a_3999_digit_integer_and_a_long_float_keep_their_spelling():
     text = f"---\nname: tiny\nhidden_size: {digits}\nffn_dim_multiplier: 1.0e-05\n"
     result = format_text(text, "f.yaml")
     assert (result.problems, result.text) == ((), text)
+
+
+def test_fmt_refuses_what_ruamel_cannot_read_with_its_location_never_a_traceback(tmp_path: Path) -> None:
+    # The red team's crashes: a tab after key: and a << key (now refused at load, as check does), and the class
+    # of them: a tab inside a plain value, which the strict reader takes and ruamel.yaml's scanner does not.
+    (tmp_path / "specs").mkdir()
+    for name, text in (("a", "name: a\nhidden_size: 64\ntorch_dtype: x\ty\n"), ("b", "name: b\nhidden_size:\t64\n"),
+                       ("c", "name: c\n<<: {hidden_size: 64}\n")):
+        (tmp_path / "specs" / f"{name}.yaml").write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(main, ["fmt", "--check", "--root", str(tmp_path)], catch_exceptions=False)
+    assert (result.exit_code, result.output.splitlines()) == (1, [
+        "specs/a.yaml:3:15: error [fmt.unreadable] ruamel.yaml, which fmt rewrites through, refuses this (found "
+        "character '\\t' that cannot start any token); the file is left as it is: write a space for a tab in a plain "
+        "value, or quote the value",
+        "specs/b.yaml:2:13: error [yaml.tab] hidden_size: a tab after the key's colon; YAML 1.1 readers (PyYAML, "
+        "ruamel.yaml, so fmt) refuse the file: write a space",
+        "specs/c.yaml:2:1: error [yaml.merge-key] a << key merges another mapping in YAML 1.1 (PyYAML, ruamel.yaml) "
+        "but is a plain key in YAML 1.2; write the keys out in full"])
+    check = CliRunner().invoke(main, ["check", "--root", str(tmp_path), "--no-cache", str(tmp_path / "specs/b.yaml"),
+                                      str(tmp_path / "specs/c.yaml")])
+    assert check.exit_code == 1 and "[yaml.tab]" in check.output and "[yaml.merge-key]" in check.output

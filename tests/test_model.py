@@ -599,7 +599,8 @@ def test_from_dict_refuses_a_vision_tower(vision: Any, expected: List[Issue]) ->
 
 
 # The stated parameter count, read through a spec so the paths are the spec's.
-PARAMETERS_HINT = "parameters must be a mapping of total (and, for a MoE model, active) to parameter counts"
+PARAMETERS_HINT = ("parameters must be a mapping of total (and active, mtp, vision, for the parts a model has) to "
+                   "parameter counts")
 PARAMETERS_REFUSALS = [
     pytest.param({"total": 46_702_792_704, "active": 46_702_792_705}, one(
         ("parameters", "active"), "spec.active-above-total",
@@ -607,7 +608,10 @@ PARAMETERS_REFUSALS = [
         "parameters than the model has"), id="active-above-total"),
     pytest.param({"total": 100, "actve": 20}, one(
         ("parameters", "actve"), "spec.unknown-key",
-        "parameters declares unknown key 'actve'; it states total and active"), id="unknown-key"),
+        "parameters declares unknown key 'actve'; it states total, active, mtp and vision"), id="unknown-key"),
+    pytest.param({"total": 100, "vision": 101}, one(
+        ("parameters", "vision"), "spec.vision-above-total",
+        "parameters.vision is 101, above the total of 100; the tower is part of the total"), id="vision-above-total"),
     pytest.param({"active": 20}, one(("parameters", "total"), "spec.required", "parameters.total is required"),
                  id="no-total"),
     pytest.param({}, one(("parameters", "total"), "spec.required", "parameters.total is required"), id="empty"),
@@ -851,7 +855,8 @@ STANDALONE_REFUSALS = [
         "model has"), id="StatedParameters"),
     pytest.param(StatedParameters.from_dict, ("x", ("mtp", "parameters")), one(
         ("mtp", "parameters"), "spec.not-a-mapping",
-        "mtp.parameters must be a mapping of total (and, for a MoE model, active) to parameter counts, got 'x'"),
+        "mtp.parameters must be a mapping of total (and active, mtp, vision, for the parts a model has) to parameter "
+        "counts, got 'x'"),
         id="StatedParameters-where"),
     pytest.param(check_layer_counts, ((LayerGroup("a", 1, True), LayerGroup("b", 2)), 3, 2), [
         (("layers", 1), "spec.mtp-order", "layers[1] is a body group after an MTP group; MTP layers come last"),

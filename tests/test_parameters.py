@@ -230,7 +230,9 @@ def test_llama_3_1_8b_flops_per_token_are_twice_its_matmul_weights() -> None:
     ("hidden_size ** 2", "'hidden_size ** 2' uses Pow; a dimension takes + - * // and parentheses only"),
     ("hidden_sise", "'hidden_sise' names 'hidden_sise', which is not one of"),
     ("2.5 * hidden_size", "'2.5 * hidden_size' holds 2.5; constants are whole numbers"),
-    ("open('x')", "\"open('x')\" uses Call; a dimension takes + - * // and parentheses only"),
+    ("open('x')", "\"open('x')\" holds \"'\"; a dimension is written with field names, whole numbers, + - * // "
+                  "and parentheses, nothing else"),
+    ("open(x)", "'open(x)' uses Call; a dimension takes + - * // and parentheses only"),
     ("hidden_size *", "'hidden_size *' is not an expression: write e.g. num_attention_heads * head_dim"),
 ])
 def test_a_shape_expression_outside_integer_arithmetic_is_refused(text: str, message: str) -> None:

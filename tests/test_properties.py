@@ -124,3 +124,62 @@ def test_every_report_of_any_spec_is_inert(data: Dict[str, Any], fmt: str) -> No
     assert all(problem.code != "check.internal" for problem in checked.result.problems)
     report = REPORTERS[fmt].render(RunResult((checked.result,)), all_codes())
     assert_inert(report, GITHUB_OWN if fmt == "github" else None)
+
+
+# ---- fmt on whatever text the loader accepts ----------------------------------------------------------------
+
+#: The spacing a hand edit puts between tokens: spaces, and the tabs YAML 1.1 readers trip on.
+_GAPS = st.sampled_from([" "] * 8 + ["  ", "\t", " \t", "\t ", ""])
+_KEYS = st.sampled_from(list(MODEL_KEYS_ORDERED[2:50]) + ["<<", "? a", "'<<'", '"k"', "a b", "x-y", "é", "-", "a\t",
+                                                          "k#", "!x k", "&a k"])
+_RAW_VALUES = st.one_of(st.sampled_from([
+    "1", "0", "-1", "64", "4096", "1.5", "1e-06", "true", "false", "null", "bfloat16", "silu", "'text'", '"text"',
+    "[1, 2]", "{a: 1}", "[]", "{}", "[a, {b: c}]", "1 # note", "x  # c", "2024-01-01", "é", "|\n  x", ">\n  y",
+    "010", "0o17", "0x1F", "0b1", "1_000", "1:30", "7e3", ".inf", ".nan", "yes", "on", "~", "''", "'a\tb'",
+    '"a\\tb"', "[1,\t2]", "{a:\t1}", "!!str 1", "&a 1", "*a", "# c", "a # c\t", "x\ty", "- 1", "'", "[",
+    '"\\u0000"']), st.text(max_size=3))
+
+
+@st.composite
+def _raw_specs(draw: Any) -> str:
+    """Hand-written spec text: lines of ``key:<gap>value``, nested blocks and list items, comments, with tabs
+    and YAML 1.1 forms where a hand edit puts them. Most of it the loader refuses; what it takes, fmt must."""
+    lines = ["name: x", "hidden_size: 64"]
+    for _ in range(draw(st.integers(0, 6))):
+        kind = draw(st.sampled_from(["pair", "pair", "pair", "pair", "block", "list", "comment"]))
+        key, gap, value = draw(_KEYS), draw(_GAPS), draw(_RAW_VALUES)
+        if kind == "pair":
+            lines.append(f"{key}:{gap or ' '}{value}")
+        elif kind == "block":
+            lines += [f"{key}:{draw(_GAPS) if draw(st.booleans()) else ''}", f"  {draw(_KEYS)}:{gap or ' '}{value}"]
+        elif kind == "list":
+            lines += [f"{key}:", f"  -{gap or ' '}{value}", f"  - {draw(_RAW_VALUES)}"]
+        else:
+            lines.append(f"#{gap}{value}")
+    return "\n".join(lines) + draw(st.sampled_from(["\n", "", "\n\n", "\n# end\t\n"]))
+
+
+#: Whether each example of the run below got through the loader (so reached ruamel.yaml).
+_ACCEPTED: list = []
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_raw_specs())
+def _fmt_never_raises_on_what_the_loader_accepts(text: str) -> None:
+    doc = load_bytes(text.encode("utf-8"), "s.yaml")
+    accepted = doc.data is not None and not any(p.severity is Severity.ERROR for p in doc.problems)
+    _ACCEPTED.append(accepted)
+    formatted = format_text(text, "s.yaml", SCHEMA)  # raises nothing, whatever the text
+    if not accepted:
+        assert formatted.text is None and formatted.problems
+    elif formatted.text is not None:
+        assert load_bytes(formatted.text.encode("utf-8"), "s.yaml").data == doc.data
+
+
+def test_fmt_never_raises_on_any_text_the_loader_accepts() -> None:
+    """The red team's crashes (a tab after ``key:``, a ``<<`` key) were files ``check`` loaded and fmt could not:
+    fmt is run on generated hand-written text, and a real share of it must get through the loader."""
+    _ACCEPTED.clear()
+    _fmt_never_raises_on_what_the_loader_accepts()
+    # (some 17% do: most of this text is what the loader refuses, which is the point of generating it)
+    assert sum(_ACCEPTED) >= len(_ACCEPTED) // 10, f"{sum(_ACCEPTED)} of {len(_ACCEPTED)} got through the loader"

@@ -52,7 +52,7 @@ from pipeline.importer.config_json import ConfigImportError, import_config  # no
 from pipeline.pricing.judge import Verdict, judge  # noqa: E402
 from pipeline.spec.model import ModelSpecError  # noqa: E402
 from pipeline.pricing.op_profiles import load_op_profiles  # noqa: E402
-from pipeline.reference.census import census  # noqa: E402
+from pipeline.reference import census  # noqa: E402
 from pipeline.pricing.weights import Unpriced  # noqa: E402
 
 SEED = int(os.environ.get("MODELSPEC_REFERENCE_SEED", "23"))

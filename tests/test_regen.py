@@ -255,15 +255,20 @@ def test_a_file_regen_did_not_write_is_never_overwritten_or_removed(tmp_path: Pa
     ("mine.json", '{"generator": "modelspec regen", "format_version": 2, "name": "mine"}\n',
      "it lacks the name, path or digest every artifact has"),
 ], ids=["copy", "mark-only", "mark-and-name", "earlier-format-mark-and-name"])
-def test_a_file_that_only_looks_generated_is_left_alone_with_a_warning(repo: Path, file: str, text, why: str) -> None:
+def test_a_file_that_only_looks_generated_is_left_alone_and_fails_the_check(repo: Path, file: str, text,
+                                                                             why: str) -> None:
     copy = repo / "resolved" / file
     copy.write_text(text or (repo / "resolved" / "llama-3.1-8b.json").read_text(encoding="utf-8"), encoding="utf-8")
     before = copy.read_bytes()
     warning = (f"resolved/{file}:1:1: warning [regen.looks-generated] resolved/{file} carries the mark of modelspec "
                f"regen but is not an artifact it wrote: {why}; regen neither overwrites nor removes it, but a reader "
                "of resolved/ could take it for one: delete it or move it out of resolved/")
-    check = run(repo, "regen", "--check")
-    assert (check.exit_code, check.stdout) == (0, f"{warning}\nresolved/ is up to date (3 artifacts and the index)\n")
+    stray = (f"resolved/{file}:1:1: error [regen.stray] resolved/{file} is not an artifact regen writes ({why}); "
+             "anything reading resolved/ could take it for one: delete it, or move it out of resolved/")
+    check = run(repo, "regen", "--check")  # regen leaves it, but the check fails on it: it is no artifact
+    assert (check.exit_code, check.stdout) == (1, (
+        f"{warning}\n{stray}\n1 problem modelspec regen cannot fix (1 stray): fix what each line above says, then run "
+        "modelspec regen\n"))
     (repo / LLAMA).unlink()
     result = run(repo, "regen")
     assert (result.exit_code, result.stdout) == (0, (
@@ -620,3 +625,31 @@ def test_two_runs_with_different_hash_seeds_and_file_orders_are_byte_identical(t
         trees.append({path: data for path, data in tree(root / "resolved").items() if path != ".regen.lock"})
     assert trees[0] == trees[1]
     assert sorted(trees[0]) == sorted([*ARTIFACTS, "index.json"])
+
+
+@pytest.mark.parametrize("file, text, why", [
+    ("x.json", '{"name": "x", "widths": {"hidden_size": 771}}\n', "it carries no generator mark, or is not JSON"),
+    ("notes.json", "not json\n", "it carries no generator mark, or is not JSON"),
+    ("llama-3.1-8b-copy.json", None, "its name 'llama-3.1-8b' is not its file name (that would be llama-3.1-8b.json)"),
+], ids=["invented-widths", "not-json", "wrong-name"])
+def test_regen_check_fails_on_any_file_in_resolved_it_would_not_write(repo: Path, file: str, text, why: str) -> None:
+    # The red team's made-up artifact: regen --check exited 0 and the PR comment said no stack changed.
+    (repo / "resolved" / file).write_text(text or (repo / "resolved" / "llama-3.1-8b.json").read_text(
+        encoding="utf-8"), encoding="utf-8")
+    check = run(repo, "regen", "--check")
+    assert check.exit_code == 1
+    assert (f"resolved/{file}:1:1: error [regen.stray] resolved/{file} is not an artifact regen writes ({why}); "
+            "anything reading resolved/ could take it for one: delete it, or move it out of resolved/"
+            ) in check.stdout.splitlines()
+
+
+def test_invented_content_under_an_artifacts_own_name_fails_the_check(repo: Path) -> None:
+    artifact = repo / "resolved" / "llama-3.1-8b.json"
+    document = json.loads(artifact.read_text(encoding="utf-8"))
+    document["widths"]["attention_width"] = 771
+    artifact.write_text(render(document), encoding="utf-8")
+    check = run(repo, "regen", "--check")
+    assert check.exit_code == 1
+    assert check.stdout.splitlines()[0] == ("resolved/llama-3.1-8b.json:1:1: error [regen.stale] resolved/"
+                                            "llama-3.1-8b.json is out of date (from specs/llama/llama-3.1-8b.yaml); "
+                                            "run modelspec regen")

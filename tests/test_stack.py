@@ -648,7 +648,9 @@ def test_check_reports_an_unknown_name_as_a_warning_when_the_fallback_resolves()
     text = HYBRID_FILE.replace("name: hybrid-2b", "name: plain-2b").replace("linear_attention", "full_attention")
     text = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("linear_"))
     checked = check_document(load_bytes(text.encode(), "plain.yaml"), PROFILES)
+    # (these profiles state no weights: the spec is also params.uncounted, at the top of the file)
     assert [(p.line, p.column, p.code, p.severity) for p in checked.result.problems] == [
+        (1, 1, "params.uncounted", Severity.WARNING),
         (9, 5, "stack.layer-types-unknown", Severity.WARNING), (10, 5, "stack.layer-types-unknown", Severity.WARNING)]
     assert stack_groups(checked.stack) == [(FULL, 4, False)]
 

@@ -10,7 +10,9 @@ from pipeline.cli import main
 
 CONFIG = Path(__file__).parent / "data" / "configs" / "llama-3.1-8b.json"
 BAD = ("name: a\nhidden_size: 896\nnum_hidden_layers: 4\nnum_attention_heads: 7\nvocab_size: 32000\n"
-       "num_key_value_heads: 2\nintermediate_size: 4864\narch: llama\n")
+       "num_key_value_heads: 2\nintermediate_size: 4864\narch: llama\n"
+       # the flags the llama inventory reads, so the spec can be counted
+       "tie_word_embeddings: false\nqkv_bias: false\no_bias: false\nmlp_bias: false\nnorm_bias: false\n")
 
 
 def run(args, stdin: bytes, root: Path):

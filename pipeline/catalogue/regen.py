@@ -98,6 +98,9 @@ CODES: Dict[str, str] = {
     "regen.stale": "regen --check: an artifact (or the index) differs from what regen would write.",
     "regen.orphaned": "regen --check: an artifact whose spec is gone or now has another name, which regen would "
                       "remove.",
+    "regen.stray": "regen --check: a file in resolved/ that regen would not write (no generator mark, a name no "
+                   "spec gives, or not an artifact's shape); anything reading resolved/ could take it for an "
+                   "artifact, so the check fails until it is deleted or moved out.",
 }
 
 #: The lock file inside ``resolved/`` that serialises runs (not an artifact; keep it out of git).
@@ -698,7 +701,25 @@ def drift(target: Plan, existing: Mapping[str, Existing], folder_name: str = "re
         shown = f"{folder_name}/{file}"
         found.append(_problem(shown, (1, 1), "regen.orphaned",
                               f"{shown} is orphaned: {why}; run modelspec regen to remove it"))
+    refused = {problem.file for problem in found if problem.severity is Severity.ERROR}
+    for file, item in existing.items():
+        shown = f"{folder_name}/{file}"
+        if file not in target.files and file not in target.orphans and shown not in refused:
+            found.append(_problem(shown, (1, 1), "regen.stray", f"{shown} is not an artifact regen writes"
+                                  f"{stray_reason(item)}; anything reading {folder_name}/ could take it for one: "
+                                  f"delete it, or move it out of {folder_name}/"))
     return tuple(sorted(found))
+
+
+def stray_reason(item: Existing) -> str:
+    """`` (<why>)``: why the file *item* of ``resolved/`` is not an artifact regen writes."""
+    if item.not_a_file:
+        return f" (it is {item.not_a_file})"
+    if item.imitation:
+        return f" ({item.imitation})"
+    if item.document is None:
+        return " (it carries no generator mark, or is not JSON)"
+    return ""
 
 
 @dataclass(frozen=True)

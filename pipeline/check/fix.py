@@ -10,7 +10,10 @@ A finding whose message says exactly what to write carries a fix:
   ("write 8 without quotes"): the value is written unquoted.
 
 Nothing else is guessed: a finding without a stated fix is left for the
-maintainer. The edits are made by :func:`pipeline.spec.layout.format_text`, so the
+maintainer, and so is a stated fix that cannot be made alone (a quoted
+integer of more digits than any number read, :data:`~pipeline.spec.yaml_source.MAX_NUMBER_CHARS`:
+it is no width, and writing it would make a file no reader takes), which is
+said, as a fix without an edit. The edits are made by :func:`pipeline.spec.layout.format_text`, so the
 file is written in fmt's layout with every comment kept (a removed key's
 comments go to the entry after it), and the rewrite is checked to hold
 exactly the data the edits make.
@@ -20,10 +23,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, Tuple
 
 from pipeline.spec.layout import REMOVE, Edit, Formatted, format_text
 from pipeline.spec.problems import Problem, dotted
+from pipeline.spec.yaml_source import MAX_NUMBER_CHARS
 
 #: Codes whose fix removes the key.
 REMOVING = frozenset({"roundtrip.null", "roundtrip.default"})
@@ -37,12 +41,13 @@ class Fix:
 
     Attributes:
         problem: The finding fixed.
-        edit: The field's path and its new value (or :data:`pipeline.spec.layout.REMOVE`).
-        done: What the fix did, e.g. ``removed max_position_embeddings``.
+        edit: The field's path and its new value (or :data:`pipeline.spec.layout.REMOVE`); ``None`` for a fix the
+            finding states that cannot be made alone (:attr:`done` says why).
+        done: What the fix did, e.g. ``removed max_position_embeddings``, or why it was not made.
     """
 
     problem: Problem
-    edit: Edit
+    edit: Optional[Edit]
     done: str
 
 
@@ -74,6 +79,10 @@ def fix_for(problem: Problem, data: Any) -> Optional[Fix]:
         text = unquote.group("value")
         new: Any = {"true": True, "false": False}.get(text)
         if new is None and re.fullmatch(r"-?[0-9]+", text):
+            if len(text.lstrip("-")) > MAX_NUMBER_CHARS:
+                return Fix(problem, None, f"{name}: left quoted: an integer of {len(text.lstrip('-')):,} digits "
+                                          f"is no width or count (a number is at most {MAX_NUMBER_CHARS:,} "
+                                          "digits); write the right value by hand")
             new = int(text)
         if new is not None:
             return Fix(problem, (path, new), f"{name}: wrote {text} without quotes")
@@ -87,11 +96,19 @@ def fixes_for(problems: Sequence[Problem], data: Any) -> List[Fix]:
         fix = fix_for(problem, data)
         if fix is None:
             continue
+        if fix.edit is None:
+            found.append(fix)
+            continue
         path = fix.edit[0]
-        if any(path[:len(other.edit[0])] == other.edit[0] for other in found):
+        if any(other.edit is not None and path[:len(other.edit[0])] == other.edit[0] for other in found):
             continue
         found.append(fix)
     return found
+
+
+def made(fixes: Sequence[Fix]) -> Tuple[List[Fix], List[Fix]]:
+    """*fixes* split into those with an edit and those left alone (no edit: ``done`` says why)."""
+    return [fix for fix in fixes if fix.edit is not None], [fix for fix in fixes if fix.edit is None]
 
 
 def fixed_text(text: str, file: str, schema: Optional[str], fixes: Sequence[Fix]) -> Formatted:

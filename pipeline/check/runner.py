@@ -6,7 +6,11 @@ hides another. A pass that has nothing to work on after an earlier failure
 is marked skipped, never silently dropped: ``schema`` and ``semantic`` need a
 loaded mapping, ``stack`` and ``roundtrip`` need a spec that parsed and
 validated. A spec with no ``arch`` that no profile's name pattern picks is a
-valid model spec whose stack cannot be checked: a warning, not an error. ``semantic`` runs even when ``schema`` failed, so a problem only
+valid model spec whose stack cannot be checked: a warning, not an error; but
+it cannot be counted either, so a stated ``parameters`` is an error
+(``params.unpriced``: its figure would pin nothing), and the warning is one
+no ignore silences. A spec with an arch that cannot be counted and states no
+figure is warned the same way (``params.uncounted``). ``semantic`` runs even when ``schema`` failed, so a problem only
 the IR sees (``4096.0`` in an integer field, which JSON Schema's ``integer``
 admits) is reported in the same run; a later pass's problem at a field an
 earlier pass already reported is left out, so each fault is told once, by
@@ -27,7 +31,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 from pipeline.spec.model import ModelSpec, ModelSpecError, SpecIssue
 from pipeline.pricing.op_profiles import OpProfiles
-from pipeline.pricing.parameters import Unpriced, count_parameters, count_totals, stated_issues
+from pipeline.pricing.parameters import Unpriced, count_parameters, count_totals, stated_holds, stated_issues
 from pipeline.spec.problems import FILE_START, PASSES, FieldPath, FileResult, Location, Outcome, Problem, RunResult, Severity
 from pipeline.pricing.stack import LayerStack, spec_arch, spec_layer_stack, tower_layer_stack
 from pipeline.check.rows import list_row
@@ -37,6 +41,10 @@ from pipeline.spec.roundtrip import roundtrip_findings
 from pipeline.spec.schema_pass import schema_problems
 from pipeline.spec.yaml_source import SourceDoc, load_bytes, load_path
 
+
+#: Why a spec without an arch that no profile's name pattern picks cannot be counted.
+_NO_ARCH = ("it states no arch and no op profile's match pattern picks one from its name; state arch (an op "
+            "profile's stem)")
 
 CODES: Dict[str, str] = {
     "check.internal": "A pass crashed on this file; this is a modelspec bug, please report it with the file.",
@@ -157,7 +165,9 @@ def check_document(doc: "SourceDoc", profiles: OpProfiles) -> CheckedSpec:
         spec_arch(spec, profiles)
     except ModelSpecError as error:
         # A spec is valid without an arch; only its stack cannot be checked.
-        run.record("stack", _as_findings(error.issues, Severity.WARNING))
+        # Unsilenced (UNSILENCED) when it states no figure: nothing counts it; with one, the figure is an error.
+        run.record("stack", _as_findings(error.issues, Severity.WARNING)
+                   + ([_uncountable(spec, _NO_ARCH)] if spec.parameters is not None else []))
         run.record("roundtrip", roundtrip_findings(doc.data, spec))
         return CheckedSpec(run.result(), spec, name_at=_name_at(doc))
     try:
@@ -182,15 +192,20 @@ def _counted(spec: ModelSpec, profiles: OpProfiles, stack: LayerStack,
     try:
         totals = count_totals(spec, profile, stack, tower)
     except Unpriced as missing:
-        if spec.parameters is None:
-            return None, []
-        return None, [(("parameters",), "params.unpriced", Severity.ERROR,
-                       f"parameters is stated but cannot be checked: {missing.reason}")]
-    stated = spec.parameters
-    if stated is None or (stated.total == totals[0] and stated.active in (None, totals[1])):
+        return None, [_uncountable(spec, missing.reason)]
+    if spec.parameters is None or stated_holds(spec, totals):
         return totals, []
     counts = count_parameters(spec, profile, stack, tower)
     return totals, [(path, code, Severity.ERROR, message) for path, code, message in stated_issues(spec, counts)]
+
+
+def _uncountable(spec: ModelSpec, reason: str) -> Finding:
+    """The finding of a spec that cannot be counted for *reason*: an error when it states ``parameters`` (its
+    figure pins nothing), else a warning no configuration silences (:data:`~pipeline.spec.problems.UNSILENCED`)."""
+    if spec.parameters is not None:
+        return (("parameters",), "params.unpriced", Severity.ERROR,
+                f"parameters is stated but cannot be checked: {reason}")
+    return (), "params.uncounted", Severity.WARNING, f"the spec cannot be counted and states no parameters: {reason}"
 
 
 def _name_at(doc: "SourceDoc") -> Location:

@@ -8,8 +8,9 @@ code prefix for the whole run (``select``/``ignore`` in the configuration,
     torch_dtype: torch.bfloat16  # modelspec: ignore[roundtrip.torch-prefix]
 
 Only warnings can be silenced. An error is a spec a cost model would read
-wrong, and stays reported whatever the configuration says; an inline ignore
-naming an error's code is told so. An inline ignore that silences nothing is
+wrong, and stays reported whatever the configuration says; so do the
+warnings of :data:`~pipeline.spec.problems.UNSILENCED` (a spec nothing counts);
+an inline ignore naming such a code is told so. An inline ignore that silences nothing is
 itself a warning (``ignore.unused``, as ruff's ``RUF100``), so stale ones do
 not pile up (not said of a file whose later passes were skipped: what they
 would find is unknown); one naming no code is ``ignore.unknown-code``, and a
@@ -24,10 +25,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from pipeline.check.config import Config, matches, unknown_selector
-from pipeline.spec.problems import FileResult, InlineIgnore, Outcome, Problem, RunResult, Severity
+from pipeline.spec.problems import UNSILENCED, FileResult, InlineIgnore, Outcome, Problem, RunResult, Severity
 from pipeline.spec.yaml_source import comment_locations
 
 CODES: Dict[str, str] = {
@@ -90,7 +91,7 @@ def suppress(result: RunResult, config: Config, codes: Sequence[str], select: Se
     run_ignores = (*config.ignore, *ignore)
 
     def reported(problem: Problem, file_ignores: Sequence[str]) -> bool:
-        if problem.severity is Severity.ERROR:
+        if not silenceable(problem):
             return True
         if chosen is not None and not any(matches(selector, problem.code) for selector in chosen):
             return False
@@ -109,6 +110,11 @@ def suppress(result: RunResult, config: Config, codes: Sequence[str], select: Se
     return RunResult(tuple(files), result.strict, result.scope)
 
 
+def silenceable(problem: Problem) -> bool:
+    """Whether a configuration or an inline ignore may leave *problem* out: a warning not of :data:`UNSILENCED`."""
+    return problem.severity is Severity.WARNING and problem.code not in UNSILENCED
+
+
 def _apply_inline(file_result: FileResult, codes: Sequence[str]) -> List[Problem]:
     """The file's problems with the warnings its inline ignores silence left out, and a warning for each
     ignore (or code of one) that silences nothing."""
@@ -116,27 +122,27 @@ def _apply_inline(file_result: FileResult, codes: Sequence[str]) -> List[Problem
     for index, comment in enumerate(file_result.ignores):
         by_line.setdefault(comment.line, []).append(index)
     used: Set[Tuple[int, str]] = set()
-    errors_at: Dict[int, Set[str]] = {}
+    errors_at: Dict[int, Dict[str, Severity]] = {}  # the selectors of a line that hit what cannot be silenced
     kept: List[Problem] = []
     for problem in file_result.problems:
         hits = [(index, selector) for index in by_line.get(problem.line, ())
                 for selector in file_result.ignores[index].codes if matches(selector, problem.code)]
-        if hits and problem.severity is Severity.WARNING:
+        if hits and silenceable(problem):
             used.update(hits)
             continue
         if hits:
-            errors_at.setdefault(problem.line, set()).update(selector for _, selector in hits)
+            errors_at.setdefault(problem.line, {}).update((selector, problem.severity) for _, selector in hits)
         kept.append(problem)
     # With a pass skipped, what it would have found is unknown: an ignore is not called unused then.
     complete = all(outcome is not Outcome.SKIPPED for _, outcome in file_result.outcomes)
     for index, comment in enumerate(file_result.ignores):
         kept.extend(_comment_problems(file_result.file, index, comment, used if complete else None,
-                                      errors_at.get(comment.line, set()), codes))
+                                      errors_at.get(comment.line, {}), codes))
     return sorted(kept)
 
 
 def _comment_problems(file: str, index: int, comment: InlineIgnore, used: Optional[Set[Tuple[int, str]]],
-                      error_selectors: Set[str], codes: Sequence[str]) -> List[Problem]:
+                      error_selectors: Mapping[str, Severity], codes: Sequence[str]) -> List[Problem]:
     """The warnings about one inline ignore: malformed, naming an unknown code, or silencing nothing (only
     when *used*, what the file's ignores silenced, is known: ``None`` when a pass was skipped)."""
     def warning(code: str, message: str) -> Problem:
@@ -154,9 +160,11 @@ def _comment_problems(file: str, index: int, comment: InlineIgnore, used: Option
         elif (index, selector) not in (used or set()) and (used is not None or selector in error_selectors):
             unused.append(selector)
     if unused:
-        errors = [selector for selector in unused if selector in error_selectors]
-        why = (f"; an error cannot be ignored ({', '.join(errors)} here is an error): fix the spec"
-               if errors else "")
+        errors = [selector for selector in unused if error_selectors.get(selector) is Severity.ERROR]
+        warned = [selector for selector in unused if error_selectors.get(selector) is Severity.WARNING]
+        reasons = ([f"an error cannot be ignored ({', '.join(errors)} here is an error)"] if errors else []) + \
+            ([f"nor a spec nothing resolves or counts ({', '.join(warned)} here)"] if warned else [])
+        why = f"; {', '.join(reasons)}: fix the spec" if reasons else ""
         out.append(warning("ignore.unused", f"ignore[{', '.join(unused)}] silences nothing on this line{why}; "
                                             "remove it" + (" (or those codes)" if len(unused) < len(comment.codes)
                                                            else "")))

@@ -418,7 +418,7 @@ def _fix(result, paths: Dict[str, Path], repo, quiet: bool) -> Tuple[int, set]:
     """Make the fixes the findings of *result* state (:mod:`pipeline.check.fix`), saying each on stderr unless
     *quiet*; how many problems were fixed, and the files changed."""
     from pipeline.catalogue.atomic import write_atomic
-    from pipeline.check.fix import fixed_text, fixes_for
+    from pipeline.check.fix import fixed_text, fixes_for, made
     from pipeline.spec.layout import schema_line
     from pipeline.spec.yaml_source import load_bytes
 
@@ -429,7 +429,10 @@ def _fix(result, paths: Dict[str, Path], repo, quiet: bool) -> Tuple[int, set]:
             text = path.read_bytes().decode("utf-8-sig")
         except (OSError, UnicodeDecodeError):
             continue
-        fixes = fixes_for(file_result.problems, load_bytes(text.encode("utf-8"), file_result.file).data)
+        fixes, left = made(fixes_for(file_result.problems, load_bytes(text.encode("utf-8"), file_result.file).data))
+        for item in left:  # said even when quiet: the fix the finding states was not made
+            echo(f"{item.problem.file}:{item.problem.line}:{item.problem.column}: not fixed [{item.problem.code}] "
+                 f"{item.done}", err=True)
         if not fixes:
             continue
         formatted = fixed_text(text, file_result.file, schema_line(repo, path), fixes)

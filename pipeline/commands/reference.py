@@ -65,7 +65,7 @@ def command(config: Optional[Path], spec_name: Optional[str], arch: Optional[str
     if (config is None) == (spec_name is None):
         raise click.UsageError("name a CONFIG file or --spec NAME (one of them)")
     try:
-        from pipeline.reference.census import census as reference
+        from pipeline.reference import census as reference
     except ImportError as error:
         echo(f"modelspec: modelspec reference needs the reference extra (torch 2.13.0, transformers 5.24.0), "
              f"which is not installed ({error}): {INSTALL}", err=True)

@@ -61,7 +61,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from pipeline.pricing.families import REFUSE_MATCHING, Expression, Family, KeyRule
 from pipeline.spec.model import LayerGroup, ModelSpec, ModelSpecError, StatedParameters
 from pipeline.pricing.op_profiles import OpProfile, OpProfiles
-from pipeline.pricing.parameters import Unpriced, count_parameters
+from pipeline.pricing.parameters import Unpriced, count_parameters, counted_parts
 from pipeline.pricing.stack import derive_layers, spec_layer_stack, tower_layer_stack
 
 CODES: Dict[str, str] = {
@@ -1540,15 +1540,16 @@ def _unknown_message(ctx: _Context, path: KeyPath) -> str:
 
 
 def _with_parameters(spec: ModelSpec, profiles: OpProfiles) -> ModelSpec:
-    """The spec stating its counted parameters (``active`` for a MoE model), so a later edit that changes the
-    model's size fails ``check``; unchanged when the stack or the count cannot be resolved (``check`` says why)."""
+    """The spec stating its counted parameters, every priced part it has (``active`` for a MoE model, ``mtp`` for
+    MTP layers, ``vision`` for a tower), so a later edit that changes the model's size or drops a part fails
+    ``check``; unchanged when the stack or the count cannot be resolved (``check`` says why)."""
     try:
         stack = spec_layer_stack(spec, profiles)
         tower = tower_layer_stack(spec.vision, profiles) if spec.vision else None
         counts = count_parameters(spec, profiles.get(stack.arch), stack, tower)
     except (ModelSpecError, Unpriced):
         return spec
-    return replace(spec, parameters=StatedParameters(counts.total, counts.active if spec.is_moe else None))
+    return replace(spec, parameters=StatedParameters(**counted_parts(spec, counts)))
 
 
 def _spec(ctx: _Context) -> ModelSpec:

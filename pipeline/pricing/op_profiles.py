@@ -62,15 +62,18 @@ CODES: Dict[str, str] = {
     "profile.assumes-field": "A kind's assumes names something that is not a flag or a count of a model spec (of "
                              "a vision tower, in the vision profile): a typo, or a field no count can depend on.",
     "profile.weights": "A weight inventory entry is malformed: a shape expression that is not integer arithmetic "
-                       "over the spec's fields, a condition that is not a flag, a part the place does not take, "
-                       "or a tensor listed twice.",
+                       "over the spec's fields, or not a whole number from 0 to 2^63 - 1 for every spec (a "
+                       "subtraction that can go negative, a divisor that can be 0, too long or too deep), a "
+                       "condition that is not a flag, a part the place does not take, or a tensor listed twice.",
     "profile.assumes-value": "A kind's assumes gives a field a value of the wrong type: a flag takes true or false, "
                              "a count a whole number it can hold, and either may be 'stated'.",
     "profile.import": "An op profile's import section names something the schema cannot check: a fixed fact or a "
                       "key's field that is no model spec field (or a fixed value not of its type), a default for a "
                       "key no rule reads, an expression over something else than whole-number spec fields, or a "
                       "key both mapped and listed as ignored.",
-    "stack.no-arch": "A spec states no arch and no op profile's match pattern picks one from its name.",
+    "stack.no-arch": "A spec states no arch and no op profile's match pattern picks one from its name: nothing "
+                     "resolves its stack or counts it, so no configuration or inline ignore silences the warning "
+                     "(--strict makes it fail the run), and a stated parameters is an error (params.unpriced).",
     "stack.ambiguous-arch": "A spec states no arch and several op profiles' match patterns fit its name.",
     "stack.unknown-arch": "A spec's arch names no op profile.",
     "stack.ops-kind": "A spec's ops names a layer kind its op profile lacks.",

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.spec.problems import FieldPath
-from pipeline.pricing.weights import (FFN_PARTS, LAYER_PARTS, SYMBOLS, TOWER_SYMBOLS, Tensor, Unpriced, Weight, environment,
-                              NONE, layer_sums, resolve, sizes)
+from pipeline.pricing.weights import (FFN_PARTS, LAYER_PARTS, MAX_SIZE, SYMBOLS, TOWER_SYMBOLS, Tensor, Unpriced, Weight,
+                              environment, NONE, layer_sums, resolve, sizes)
 
 if TYPE_CHECKING:
     from pipeline.spec.model import ModelSpec, VisionSpec
@@ -264,7 +264,19 @@ def count_totals(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack",
     outside = sum(params for _, _, params, _ in sizes(profile.model_weights, symbols))
     if tower is not None and spec.vision is not None:
         outside += _tower_total(spec, profile, tower)
-    return total + outside, active + outside
+    return _bounded(total + outside), active + outside
+
+
+def _bounded(total: int) -> int:
+    """*total*, when a model can hold it (at most :data:`~pipeline.pricing.weights.MAX_SIZE`).
+
+    Raises:
+        Unpriced: Beyond that: no count is ever an integer too long to print.
+    """
+    if total > MAX_SIZE:
+        raise Unpriced(None, "the spec's fields count more than 2^63 - 1 parameters; no model holds that: a width "
+                             "or a count of the spec is wrong")
+    return total
 
 
 def _tower_total(spec: "ModelSpec", profile: "OpProfile", tower: "LayerStack") -> int:
@@ -308,6 +320,7 @@ def count_parameters(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack
     if tower is not None and spec.vision is not None:
         vision, projector, tower_groups = _tower(spec, profile, tower)
     outside = sum(model.values()) + vision
+    _bounded(sum(g.total for g in groups) + outside + mtp_extra)
     return ParameterCounts(
         total=sum(g.total for g in groups if not g.mtp) + outside,
         active=sum(g.active for g in groups if not g.mtp) + outside,
@@ -352,9 +365,24 @@ CODES: Dict[str, str] = {
                              "not the model's, or the stated figure is.",
     "params.active-mismatch": "parameters.active differs from the counted parameters a token passes through (routed "
                               "experts at num_experts_per_tok of num_experts).",
-    "params.unpriced": "parameters is stated but the spec cannot be counted: its profile states no weights for a "
-                       "kind, or an inventory reads a field the spec leaves out.",
+    "params.mtp-mismatch": "parameters.mtp differs from the counted parameters of the MTP layers (mtp_depth) with "
+                           "their own extras: an MTP layer was dropped or added, or the stated figure is wrong.",
+    "params.vision-mismatch": "parameters.vision differs from the counted parameters of the vision tower with its "
+                              "projector: the tower was dropped or reshaped, or the stated figure is wrong.",
+    "params.part-unstated": "parameters is stated but leaves out a priced part the model has (active for a MoE "
+                            "model, mtp for MTP layers, vision for a tower), so a change to that part would pass "
+                            "unseen; state it (modelspec import writes every part).",
+    "params.unpriced": "parameters is stated but the spec cannot be counted: it has no arch and no op profile "
+                       "matches its name, its profile states no weights for a kind, or an inventory reads a field "
+                       "the spec leaves out.",
+    "params.uncounted": "The spec cannot be counted and states no parameters: a cost model reading it gets no "
+                        "parameter count, and nothing pins its size. A warning no configuration or inline ignore "
+                        "silences (--strict makes it fail the run): make the spec countable, or state its figure.",
 }
+
+#: The parts a stated count pins, with the code of a mismatch in each.
+STATED_PARTS = (("total", "params.total-mismatch"), ("active", "params.active-mismatch"),
+                ("mtp", "params.mtp-mismatch"), ("vision", "params.vision-mismatch"))
 
 
 def _billions(value: int) -> str:
@@ -372,20 +400,61 @@ def breakdown(counts: ParameterCounts) -> str:
     return ", ".join(text for _, text in sorted(pieces, key=lambda piece: -piece[0]))
 
 
+def _part_breakdown(key: str, counts: ParameterCounts) -> str:
+    """Where the counted parameters of the stated part *key* are (:func:`breakdown` for the total and active)."""
+    if key == "mtp":
+        pieces = [f"{group.kind} MTP layers {group.count} x {_billions(group.total // group.count)}"
+                  for group in counts.groups if group.mtp]
+        extras = counts.mtp - sum(group.total for group in counts.groups if group.mtp)
+        return ", ".join(pieces + ([f"MTP extras {_billions(extras)}"] if extras else [])) or "no MTP layer"
+    if key == "vision":
+        pieces = [f"{group.kind} tower layers {group.count} x {_billions(group.total // group.count)}"
+                  for group in counts.tower_groups]
+        rest = counts.vision - sum(group.total for group in counts.tower_groups)
+        return ", ".join(pieces + ([f"tower outside its layers {_billions(rest)}"] if rest else [])) or \
+            "no vision tower"
+    return breakdown(counts)
+
+
+def counted_parts(spec: "ModelSpec", counts: ParameterCounts) -> Dict[str, Optional[int]]:
+    """``{part: counted}`` of every part of :data:`STATED_PARTS`; ``None`` for a part the model does not have
+    (``active`` of a dense model, ``mtp`` without MTP layers, ``vision`` without a tower), which it need not state."""
+    has_mtp = any(group.mtp for group in counts.groups)
+    return {"total": counts.total, "active": counts.active if spec.is_moe else None,
+            "mtp": counts.mtp if has_mtp else None, "vision": counts.vision if spec.vision is not None else None}
+
+
 def stated_issues(spec: "ModelSpec", counts: ParameterCounts) -> List[Tuple[FieldPath, str, str]]:
-    """``(field path, code, message)`` for each stated figure of ``spec.parameters`` the count contradicts."""
+    """``(field path, code, message)`` for each stated figure of ``spec.parameters`` the count contradicts, and for
+    each part the model has that it leaves out."""
     stated = spec.parameters
     found = []
-    for key, counted, code in (("total", counts.total, "params.total-mismatch"),
-                               ("active", counts.active, "params.active-mismatch")):
-        value = getattr(stated, key)
+    parts = counted_parts(spec, counts)
+    counted_of = {"total": counts.total, "active": counts.active, "mtp": counts.mtp, "vision": counts.vision}
+    for key, code in STATED_PARTS:
+        value, counted = getattr(stated, key), counted_of[key]
+        if value is None and parts[key] is not None:
+            found.append((("parameters",), "params.part-unstated",
+                          f"parameters states no {key}, but the spec's fields count {counted:,} "
+                          f"({_part_breakdown(key, counts)}); "
+                          f"state {key}: {counted} (modelspec import writes it), so a change to it fails check"))
         if value is None or value == counted:
             continue
         found.append((("parameters", key), code,
                       f"parameters.{key} states {value:,} but the spec's fields count {counted:,} "
-                      f"({counted - value:+,}); counted: {breakdown(counts)}. Correct the field that is not the "
-                      f"model's, or the stated figure"))
+                      f"({counted - value:+,}); counted: {_part_breakdown(key, counts)}. Correct the field that is "
+                      f"not the model's, or the stated figure"))
     return found
+
+
+def stated_holds(spec: "ModelSpec", totals: Tuple[int, int]) -> bool:
+    """Whether ``spec.parameters`` surely holds, from ``(total, active)`` alone: it states neither ``mtp`` nor
+    ``vision`` and the model has no tower (an MTP layer is known only to the full count), and the total and active
+    stated are the counted ones. ``False`` means: count in full (:func:`stated_issues`)."""
+    stated = spec.parameters
+    return stated is not None and stated.mtp is None and stated.vision is None and spec.vision is None and \
+        not spec.mtp_depth and stated.total == totals[0] and \
+        (stated.active == totals[1] if spec.is_moe else stated.active in (None, totals[1]))
 
 
 def layer_breakdown(spec: "ModelSpec", stack: "LayerStack") -> Tuple[Dict[str, int], ...]:

@@ -30,7 +30,17 @@ holds, each as one entry of ``weights``::
   shapes). The FLOP count reads it.
 
 Expressions are compiled once, when a profile loads; a name outside
-:data:`SYMBOLS` is refused there. Resolving an inventory against a spec
+:data:`SYMBOLS` is refused there, and so is any dimension that is not a
+whole number at least 0 below 2^63 for every spec the profile accepts
+(:func:`dimension_problem`): the grammar is names, whole numbers, ``+ - *
+//`` and parentheses, at most :data:`MAX_EXPRESSION_CHARS` characters and
+:data:`MAX_NESTING` operations deep, no unary minus; a subtraction must be
+provably at least 0 and a divisor provably above 0 from the least and largest
+value each field can take (:func:`symbol_range`), and a dimension of whole
+numbers and flags alone at most :data:`MAX_SIZE`. A dimension over fields
+can still grow past :data:`MAX_SIZE` with the spec's values: resolving it
+then raises :class:`Unpriced` (no model holds that), so no count is ever an
+integer too long to print. Resolving an inventory against a spec
 (:func:`resolve`) raises :class:`Unpriced` naming the field a shape or a
 condition needs and the spec leaves out: absent is not zero.
 """
@@ -85,8 +95,27 @@ TOWER_SYMBOLS = (
     "pooling_head",
 )
 
-_ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.USub,
-                  ast.Name, ast.Load, ast.Constant)
+_ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Name, ast.Load,
+                  ast.Constant)
+
+#: The largest dimension, tensor and count: a signed 64-bit integer's, what every consumer can hold (and far
+#: beyond any model: 9.2e18 parameters).
+MAX_SIZE = 2 ** 63 - 1
+#: The longest shape expression, in characters (the bundled profiles' longest is some 60).
+MAX_EXPRESSION_CHARS = 200
+#: The deepest nesting of operations in one shape expression (the bundled profiles' deepest is 3).
+MAX_NESTING = 8
+#: The characters a shape expression is written with.
+_EXPRESSION_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ +-*/().")  # "." for 2.5
+
+#: The symbols that read as 0 or 1: the spec's flags.
+FLAG_SYMBOLS = ("attn_output_gate", "tie_word_embeddings", "qk_norm", "qkv_bias", "o_bias", "mlp_bias", "norm_bias",
+                "shared_expert_gate")
+#: The counts the model IR lets be 0 (every other field it takes is at least 1: a width, a count of heads).
+ZERO_SYMBOLS = ("num_shared_experts",)
+
+#: A range of whole numbers: the least and the largest value (``None``: unbounded that way).
+Range = Tuple[Optional[int], Optional[int]]
 
 
 class WeightFormatError(ValueError):
@@ -176,7 +205,8 @@ class Weight:
         """The shape for one spec; *env* is :func:`environment`'s.
 
         Raises:
-            Unpriced: If a dimension reads a field the spec leaves out.
+            Unpriced: If a dimension reads a field the spec leaves out, or the tensor would hold more than
+                :data:`MAX_SIZE` parameters.
         """
         try:
             shape = eval(self.shape_code, env)  # noqa: S307  # ok: an AST of integer arithmetic, no builtins
@@ -185,6 +215,9 @@ class Weight:
         if None in shape:
             name = next(filter(None, (size.missing(env) for size in self.shape)))
             raise Unpriced(name, f"its inventory needs {name}, which the spec does not state")
+        if math.prod(shape) > MAX_SIZE:
+            raise Unpriced(None, f"its inventory gives {self.name} more than 2^63 - 1 parameters for the spec's "
+                                 "values; no model holds that: a width or a count of the spec is wrong")
         return tuple(int(size) for size in shape)
 
 
@@ -225,6 +258,8 @@ def compile_expression(text: Any, path: FieldPath, symbols: Sequence[str]) -> Ex
     """
     if isinstance(text, bool) or not isinstance(text, (int, str)):
         raise WeightFormatError(path, f"a dimension is a whole number or an expression, not {text!r}")
+    if isinstance(text, int) and not 0 <= text <= MAX_SIZE:
+        raise WeightFormatError(path, f"a dimension is a whole number from 0 to 2^63 - 1, not {text}")
     source = str(text)
     names = _expression_names(source, tuple(symbols))
     if isinstance(names, str):
@@ -232,28 +267,110 @@ def compile_expression(text: Any, path: FieldPath, symbols: Sequence[str]) -> Ex
     return Expression(source, names)
 
 
+def _shown(source: str) -> str:
+    """*source* quoted for a message, cut to its first 60 characters (a refused expression may be any length)."""
+    return repr(source) if len(source) <= 60 else repr(source[:60]) + "..."
+
+
 @functools.lru_cache(maxsize=None)
 def _expression_names(source: str, symbols: Tuple[str, ...]) -> Union[Tuple[str, ...], str]:
-    """The symbols *source* reads, in order, or why it is no integer arithmetic over *symbols* (the message).
+    """The symbols *source* reads, in order, or why it is no dimension over *symbols* (the message).
 
     Memoized: the profiles of a folder spell the same few expressions hundreds of times, and parsing each
     is most of building a profile.
     """
+    if len(source) > MAX_EXPRESSION_CHARS:
+        return (f"{_shown(source)} is {len(source):,} characters long; a dimension is at most "
+                f"{MAX_EXPRESSION_CHARS} (name the fields, the bundled profiles need some 60)")
+    odd = next((char for char in source if char not in _EXPRESSION_CHARS), None)
+    if odd is not None:
+        return (f"{_shown(source)} holds {odd!r}; a dimension is written with field names, whole numbers, "
+                "+ - * // and parentheses, nothing else")
     try:
         tree = ast.parse(source, mode="eval")
     except SyntaxError:
-        return f"{source!r} is not an expression: write e.g. num_attention_heads * head_dim"
+        return f"{_shown(source)} is not an expression: write e.g. num_attention_heads * head_dim"
     names = []
     for node in ast.walk(tree):
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return (f"{_shown(source)} negates with a unary minus; a dimension is never negative: write a whole "
+                    "number, or fields added, multiplied, subtracted or divided")
         if not isinstance(node, _ALLOWED_NODES):
-            return f"{source!r} uses {type(node).__name__}; a dimension takes + - * // and parentheses only"
+            return f"{_shown(source)} uses {type(node).__name__}; a dimension takes + - * // and parentheses only"
         if isinstance(node, ast.Constant) and (isinstance(node.value, bool) or not isinstance(node.value, int)):
-            return f"{source!r} holds {node.value!r}; constants are whole numbers"
+            return f"{_shown(source)} holds {node.value!r}; constants are whole numbers"
+        if isinstance(node, ast.Constant) and node.value > MAX_SIZE:
+            return f"{_shown(source)} holds {node.value}, above 2^63 - 1; no dimension is that large"
         if isinstance(node, ast.Name):
             if node.id not in symbols:
-                return f"{source!r} names {node.id!r}, which is not one of {list(symbols)}"
+                return f"{_shown(source)} names {node.id!r}, which is not one of {list(symbols)}"
             names.append(node.id)
-    return tuple(dict.fromkeys(names))
+    depth = _nesting(tree.body)
+    if depth > MAX_NESTING:
+        return f"{_shown(source)} nests {depth} operations deep; a dimension nests at most {MAX_NESTING}"
+    return dimension_problem(source, tree.body) or tuple(dict.fromkeys(names))
+
+
+def _nesting(node: ast.AST) -> int:
+    """How many operations deep *node* (of a checked expression: names, constants and binary operations) is."""
+    if isinstance(node, ast.BinOp):
+        return 1 + max(_nesting(node.left), _nesting(node.right))
+    return 0
+
+
+def symbol_range(name: str) -> Range:
+    """The least and largest value the symbol *name* takes for a spec the model IR accepts: a flag 0 or 1, a count
+    of :data:`ZERO_SYMBOLS` from 0, any other field (a width, a count of heads or layers) from 1, unbounded above."""
+    if name in FLAG_SYMBOLS:
+        return 0, 1
+    return (0 if name in ZERO_SYMBOLS else 1), None
+
+
+def _range(node: ast.AST) -> Range:
+    """The range of *node* from its symbols' (:func:`symbol_range`) by interval arithmetic; ``(None, None)`` where
+    an operand can be negative or a divisor 0 (what :func:`dimension_problem` refuses)."""
+    if isinstance(node, ast.Constant):
+        return node.value, node.value
+    if isinstance(node, ast.Name):
+        return symbol_range(node.id)
+    assert isinstance(node, ast.BinOp)
+    (left_low, left_high), (right_low, right_high) = _range(node.left), _range(node.right)
+    if left_low is None or right_low is None or left_low < 0 or right_low < 0:
+        return None, None
+
+    def both(first: Optional[int], second: Optional[int], how: Any) -> Optional[int]:
+        return None if first is None or second is None else how(first, second)
+
+    if isinstance(node.op, ast.Add):
+        return left_low + right_low, both(left_high, right_high, int.__add__)
+    if isinstance(node.op, ast.Mult):
+        high = 0 if 0 in (left_high, right_high) else both(left_high, right_high, int.__mul__)
+        return left_low * right_low, high
+    if isinstance(node.op, ast.Sub):
+        return both(left_low, right_high, int.__sub__), both(left_high, right_low, int.__sub__)
+    if right_low == 0:  # floor division by what can be 0
+        return None, None
+    return (0 if right_high is None else left_low // right_high), both(left_high, right_low, int.__floordiv__)
+
+
+def dimension_problem(source: str, node: ast.AST) -> Optional[str]:
+    """Why the dimension *node* (of the expression *source*) is not a whole number at least 0 and at most
+    :data:`MAX_SIZE` for every spec the profile accepts, or ``None``: the outermost subtraction that can be
+    negative, division by what can be 0, or a bounded value above :data:`MAX_SIZE`, told first."""
+    low, high = _range(node)
+    if high is not None and high > MAX_SIZE:
+        return f"{_shown(source)} can be {high:,}, above 2^63 - 1; no dimension is that large"
+    if not isinstance(node, ast.BinOp):
+        return None
+    if isinstance(node.op, ast.FloorDiv) and (_range(node.right)[0] or 0) <= 0:
+        return (f"{_shown(source)} divides by {ast.unparse(node.right)}, which can be 0 for a spec the profile "
+                "accepts; divide only by a whole number above 0 or a field that is never 0")
+    if isinstance(node.op, ast.Sub) and (low is None or low < 0):
+        return (f"{_shown(source)} subtracts {ast.unparse(node.right)} from {ast.unparse(node.left)}, which can "
+                "be negative for a spec the profile accepts (the fields are unbounded); a dimension is never "
+                "negative: subtract only what is provably no larger (a whole number or a flag below a field's "
+                "least value)")
+    return dimension_problem(source, node.left) or dimension_problem(source, node.right)
 
 
 @functools.lru_cache(maxsize=None)
@@ -339,10 +456,12 @@ def _compiled(weights: Sequence[Weight]) -> Inventory:
 
 def layer_sums(weights: Inventory, env: Mapping[str, Any]) -> Optional[Tuple[int, int, int]]:
     """``(layer tensors, one routed expert's, first-layer tensors)``: the parameters of one layer in three sums,
-    from one evaluation; ``None`` when a field the inventory reads is unstated (:func:`sizes` then says which)."""
+    from one evaluation; ``None`` when a field the inventory reads is unstated, or a sum is above :data:`MAX_SIZE`
+    (:func:`sizes` then says which)."""
     if weights.sums is None or None in map(env.get, weights.names):
         return None
-    return eval(weights.sums, env)  # noqa: S307  # ok: an AST of integer arithmetic, no builtins
+    found = eval(weights.sums, env)  # noqa: S307  # ok: an AST of integer arithmetic, no builtins
+    return found if max(found) <= MAX_SIZE else None  # too large: sizes() names the tensor
 
 
 def parse_weights(entries: Sequence[Mapping[str, Any]], path: FieldPath,
@@ -364,6 +483,7 @@ def parse_weights(entries: Sequence[Mapping[str, Any]], path: FieldPath,
         seen.add(entry["name"])
         shape = tuple(compile_expression(size, where + ("shape", axis), symbols)
                       for axis, size in enumerate(entry["shape"]))
+        _check_product(shape, where + ("shape",))
         default_op = "matmul" if len(shape) == 2 else "elementwise"
         shape_code = _eval_code("(" + "".join(f"({size.text})," for size in shape) + ")", "<shape>")
         weights.append(Weight(
@@ -373,6 +493,18 @@ def parse_weights(entries: Sequence[Mapping[str, Any]], path: FieldPath,
             bias=parse_condition(entry["bias"], where + ("bias",), symbols) if "bias" in entry else None,
             op=entry.get("op", default_op), shape_code=shape_code))
     return _compiled(weights) if weights else NONE
+
+
+def _check_product(shape: Sequence[Expression], path: FieldPath) -> None:
+    """Refuse a shape whose dimensions of whole numbers and flags alone multiply past :data:`MAX_SIZE`.
+
+    Raises:
+        WeightFormatError: At *path*, naming the product.
+    """
+    highs = [_range(ast.parse(size.text, mode="eval").body)[1] for size in shape]
+    if None not in highs and math.prod(highs) > MAX_SIZE:
+        raise WeightFormatError(path, f"the shape {[size.text for size in shape]} can hold {math.prod(highs):,} "
+                                      "parameters, above 2^63 - 1; no tensor is that large")
 
 
 def environment(values: Mapping[str, Any]) -> Dict[str, Any]:
@@ -388,11 +520,13 @@ def sizes(weights: Inventory, env: Mapping[str, Any]) -> List[Tuple[str, str, in
     records (a tensor a condition leaves out is not listed).
 
     Raises:
-        Unpriced: If a shape or condition reads a field the spec leaves out.
+        Unpriced: If a shape or condition reads a field the spec leaves out, or a tensor would hold more than
+            :data:`MAX_SIZE` parameters.
     """
     if weights.code is not None and None not in map(env.get, weights.names):
         values = eval(weights.code, env)  # noqa: S307  # ok: an AST of integer arithmetic, no builtins
-        return [(part, per, value, matmul) for (part, per, matmul), value in zip(weights.slots, values) if value]
+        if max(values, default=0) <= MAX_SIZE:  # else the tensor by tensor path below names the one too large
+            return [(part, per, value, matmul) for (part, per, matmul), value in zip(weights.slots, values) if value]
     out = []
     for weight in weights:
         if not weight.when.holds(env):

@@ -47,7 +47,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedBase
-from ruamel.yaml.error import CommentMark
+from ruamel.yaml.error import CommentMark, MarkedYAMLError, YAMLError
 from ruamel.yaml.scalarstring import ScalarString
 from ruamel.yaml.tokens import CommentToken
 
@@ -58,6 +58,8 @@ from pipeline.spec.yaml_source import MAX_BYTES, comment_locations, dump, load_b
 CODES: Dict[str, str] = {
     "fmt.unstable": "fmt could not rewrite the file without changing a value or losing a comment, so it left the "
                     "file alone; a modelspec bug, please report it with the file.",
+    "fmt.unreadable": "ruamel.yaml, which fmt rewrites through, refuses text the strict reader takes (a tab inside a "
+                      "plain value, as YAML 1.1 readers do); fmt leaves the file alone and says where.",
 }
 
 #: How the schema line of a spec's header starts.
@@ -407,7 +409,17 @@ def format_text(text: str, file: str, schema: Optional[str] = None, edits: Seque
     header, header_lines = split_header(text)
     comments = _read_comments(text, doc, header_lines)
     yaml = _ruamel()
-    tree = yaml.load(text)  # ok: ruamel round-trip (a SafeConstructor), on text the strict loader accepted
+
+    try:
+        tree = yaml.load(text)  # ok: ruamel round-trip (a SafeConstructor), on text the strict loader accepted
+    except YAMLError as error:  # ruamel reads YAML 1.1 here and there: what it refuses is said, never raised
+        mark = error.problem_mark if isinstance(error, MarkedYAMLError) else None
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        problem = (getattr(error, "problem", None) or str(error)).replace("\t", "\\t")
+        return Formatted(None, False, (Problem(file, line, column, "fmt", "fmt.unreadable", Severity.ERROR,
+                                               f"ruamel.yaml, which fmt rewrites through, refuses this ({problem}); "
+                                               "the file is left as it is: write a space for a tab in a plain value, "
+                                               "or quote the value"),))
     _strip_comments(tree)
     expected = copy.deepcopy(doc.data)
     for path, value in edits:

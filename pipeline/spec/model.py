@@ -80,11 +80,8 @@ CODES: Dict[str, str] = {
     "spec.activations-pair": "An activations record states one field of a pair without the other.",
     "spec.activations-kind": "activations names a kind that no group of layers has.",
     "spec.active-above-total": "parameters.active is larger than parameters.total.",
-    "spec.import-gaps": "A warning while the spec states import_gaps: modelspec import dropped config keys it did not "
-                        "know (--allow-unknown), or read the config's model_type as another family's (--arch), so "
-                        "nothing vouches that its layers are the model's; compare it with the reference (modelspec "
-                        "reference) and remove import_gaps once they agree.",
-    "spec.import-gaps-empty": "import_gaps states neither dropped keys nor a model_type.",
+    "spec.vision-above-total": "parameters.vision, the tower with its projector, is larger than parameters.total, "
+                               "which holds it.",
 }
 
 
@@ -799,47 +796,62 @@ class VisionSpec:
 
 @dataclass(frozen=True)
 class StatedParameters:
-    """A model's published parameter count, as its card or paper states it.
+    """A model's published parameter count, as its card or paper states it, part by priced part.
 
     ``check`` counts the spec's parameters from its profile's weight
-    inventories and refuses a spec whose count differs, so an edit that changes
-    the model's size without changing this figure fails the gate.
+    inventories and refuses a spec whose count differs in any part stated, and
+    one that leaves out a part its model has (an MoE model's ``active``, an
+    MTP layer's ``mtp``, a tower's ``vision``): so an edit that changes the
+    model's size, drops its MTP layer or its tower, without changing these
+    figures fails the gate.
 
     Attributes:
         total: Every parameter, MTP layers apart, a tied head counted once.
         active: Parameters a token passes through, routed experts at top-k
             (a MoE model's "activated" figure); absent for a dense model,
             whose active count is its total.
+        mtp: The MTP layers with their own extras, apart from ``total``;
+            absent for a model without MTP layers.
+        vision: The vision tower with its projector, inside ``total``; absent
+            for a model without a tower.
     """
 
     total: int
     active: Optional[int] = None
+    mtp: Optional[int] = None
+    vision: Optional[int] = None
+
+    #: The parts a record states, in the order a spec file writes them.
+    KEYS = ("total", "active", "mtp", "vision")
 
     @classmethod
     def from_dict(cls, data: Any, where: FieldPath = ("parameters",)) -> "StatedParameters":
-        """Build the record, refusing unknown keys, a missing total, and an active count above the total.
+        """Build the record, refusing unknown keys, a missing total, and an active count or a tower above the total.
 
         Raises:
             ModelSpecError: Every problem of the record at once.
         """
-        data = _mapping(data, where, "total (and, for a MoE model, active) to parameter counts")
+        data = _mapping(data, where, "total (and active, mtp, vision, for the parts a model has) to parameter counts")
         issues = _Issues()
-        _unknown_keys(data, ("total", "active"), where, issues,
-                      lambda key: f"{dotted(where)} declares unknown key {_show(key)}; it states total and active")
+        _unknown_keys(data, cls.KEYS, where, issues,
+                      lambda key: f"{dotted(where)} declares unknown key {_show(key)}; it states "
+                                  f"{', '.join(cls.KEYS[:-1])} and {cls.KEYS[-1]}")
         values = {key: issues.take(_positive, data[key], where + (key,))
-                  for key in ("total", "active") if data.get(key) is not None}
+                  for key in cls.KEYS if data.get(key) is not None}
         if "total" not in values and data.get("total") is None:
             issues.add(where + ("total",), "spec.required", f"{dotted(where + ('total',))} is required")
-        if values.get("total") and values.get("active") and values["active"] > values["total"]:
-            issues.add(where + ("active",), "spec.active-above-total",
-                       f"{dotted(where + ('active',))} is {values['active']:,}, above the total of "
-                       f"{values['total']:,}; a token cannot pass through more parameters than the model has")
+        for key, what in (("active", "a token cannot pass through more parameters than the model has"),
+                          ("vision", "the tower is part of the total")):
+            if values.get("total") and values.get(key) and values[key] > values["total"]:
+                issues.add(where + (key,), f"spec.{key}-above-total",
+                           f"{dotted(where + (key,))} is {values[key]:,}, above the total of "
+                           f"{values['total']:,}; {what}")
         issues.raise_if_any()
         return cls(**values)
 
     def to_dict(self) -> Dict[str, int]:
-        """The record as a spec file states it; an absent active is left out."""
-        return {"total": self.total, **({"active": self.active} if self.active is not None else {})}
+        """The record as a spec file states it; an absent part is left out."""
+        return {key: getattr(self, key) for key in self.KEYS if getattr(self, key) is not None}
 
 
 @dataclass(frozen=True)

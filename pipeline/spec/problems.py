@@ -33,6 +33,11 @@ FieldPath = Tuple[Union[str, int], ...]
 #: The code of a problem that is modelspec's fault, not the file's: a pass crashed.
 INTERNAL_CODE = "check.internal"
 
+#: Warnings no configuration (``select``, ``ignore``, ``per-file-ignores``) or inline ignore silences: like an
+#: error, they say a cost model reading the spec gets nothing to trust (a spec nothing counts), but a run fails on
+#: them only under ``--strict``.
+UNSILENCED = frozenset({"params.uncounted", "stack.no-arch"})
+
 #: The passes, in the order they run on each file.
 PASSES = ("load", "schema", "semantic", "stack", "roundtrip")
 

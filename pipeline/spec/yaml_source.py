@@ -87,7 +87,12 @@ CODES: dict[str, str] = {
     "yaml.duplicate-key": "a key stated twice in one mapping",
     "yaml.key-type": "a key that is not text (a number, boolean, null, list or mapping)",
     "yaml.ambiguous-bool": "yes/no/on/off/y/n: a boolean in YAML 1.1, text in YAML 1.2",
-    "yaml.ambiguous-number": "a number YAML 1.1 and YAML 1.2 read differently (010, 1:30, 0b1010, 1_000)",
+    "yaml.ambiguous-number": "a number YAML 1.1 and YAML 1.2 read differently (010, 1:30, 0b1010, 1_000, 0o17), or "
+                             "one many readers do not take (0x1f)",
+    "yaml.tab": "a tab after `key:`: YAML 1.2 and libyaml take it, PyYAML's own reader and ruamel.yaml (fmt) "
+                "refuse the file",
+    "yaml.merge-key": "a `<<` key: a merge of another mapping in YAML 1.1 (PyYAML, ruamel.yaml), a plain key in "
+                      "YAML 1.2",
     "yaml.non-finite": "NaN or an infinity where a finite number is required",
     "yaml.huge-number": f"a number longer than {MAX_NUMBER_CHARS} characters, or of more decimal digits",
 }
@@ -113,6 +118,9 @@ _BOM = b"\xef\xbb\xbf"
 _NOT_ALLOWED = re.compile("[^\x09\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd"
                           "\U00010000-\U0010ffff]")
 _YAML11_LINE_BREAKS = "\x85\u2028\u2029"
+
+# What follows a key up to its value: the colon and the spaces (or tabs) around it.
+_AFTER_KEY = re.compile(r"[ \t]*:[ \t]*")
 
 # Where a line breaks, for the positions this module computes itself (libyaml
 # agrees, since the YAML 1.1-only breaks never reach it).
@@ -173,6 +181,9 @@ def _unseparated(text: str) -> int | float:
 
 
 def _ambiguous_number(what: str, fix: int | float) -> _Refusal:
+    if type(fix) is int and abs(fix) >= NUMBER_LIMIT:  # its decimal is more than a message can print
+        return "yaml.huge-number", (f"a number of more than {MAX_NUMBER_CHARS} decimal digits is too long; "
+                                    f"write at most {MAX_NUMBER_CHARS} digits")
     return "yaml.ambiguous-number", f"{what}; write {_number_text(fix)} {_QUOTE_HINT}"
 
 
@@ -190,8 +201,10 @@ _READERS: dict[str, Callable[[str], _Reading]] = {
     "true": lambda text: (True, None),
     "false": lambda text: (False, None),
     "int": lambda text: (int(text), None),
-    "octal": lambda text: (int(text[2:], 8), None),
-    "hex": lambda text: (int(text[2:], 16), None),
+    "octal": lambda text: (text, _ambiguous_number(
+        f"{text} is an octal number in YAML 1.2 but text in YAML 1.1", int(text[2:], 8))),
+    "hex": lambda text: (text, _ambiguous_number(
+        f"{text} is a hexadecimal number, which JSON and many readers do not take", int(text[2:], 16))),
     "float": _read_float,
     "leading_zero": lambda text: (text, _ambiguous_number(
         f"{text} has a leading zero, which means octal in YAML 1.1", int(text))),
@@ -408,6 +421,7 @@ class _Builder:
         self.keys: dict[FieldPath, Location] = {}
         self.stack: list = []
         self.root: Optional[dict] = None
+        self.text = ""
         self.documents = 0
         self.stopped = False
         self.handlers: dict[type, Callable[[Any], None]] = {
@@ -428,6 +442,7 @@ class _Builder:
         handlers = self.handlers
         counted = (yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)
         values = 0
+        self.text = text
         loader = _LOADER(text)
         next_event = loader.get_event  # as yaml.parse, without a generator's two calls per event
         try:
@@ -483,6 +498,16 @@ class _Builder:
         if not self.stack:
             self._root_scalar(event, where)
             return
+        if is_key:
+            gap = _AFTER_KEY.match(self.text, event.end_mark.index)
+            if gap is not None and "\t" in gap.group():
+                self.report("yaml.tab", _position(self.text, gap.start() + gap.group().index("\t")), _named(
+                    path + (event.value,), "a tab after the key's colon; YAML 1.1 readers (PyYAML, ruamel.yaml, so "
+                                           "fmt) refuse the file: write a space"), path + (event.value,))
+            if event.value == "<<" and event.implicit[0]:
+                self.report("yaml.merge-key", where, _named(
+                    path, "a << key merges another mapping in YAML 1.1 (PyYAML, ruamel.yaml) but is a plain key "
+                          "in YAML 1.2; write the keys out in full"), path + ("<<",))
         value = self._resolve(event, path + (event.value,) if is_key else path, where)
         self._deliver(value, path, record, is_key, where, event.value)
 
@@ -526,6 +551,7 @@ class _Builder:
     def _start(self, event: yaml.NodeEvent, where: Location) -> Optional[tuple[FieldPath, bool, bool]]:
         """Check a node's anchor and tag; return its slot, or ``None`` when refused."""
         path, record, is_key = self.stack[-1].slot() if self.stack else ((), True, False)
+
         if event.anchor is not None:
             self.report("yaml.anchor", where, _named(
                 path, f"the anchor &{event.anchor} is not allowed (anchors and aliases can expand "
