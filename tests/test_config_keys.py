@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Set, Tuple
 import pytest
 
 from pipeline.importer import config_json as importer
+from pipeline.pricing import config_keys
 from pipeline.pricing.families import Family
 from pipeline.pricing.op_profiles import load_op_profiles
 
@@ -81,9 +82,9 @@ def test_every_key_the_config_class_declares_is_named(arch, family, declared, to
 @pytest.mark.parametrize("arch, family, declared, tower", FAMILIES, ids=[f[0] for f in FAMILIES])
 def test_a_shared_key_is_one_the_class_declares_and_a_shared_table_reads(arch, family, declared, tower):
     assert sorted(set(family.shared) - declared) == []
-    assert sorted(set(family.shared) - set(importer.shared_keys()) - set(importer.IGNORED)) == []
+    assert sorted(set(family.shared) - set(config_keys.shared_keys()) - set(importer.IGNORED)) == []
     assert sorted(set(family.vision_shared or ()) - tower) == []
-    assert sorted(set(family.vision_shared or ()) - set(importer.shared_tower_keys()) - set(importer.VISION_IGNORED)) \
+    assert sorted(set(family.vision_shared or ()) - set(config_keys.shared_tower_keys()) - set(importer.VISION_IGNORED)) \
         == []
 
 

@@ -16,7 +16,7 @@ from typing import List
 
 import pytest
 
-from pipeline.check.runner import find_spec_files
+from pipeline.check.discovery import find_spec_files
 from tests.spec_repos import SPECS, commit_all, git_repo, make_repo, run, uncounted
 
 LLAMA = "specs/llama/llama-3.1-8b.yaml"

@@ -25,13 +25,13 @@ from hypothesis import strategies as st
 
 from pipeline.cli import main
 from pipeline.commands.import_ import MAX_BYTES, MAX_DEPTH, MAX_NUMBER_CHARS, read_config
+from pipeline.pricing.config_keys import VISION_KEYS
 from pipeline.importer.config_json import (
     CODES,
     IGNORED,
     KEYS,
     TRANSFORMS,
     VISION_IGNORED,
-    VISION_KEYS,
     ConfigImportError,
     import_config,
 )

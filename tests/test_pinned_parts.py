@@ -130,7 +130,7 @@ def test_a_dropped_shared_expert_fails_check(tmp_path: Path, spec: Path) -> None
 def test_a_shared_expert_count_of_zero_fails_check(tmp_path: Path, spec: Path) -> None:
     code, found = errors(tmp_path, spec, lambda text: re.sub(r"^num_shared_experts: \d+", "num_shared_experts: 0",
                                                              text, flags=re.M))
-    assert code == 1 and found and all(item.endswith(("[stack.profile-assumes]", "[spec.shared-without-count]"))
+    assert code == 1 and found and all(item.endswith(("[stack.profile-assumes]", "[spec.shared-without-count]", "[params.unpriced]"))
                                        for item in found), found
 
 

@@ -28,7 +28,7 @@ def test_the_shortcuts_find_what_the_dump_and_parse_find(path: Path, monkeypatch
     quick = check_file(path, path.name, profiles)
     monkeypatch.setattr(roundtrip, "_same", lambda left, right: False)  # the spec built back from to_dict()
     assert check_file(path, path.name, profiles) == quick
-    monkeypatch.setattr(yaml_source, "survives_dump", lambda data: False)  # to_dict() dumped and parsed
+    monkeypatch.setattr(roundtrip, "survives_dump", lambda data: False)  # to_dict() dumped and parsed
     assert check_file(path, path.name, profiles) == quick
 
 

@@ -47,7 +47,7 @@ def refusal(tmp_path: Path, dimension: str) -> str:
     result = run_cli("check", "--root", str(repository(tmp_path, dimension)))
     lines = result.output.splitlines()
     assert (result.exit_code, len(lines), lines[-1]) == (2, 2, BROKEN), result.output
-    prefix = f"{tmp_path}/op_profiles/llama.yaml:64:80: error [profile.weights] "
+    prefix = f"{tmp_path}/op_profiles/llama.yaml:69:80: error [profile.weights] "
     assert lines[0].startswith(prefix), lines[0]
     return lines[0][len(prefix):]
 
@@ -100,7 +100,7 @@ def test_a_shape_whose_constants_multiply_beyond_2_63_is_refused(tmp_path: Path)
         profile.replace("shape: [4294967296, hidden_size]", "shape: [4294967296, 4294967296]"), encoding="utf-8")
     result = run_cli("check", "--root", str(tmp_path))
     assert (result.exit_code, result.output.splitlines()[0]) == (2, (
-        f"{tmp_path}/op_profiles/llama.yaml:64:79: error [profile.weights] the shape ['4294967296', '4294967296'] "
+        f"{tmp_path}/op_profiles/llama.yaml:69:79: error [profile.weights] the shape ['4294967296', '4294967296'] "
         "can hold 18,446,744,073,709,551,616 parameters, above 2^63 - 1; no tensor is that large"))
 
 

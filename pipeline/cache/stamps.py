@@ -23,8 +23,8 @@ except ImportError:  # another Python
 
 import importlib.util
 
-from pipeline import __version__
-from pipeline.spec.resources import data_dir
+import pipeline
+from pipeline.spec import resources
 
 #: The environment variable that moves the cache folder.
 CACHE_DIR_ENV = "MODELSPEC_CACHE_DIR"
@@ -111,8 +111,8 @@ def environment_digest() -> str:
     schemas, the Python that runs it (its standard library writes JSON and XML) and the builds of
     :data:`ANSWERING_LIBRARIES`. Each store's own format is its header's business."""
     package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # pipeline/, every layer's modules
-    parts = [f"modelspec {__version__}", f"code {_code_identity(package)}",
-             f"schemas {_folder_digest(data_dir('schemas'), '*.json')}", f"python {sys.version}",
+    parts = [f"modelspec {pipeline.__version__}", f"code {_code_identity(package)}",
+             f"schemas {_folder_digest(resources.data_dir('schemas'), '*.json')}", f"python {sys.version}",
              *(_installed(name) for name in ANSWERING_LIBRARIES)]
     return fingerprint("\n".join(parts).encode())
 

@@ -32,17 +32,19 @@ from __future__ import annotations
 import fnmatch
 import functools
 import typing
-from dataclasses import dataclass, field as dataclass_field
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
+from pipeline.pricing.config_keys import shared_keys, shared_tower_keys
 from pipeline.pricing.families import Family, family_problems, parse_family, spec_field_types
+from pipeline.pricing.weights import (EMPTY, LAYER_PARTS, MODEL_PARTS, NONE, TOWER_PARTS, TOWER_SYMBOLS, Inventory,
+                                      WeightFormatError, parse_weights)
 from pipeline.spec.model import ModelSpec, ModelSpecError, OpCounts, SpecIssue, VisionSpec, refuse
 from pipeline.spec.problems import FieldPath, Location, Problem, Severity, dotted, near_misses
 from pipeline.spec.resources import bundled_profiles_dir
-from pipeline.pricing.weights import (EMPTY, LAYER_PARTS, MODEL_PARTS, NONE, TOWER_PARTS, TOWER_SYMBOLS, Inventory,
-                              WeightFormatError, parse_weights)
 from pipeline.spec.schema_pass import schema_problems
 
 if TYPE_CHECKING:
@@ -430,8 +432,6 @@ def _profile_rules(doc: "SourceDoc", path: Path) -> List[Problem]:
                 at = doc.key_location(where) if code == "profile.assumes-field" else None
                 found.append(_located(doc, where, code, f"{dotted(where[:-1])}: {message}", at))
     if "import" in data:
-        from pipeline.importer.config_json import shared_keys, shared_tower_keys  # pylint: disable=import-outside-toplevel
-
         for where, message in family_problems(data["import"], spec_field_types(), shared_keys(),
                                                spec_field_types(tower=True), shared_tower_keys(),
                                                tuple(data["layer_kinds"])):

@@ -82,6 +82,11 @@ CODES: Dict[str, str] = {
     "spec.active-above-total": "parameters.active is larger than parameters.total.",
     "spec.vision-above-total": "parameters.vision, the tower with its projector, is larger than parameters.total, "
                                "which holds it.",
+    "spec.import-gaps": "A warning while the spec states import_gaps: modelspec import dropped config keys it did not "
+                        "know (--allow-unknown), or read the config's model_type as another family's (--arch), so "
+                        "nothing vouches that its layers are the model's; compare it with the reference (modelspec "
+                        "reference) and remove import_gaps once they agree.",
+    "spec.import-gaps-empty": "import_gaps states neither dropped keys nor a model_type.",
 }
 
 
