@@ -52,7 +52,7 @@ from pipeline.importer.config_json import ConfigImportError, import_config  # no
 from pipeline.pricing.judge import Verdict, judge  # noqa: E402
 from pipeline.spec.model import ModelSpecError  # noqa: E402
 from pipeline.pricing.op_profiles import load_op_profiles  # noqa: E402
-from pipeline.reference import census  # noqa: E402
+from pipeline.reference.census import census  # noqa: E402
 from pipeline.pricing.weights import Unpriced  # noqa: E402
 
 SEED = int(os.environ.get("MODELSPEC_REFERENCE_SEED", "23"))
@@ -166,8 +166,10 @@ def _judged(model_type: str, config: Dict[str, Any], spec: Any, built: Any) -> T
     except ModelSpecError as error:  # the check the import command runs refuses the spec
         issue = error.issues[0]
         return "refused", f"check {issue.code} {'.'.join(map(str, issue.path)) or '-'}"
-    except Unpriced as error:
-        return "wrong", f"imported but not countable: {error}"
+    except Unpriced as error:  # marked when it states no figure (check warns params.uncounted), never stated
+        if spec.parameters is None:
+            return "refused", f"params.uncounted {str(error).split(':')[0]}"
+        return "wrong", f"imported with a figure it cannot count: {error}"
     if verdict.equal:
         return "exact", ""
     for known in KNOWN:
