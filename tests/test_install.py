@@ -34,7 +34,8 @@ URL_PLACEHOLDER = "https://github.com/<org>/modelspec"
 COMMIT_PLACEHOLDER = "<commit>"
 
 GOOD = ("---\nname: tiny-good\nhidden_size: 896\nnum_hidden_layers: 4\nnum_attention_heads: 8\nvocab_size: 32000\n"
-        "num_key_value_heads: 2\nintermediate_size: 4864\narch: llama\n")
+        "num_key_value_heads: 2\nintermediate_size: 4864\ntie_word_embeddings: false\nqkv_bias: false\n"
+        "o_bias: false\nmlp_bias: false\nnorm_bias: false\narch: llama\n")  # its biases and tie stated: countable
 BAD = GOOD.replace("tiny-good", "tiny-bad").replace("num_attention_heads: 8", "num_attention_heads: 7")
 
 BAD_LINE = ("specs/tiny/bad.yaml:7:22: error [spec.kv-heads-divide] num_attention_heads (7) must be a multiple of "

@@ -37,12 +37,14 @@ REPO = Path(__file__).resolve().parents[1]
 EXPECTED_HOOKS: Dict[str, str] = {"modelspec-check": "modelspec check", "modelspec-fmt": "modelspec fmt"}
 
 GOOD = ("---\nname: tiny-good\nhidden_size: 896\nnum_hidden_layers: 4\nnum_attention_heads: 8\nvocab_size: 32000\n"
-        "num_key_value_heads: 2\nintermediate_size: 4864\narch: llama\n")
+        "num_key_value_heads: 2\nintermediate_size: 4864\ntie_word_embeddings: false\nqkv_bias: false\n"
+        "o_bias: false\nmlp_bias: false\nnorm_bias: false\narch: llama\n")  # its biases and tie stated: countable
 #: Canonical layout, but 7 query heads cannot share 2 key/value heads.
 BAD = GOOD.replace("tiny-good", "tiny-bad").replace("num_attention_heads: 8", "num_attention_heads: 7")
 #: A valid spec with two keys out of the canonical order.
 MESSY = ("name: tiny-messy\nhidden_size: 896\nnum_hidden_layers: 4\nnum_attention_heads: 8\n"
-         "num_key_value_heads: 2\nvocab_size: 32000\nintermediate_size: 4864\narch: llama\n")
+         "num_key_value_heads: 2\nvocab_size: 32000\nintermediate_size: 4864\narch: llama\ntie_word_embeddings: false\n"
+         "qkv_bias: false\no_bias: false\nmlp_bias: false\nnorm_bias: false\n")
 
 BAD_LINE = ("specs/tiny/bad.yaml:7:22: error [spec.kv-heads-divide] num_attention_heads (7) must be a multiple of "
             "num_key_value_heads (2); each key/value head serves a whole group of query heads")
