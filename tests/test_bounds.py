@@ -19,15 +19,13 @@ from click.testing import CliRunner
 
 from pipeline.cli import main
 from pipeline.spec.problems import PASSES, FileResult, Outcome, Problem, RunResult, Severity, all_codes
-from pipeline.reporters import FORMATS, reporter
+from reporters_registry import REPORTERS
 
 from pipeline.reporters.sarif import MAX_RESULTS, SarifReporter
 from pipeline.reporters.summary import MAX_PER_CODE, MAX_PER_FILE, shown
 from pipeline.spec.yaml_source import MAX_VALUES, load_bytes
 from tests.spec_repos import make_repo
 
-#: Each format's reporter with its default options.
-REPORTERS = {fmt: reporter(fmt) for fmt in FORMATS}
 
 BASE = "name: x\nhidden_size: 64\nnum_hidden_layers: 2\nnum_attention_heads: 4\nvocab_size: 100\n"
 #: What BASE and a ``layer_types`` list count before the list's entries: the top mapping, 5 keys and 5 values,

@@ -26,11 +26,9 @@ from pipeline.cli import main
 from pipeline.spec.escape import (defuse_commands, json_text, markdown_code, markdown_text, printable, xml_text)
 from pipeline.spec import escape
 from pipeline.spec.problems import FileResult, Outcome, PASSES, Problem, RunResult, Severity, all_codes
-from pipeline.reporters import FORMATS, reporter
+from reporters_registry import REPORTERS
 from tests.spec_repos import commit_all, git, git_repo, make_repo
 
-#: Each format's reporter with its default options.
-REPORTERS = {fmt: reporter(fmt) for fmt in FORMATS}
 
 #: Every character a terminal, a line splitter or a bidi-aware editor acts on, one of each class.
 CONTROL_CHARACTERS = ["\x00", "\x07", "\x08", "\x0b", "\x0c", "\r", "\x1b", "\x1c", "\x1d", "\x1e", "\x7f",

@@ -29,13 +29,11 @@ from pipeline.importer.config_json import ConfigImportError, import_config
 from pipeline.spec.model import MODEL_KEYS_ORDERED
 from pipeline.pricing.op_profiles import load_op_profiles
 from pipeline.spec.problems import RunResult, Severity, all_codes
-from pipeline.reporters import FORMATS, reporter
+from reporters_registry import REPORTERS
 from pipeline.check.runner import check_document
 from pipeline.spec.yaml_source import dump, load_bytes
 from tests.test_hostile_text import GITHUB_OWN, assert_inert
 
-#: Each format's reporter with its default options.
-REPORTERS = {fmt: reporter(fmt) for fmt in FORMATS}
 
 PROFILES = load_op_profiles()
 CONFIGS = Path(__file__).parent / "data" / "configs"

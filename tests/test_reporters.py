@@ -22,7 +22,7 @@ import jsonschema
 import pytest
 
 from pipeline.spec.problems import FileResult, Outcome, Problem, RunResult, Severity
-from pipeline.reporters import FORMATS, reporter
+from reporters_registry import REPORTERS
 
 from pipeline.reporters.github import GithubReporter, annotation, escape_data, escape_property
 from pipeline.reporters.json_ import JsonReporter
@@ -32,8 +32,6 @@ from pipeline.reporters.sarif import SarifReporter, artifact_location
 from pipeline.reporters.summary import help_text, summary_sentence
 from pipeline.reporters.text import TextReporter
 
-#: Each format's reporter with its default options.
-REPORTERS = {fmt: reporter(fmt) for fmt in FORMATS}
 
 ROOT = Path(__file__).parent.parent
 SARIF_SCHEMA_PATH = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
