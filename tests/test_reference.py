@@ -62,27 +62,10 @@ MODEL_TYPES, NOT_IN_TRANSFORMERS = rv.buildable(sorted({t for p in PROFILES.prof
                                                         for t in p.model_types}))
 
 
-def _text(config: Mapping[str, Any]) -> Dict[str, Any]:
-    """The config's keys with its text_config's over them (as the importer reads them)."""
-    return {**config, **(config.get("text_config") or {})}
-
-
-def _only_head(config: Mapping[str, Any], verdict: Verdict) -> bool:
-    return {row.name for row in verdict.tensors} <= {"lm_head.weight"}
-
-
-def _tied(config: Mapping[str, Any], verdict: Verdict) -> bool:
-    return _text(config).get("tie_word_embeddings") is True
-
-
-def _vl_head_dim(config: Mapping[str, Any], verdict: Verdict) -> bool:
-    text = _text(config)
-    return "head_dim" in text and text["head_dim"] != text.get("hidden_size", 0) // text.get("num_attention_heads", 1)
-
-
 @dataclass(frozen=True)
 class Known:
-    """A misprice being fixed in the family data: the families, the cause, whether it explains a variant."""
+    """A known difference from the reference (a name, not a count, so far): the families, the cause, and whether
+    it explains a variant."""
 
     families: Tuple[str, ...]
     cause: str
@@ -92,20 +75,6 @@ class Known:
 #: The misprices issue 23 names (being fixed on branch fixes23), and what this suite found in family data.
 #: Delete an entry when the table shows it explains nothing.
 KNOWN = (
-    Known(("gemma3", "mistral3"), "VLM tie read from text_config; transformers ties by the wrapper's own "
-          "tie_word_embeddings (modeling_utils.py get_output_embeddings / _tied_weights_keys)", _only_head),
-    Known(("mixtral", "gpt_oss", "minimax_m2"), "moe_intermediate_size sets the expert width; the modelling code "
-          "reads config.intermediate_size", lambda c, v: "moe_intermediate_size" in _text(c)),
-    Known(("t5",), "T5Config forces tie_word_embeddings = True; ours adds a head for a config stating false",
-          lambda c, v: _text(c).get("tie_word_embeddings") is False),
-    Known(("qwen2_vl", "qwen2_5_vl"), "the text attention uses "
-          "hidden_size // num_attention_heads whatever head_dim says", _vl_head_dim),
-    Known(("phi",), "PhiForCausalLM's lm_head keeps its bias when tied (nn.Linear(..., bias=True)); ours counts 0",
-          _tied),
-    Known(("nemotron_h",), "NemotronH never ties (_tied_weights_keys = {}) and builds attention without bias",
-          lambda c, v: _text(c).get("tie_word_embeddings") is True or _text(c).get("attention_bias") is True),
-    Known(("deepseek_v3",), "transformers 5.24 ignores moe_layer_freq (first_k_dense_replace alone decides); ours "
-          "applies it", lambda c, v: _text(c).get("moe_layer_freq", 1) != 1),
     Known(("gemma3",), "found by this suite: the SigLIP tower's own tensors are named vision_tower.vision_model.* "
           "in op_profiles/gemma3.yaml; transformers 5.24 names them model.vision_tower.* (counts equal)",
           lambda c, v: not v.counted_differently and all("vision_tower" in row.name for row in v.tensors)),
@@ -341,7 +310,7 @@ def test_the_table(capsys: pytest.CaptureFixture) -> None:
         print(f"\n\ndifferential suite against transformers {rv.VERSION}, seed {SEED}, {COUNT} variants a family "
               f"+ 2 default forms; model types no transformers class builds: {', '.join(NOT_IN_TRANSFORMERS)}")
         print("\n".join(lines))
-        print("known causes (xfail, being fixed on fixes23):\n" + "\n".join(known_lines))
+        print("known causes (xfail):\n" + "\n".join(known_lines))
         print("hidden: refused only for unknown keys, and --allow-unknown would count it wrong:\n" +
               ("\n".join(hidden_lines) or "  none"))
     assert total["variants"] >= COUNT * len(MODEL_TYPES)
