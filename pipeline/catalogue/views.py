@@ -86,9 +86,15 @@ def find(catalogue: Sequence[Entry], name: str) -> Entry:
         return matches[0]
     if matches:
         raise CatalogueError(f"no spec in the catalogue is named {name!r}; did you mean {matches[0].name}?")
-    names = sorted(entry.name for entry in catalogue if entry.name)
-    from pipeline.spec.problems import near_misses  # pylint: disable=import-outside-toplevel
+    raise CatalogueError(f"no spec in the catalogue is named {name!r}{_not_found_hint(catalogue, name)}")
 
+
+def _not_found_hint(catalogue: Sequence[Entry], name: str) -> str:
+    """What follows "no spec is named X": the closest names (else every name, else that there is none), then the
+    files whose name cannot be read."""
+    from pipeline.spec.problems import near_misses  # pylint: disable=import-outside-toplevel  # only when not found
+
+    names = sorted(entry.name for entry in catalogue if entry.name)
     close = near_misses(name, names, n=3)
     if close:
         hint = f"; did you mean {', '.join(close)}?"
@@ -101,7 +107,7 @@ def find(catalogue: Sequence[Entry], name: str) -> Entry:
         files = ", ".join(unnamed[:3]) + (f" and {len(unnamed) - 3} more" if len(unnamed) > 3 else "")
         hint += f"; {files} state{'s' if len(unnamed) == 1 else ''} no name that can be read (modelspec check " \
                 "says why)"
-    raise CatalogueError(f"no spec in the catalogue is named {name!r}{hint}")
+    return hint
 
 
 # ---- show ---------------------------------------------------------------------------

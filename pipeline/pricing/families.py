@@ -44,7 +44,7 @@ import re
 import typing
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.spec.model import ModelSpec, VisionSpec
 from pipeline.spec.problems import FieldPath
@@ -337,37 +337,64 @@ def family_problems(data: Mapping[str, Any], spec_fields: Mapping[str, type], sh
     Returns:
         ``(path under import, message)`` for each problem, in file order.
     """
+    keys = data.get("keys", {})
+    return [*_fixed_problems(data.get("fixed", {}), spec_fields),
+            *_field_problems(keys, data.get("vision_keys", {}), spec_fields, tower_fields),
+            *_mapped_twice(data),
+            *_variant_problems(data.get("variants", ()), kinds),
+            *_default_problems("defaults", data.get("defaults", {}), {**shared_keys, **keys}, spec_fields, "keys",
+                               "model spec"),
+            *_default_problems("vision_defaults", data.get("vision_defaults", {}),
+                               {**shared_tower_keys, **data.get("vision_keys", {})}, tower_fields, "vision_keys",
+                               "vision tower")]
+
+
+def _fixed_problems(fixed: Mapping[str, Any], spec_fields: Mapping[str, type]) -> List[Tuple[FieldPath, str]]:
+    """A ``fixed`` entry naming no spec field, or of the wrong type."""
     found: List[Tuple[FieldPath, str]] = []
-    for name, value in data.get("fixed", {}).items():
+    for name, value in fixed.items():
         kind = spec_fields.get(name)
         if kind is None:
             found.append((("fixed", name), f"fixed names {name!r}, which is no model spec field"))
         elif kind in (bool, int) and (type(value) is not kind):
             wanted = "true or false" if kind is bool else "a whole number"
             found.append((("fixed", name), f"fixed {name} must be {wanted}, not {value!r}"))
-    keys = data.get("keys", {})
+    return found
+
+
+def _field_problems(keys: Mapping[str, Any], vision_keys: Mapping[str, Any], spec_fields: Mapping[str, type],
+                    tower_fields: Mapping[str, type]) -> List[Tuple[FieldPath, str]]:
+    """A ``keys`` or ``vision_keys`` entry mapping to a field its record does not have."""
+    found: List[Tuple[FieldPath, str]] = []
     for key, entry in keys.items():
         for name in _fields(entry):
             if name.startswith("vision.") and name.removeprefix("vision.") in tower_fields:
                 continue  # a top-level key of the family that sets a tower field (Mistral 3's spatial_merge_size)
             if name not in spec_fields:
                 found.append((("keys", key, "field"), f"keys.{key} maps to {name!r}, which is no model spec field"))
-    for key, entry in data.get("vision_keys", {}).items():
+    for key, entry in vision_keys.items():
         for name in _fields(entry):
             if name not in tower_fields:
                 found.append((("vision_keys", key, "field"),
                               f"vision_keys.{key} maps to {name!r}, which is no vision tower field"))
-    for section, mapped in (("ignored", "keys"), ("unread", "keys"), ("vision_ignored", "vision_keys")):
-        for key in data.get(section, {}):
-            if key in data.get(mapped, {}):
-                found.append(((section, key), f"{section}.{key} is also mapped under {mapped}; keep one"))
-    for index, variant in enumerate(data.get("variants", ())):
+    return found
+
+
+def _mapped_twice(data: Mapping[str, Any]) -> List[Tuple[FieldPath, str]]:
+    """A key both ignored (or unread) and mapped."""
+    return [((section, key), f"{section}.{key} is also mapped under {mapped}; keep one")
+            for section, mapped in (("ignored", "keys"), ("unread", "keys"), ("vision_ignored", "vision_keys"))
+            for key in data.get(section, {}) if key in data.get(mapped, {})]
+
+
+def _variant_problems(variants: Sequence[Mapping[str, Any]], kinds: Tuple[str, ...]) -> List[Tuple[FieldPath, str]]:
+    """A variant renaming a kind the profile does not have, or matching with a bad regular expression."""
+    found: List[Tuple[FieldPath, str]] = []
+    for index, variant in enumerate(variants):
         for old, new in variant["kinds"].items():
-            for name in (old, new):
-                if name not in kinds:
-                    found.append((("variants", index, "kinds", old),
-                                  f"variants[{index}] names kind {name!r}, which is not one of the layer_kinds "
-                                  f"{sorted(kinds)}"))
+            found += [(("variants", index, "kinds", old),
+                       f"variants[{index}] names kind {name!r}, which is not one of the layer_kinds {sorted(kinds)}")
+                      for name in (old, new) if name not in kinds]
         for key, condition in variant["when"].items():
             if "match" in condition:
                 try:
@@ -375,11 +402,6 @@ def family_problems(data: Mapping[str, Any], spec_fields: Mapping[str, type], sh
                 except re.error as error:
                     found.append((("variants", index, "when", key, "match"),
                                   f"variants[{index}].when.{key}.match is no regular expression: {error}"))
-    found += _default_problems("defaults", data.get("defaults", {}), {**shared_keys, **keys}, spec_fields, "keys",
-                               "model spec")
-    found += _default_problems("vision_defaults", data.get("vision_defaults", {}),
-                               {**shared_tower_keys, **data.get("vision_keys", {})}, tower_fields, "vision_keys",
-                               "vision tower")
     return found
 
 

@@ -53,7 +53,8 @@ from ruamel.yaml.tokens import CommentToken
 
 from pipeline.spec.model import MODEL_KEYS_ORDERED, KindActivations, OpCounts, VisionSpec
 from pipeline.spec.problems import FieldPath, Problem, Severity
-from pipeline.spec.yaml_source import MAX_BYTES, comment_locations, dump, load_bytes, load_path, read_bounded
+from pipeline.spec.yaml_source import (MAX_BYTES, SourceDoc, comment_locations, dump, load_bytes, load_path,
+                                        read_bounded)
 
 CODES: Dict[str, str] = {
     "fmt.unstable": "fmt could not rewrite the file without changing a value or losing a comment, so it left the "
@@ -409,24 +410,46 @@ def format_text(text: str, file: str, schema: Optional[str] = None, edits: Seque
     header, header_lines = split_header(text)
     comments = _read_comments(text, doc, header_lines)
     yaml = _ruamel()
+    tree = _ruamel_tree(yaml, text, file)
+    if isinstance(tree, Problem):
+        return Formatted(None, False, (tree,))
+    expected = _apply_edits(tree, doc, comments, edits)
+    formatted = _laid_out(yaml, tree, comments, header, schema)
+    if not _keeps_everything(formatted, file, expected, comments):
+        return Formatted(None, False, (Problem(file, 1, 1, "fmt", "fmt.unstable", Severity.ERROR,
+                                               "fmt cannot rewrite this file without changing a value or losing a "
+                                               "comment; the file is left as it is (please report it)"),))
+    return Formatted(formatted, formatted != text)
 
+
+def _ruamel_tree(yaml: Any, text: str, file: str) -> Any:
+    """ruamel's round-trip tree of *text* without its comments, or the ``fmt.unreadable`` problem it raises."""
     try:
         tree = yaml.load(text)  # ok: ruamel round-trip (a SafeConstructor), on text the strict loader accepted
     except YAMLError as error:  # ruamel reads YAML 1.1 here and there: what it refuses is said, never raised
         mark = error.problem_mark if isinstance(error, MarkedYAMLError) else None
         line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
         problem = (getattr(error, "problem", None) or str(error)).replace("\t", "\\t")
-        return Formatted(None, False, (Problem(file, line, column, "fmt", "fmt.unreadable", Severity.ERROR,
-                                               f"ruamel.yaml, which fmt rewrites through, refuses this ({problem}); "
-                                               "the file is left as it is: write a space for a tab in a plain value, "
-                                               "or quote the value"),))
+        return Problem(file, line, column, "fmt", "fmt.unreadable", Severity.ERROR,
+                       f"ruamel.yaml, which fmt rewrites through, refuses this ({problem}); "
+                       "the file is left as it is: write a space for a tab in a plain value, or quote the value")
     _strip_comments(tree)
+    return tree
+
+
+def _apply_edits(tree: Any, doc: SourceDoc, comments: _Comments, edits: Sequence[Edit]) -> Any:
+    """Apply *edits* to *tree* and to a copy of the loaded data; the copy (what the output must load as) is returned."""
     expected = copy.deepcopy(doc.data)
     for path, value in edits:
         _edit(tree, path, value)
         _edit(expected, path, value)
         if value is REMOVE:
             _hand_on(comments, path, _owners(doc))
+    return expected
+
+
+def _laid_out(yaml: Any, tree: Any, comments: _Comments, header: Sequence[str], schema: Optional[str]) -> str:
+    """The canonical text of *tree*: the header, the document start, the ordered body and the trailing comments."""
     tree = _unquote(tree)
     _reorder(tree)
     _attach(tree, comments)
@@ -434,17 +457,18 @@ def format_text(text: str, file: str, schema: Optional[str] = None, edits: Seque
     yaml.dump(tree, body)
     header = [part for line in _with_schema(header, schema) for part in (wrap_comment(line) if line else [""])]
     trailing = [part for line in comments.trailing for part in wrap_comment(line)]
-    formatted = "".join(line + "\n" for line in [*header, DOCUMENT_START]) + body.getvalue() \
+    return "".join(line + "\n" for line in [*header, DOCUMENT_START]) + body.getvalue() \
         + "".join(line + "\n" for line in trailing)
+
+
+def _keeps_everything(formatted: str, file: str, expected: Any, comments: _Comments) -> bool:
+    """Whether *formatted* loads as *expected*, without errors, and keeps every comment's text."""
     back = load_bytes(formatted.encode("utf-8"), file)
-    kept = [text_[where.column - 1:].rstrip() for where in comment_locations(formatted)
-            for text_ in [formatted.splitlines()[where.line - 1]]]
-    if back.data != expected or back.problems != () and any(p.severity is Severity.ERROR for p in back.problems) \
-            or not _same_comments(comments.texts, kept):
-        return Formatted(None, False, (Problem(file, 1, 1, "fmt", "fmt.unstable", Severity.ERROR,
-                                               "fmt cannot rewrite this file without changing a value or losing a "
-                                               "comment; the file is left as it is (please report it)"),))
-    return Formatted(formatted, formatted != text)
+    lines = formatted.splitlines()
+    kept = [lines[where.line - 1][where.column - 1:].rstrip() for where in comment_locations(formatted)]
+    if back.data != expected or any(p.severity is Severity.ERROR for p in back.problems):
+        return False
+    return _same_comments(comments.texts, kept)
 
 
 def _edit(tree: Any, path: FieldPath, value: Any) -> None:
