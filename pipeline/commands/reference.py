@@ -31,9 +31,12 @@ INSTALL = "pip install 'modelspec-catalogue[reference]'"
 @click.option("--allow-unknown", is_flag=True,
               help="As for modelspec import: import a config with keys the importer does not know, listing them as "
                    "warnings, and judge what it counts.")
+@click.option("--draft", "draft_type", metavar="MODEL_TYPE",
+              help="Write a draft op profile for MODEL_TYPE (a family no profile prices) to standard output, from "
+                   "CONFIG when given, else from its config class's defaults.")
 @root_option
 def command(config: Optional[Path], spec_name: Optional[str], arch: Optional[str], allow_unknown: bool,
-            root: Optional[Path]) -> None:
+            draft_type: Optional[str], root: Optional[Path]) -> None:
     """Compare a config's weight inventories with transformers', tensor by tensor.
 
     transformers 5.24.0 builds CONFIG on the meta device (no weights, no
@@ -46,6 +49,15 @@ def command(config: Optional[Path], spec_name: Optional[str], arch: Optional[str
     --spec NAME judges the catalogue spec NAME, as its file states it,
     against configs/NAME.json, the config it was imported from.
 
+    --draft MODEL_TYPE writes a draft op profile for a family the catalogue
+    does not price: the config class's keys (mapped, ignored, to decide),
+    each layer kind's tensors with every dimension solved as an expression
+    over spec fields (from builds with the widths drawn anew; a dimension no
+    expression explains is a question), the model's own tensors, and each
+    kind's ops from one forward on the meta device, with the module that
+    issued each. Its draft key lists the open questions; an op profile still
+    holding it is refused (profile.draft).
+
     Needs the reference extra: pip install 'modelspec-catalogue[reference]'
     (torch 2.13.0, CPU, and transformers 5.24.0).
 
@@ -55,6 +67,7 @@ def command(config: Optional[Path], spec_name: Optional[str], arch: Optional[str
       modelspec reference --spec deepseek-v3
       modelspec reference my-finetune.json --arch llama
       modelspec reference resaved-config.json --allow-unknown
+      modelspec reference --draft olmo3 > op_profiles/olmo3.yaml
 
     Exit codes: 0 equal to the reference (one line with the total); 1 it
     differs (a table of the tensors and counts that differ), transformers
@@ -62,14 +75,19 @@ def command(config: Optional[Path], spec_name: Optional[str], arch: Optional[str
     shown); 2 usage error, no stored config for --spec, a broken op profile,
     or the reference extra is not installed.
     """
-    if (config is None) == (spec_name is None):
+    if draft_type is None and (config is None) == (spec_name is None):
         raise click.UsageError("name a CONFIG file or --spec NAME (one of them)")
+    if draft_type is not None and (spec_name is not None or arch is not None):
+        raise click.UsageError("--draft takes a MODEL_TYPE and, optionally, a CONFIG file; not --spec or --arch")
     try:
         from pipeline.reference import census as reference
     except ImportError as error:
         echo(f"modelspec: modelspec reference needs the reference extra (torch 2.13.0, transformers 5.24.0), "
              f"which is not installed ({error}): {INSTALL}", err=True)
         raise SystemExit(2) from None
+    if draft_type is not None:
+        _draft(draft_type, config)
+        return
     from pipeline.pricing.judge import judge, render, summary
     from pipeline.spec.model import ModelSpecError
     from pipeline.check.repo import find_repo
@@ -98,6 +116,17 @@ def command(config: Optional[Path], spec_name: Optional[str], arch: Optional[str
         return
     echo(render(verdict, what), nl=False)
     raise SystemExit(1)
+
+
+def _draft(model_type: str, config: Optional[Path]) -> None:
+    """Print the draft op profile of *model_type* (exit 1 when transformers cannot build it)."""
+    from pipeline.reference.draft import DraftError, draft, render
+
+    data = _config(config) if config is not None else None
+    try:
+        echo(render(draft(model_type, data)), nl=False)
+    except DraftError as error:
+        _fail(f"--draft {model_type}: {error}")
 
 
 def _config(path: Path) -> Any:

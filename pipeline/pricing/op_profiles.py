@@ -58,6 +58,8 @@ CODES: Dict[str, str] = {
                        "a flavour that is not one of the allowed ones), or states a count that is not a whole "
                        "number below 2**63 (4.0, which the schema takes for an integer).",
     "profile.arch-stem": "An op profile's arch is not its file's stem.",
+    "profile.draft": "An op profile still holds the draft key that modelspec reference --draft writes: its open "
+                     "questions are not answered, so it prices nothing until they are and the key is deleted.",
     "profile.none": "The op profiles folder holds no profile at all.",
     "profile.default-kind": "An op profile's default is not one of its layer_kinds.",
     "profile.model-type-twice": "Two op profiles claim the same Hugging Face model_type.",
@@ -374,6 +376,8 @@ def _checked_folder(root: Path, paths: Sequence[Path]) -> Tuple[OpProfiles, Dict
     for path in paths:
         doc = yaml_source.load_path(path)
         found = [p for p in doc.problems if p.severity is Severity.ERROR]
+        if not found and isinstance(doc.data, dict) and "draft" in doc.data:
+            found = [_draft_problem(doc)]
         if not found and not doc.fatal:
             found = [_as_profile_problem(p) for p in schema_problems(doc, _PROFILE_SCHEMA, "schema")]
         if not found:
@@ -397,6 +401,16 @@ def _checked_folder(root: Path, paths: Sequence[Path]) -> Tuple[OpProfiles, Dict
         raise OpProfileError(problems)
     return (OpProfiles(root, dict(sorted(profiles.items()))),
             {profile.path.name: docs[arch].data for arch, profile in profiles.items()})
+
+
+def _draft_problem(doc: "SourceDoc") -> Problem:
+    """``profile.draft`` at the draft key, counting its open questions."""
+    questions = doc.data["draft"]
+    count = len(questions) if isinstance(questions, list) else 1
+    return _located(doc, ("draft",), "profile.draft",
+                    f"this op profile is a draft of modelspec reference --draft with {count} open question"
+                    f"{'s' if count != 1 else ''} under draft; answer each against the modelling code, then delete "
+                    "the draft key", doc.key_location(("draft",)))
 
 
 def _as_profile_problem(problem: Problem) -> Problem:
