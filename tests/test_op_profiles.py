@@ -598,6 +598,6 @@ def test_matches_compares_the_name_lower_cased() -> None:
 
 def test_codes() -> None:
     assert sorted(CODES) == ["profile.arch-stem", "profile.assumes-field", "profile.assumes-value",
-                             "profile.default-kind", "profile.draft", "profile.import", "profile.invalid", "profile.model-type-twice",
-                             "profile.none", "profile.weights", "stack.ambiguous-arch", "stack.no-arch",
+                             "profile.default-kind", "profile.draft", "profile.import", "profile.invalid",
+                             "profile.model-type-twice", "profile.none", "profile.weights", "stack.ambiguous-arch", "stack.no-arch",
                              "stack.ops-kind", "stack.unknown-arch"]
