@@ -71,7 +71,7 @@ def test_a_draft_gives_every_tensor_of_a_config_it_never_built(config, model_typ
 
 def test_deepseek_v3s_draft_solves_mla_and_the_shared_expert_and_splits_dense_from_moe_layers():
     result = _drafted("deepseek_v3", "deepseek-v3.json")
-    assert [(kind.layers[0], len(kind.layers)) for kind in result.kinds] == [(0, 3), (3, 58)]
+    assert [(kind.name, kind.layers[0], len(kind.layers)) for kind in result.kinds] == [("dense", 0, 3), ("moe", 3, 58)]
     moe = {tensor.name: tensor.shape for tensor in result.kinds[1].tensors}
     assert moe["self_attn.kv_a_proj_with_mqa.weight"] == ("kv_lora_rank + qk_rope_head_dim", "hidden_size")
     assert moe["mlp.shared_experts.up_proj.weight"] == ("moe_intermediate_size * num_shared_experts", "hidden_size")

@@ -137,8 +137,9 @@ def draft(model_type: str, config: Optional[Mapping[str, Any]] = None, seed: int
                  for index, expression in enumerate(tensor.shape) if expression is None]
     questions += [f"import.{key}: mapped, ignored or refused? (the config class reads it; no shared rule does)"
                   for key, status, _ in _keys(cls) if status == "decide"]
-    questions += [f"layer_kinds.{kind.name}: name this kind (layer_types' spelling, or dense/moe) and give gather "
-                  "by op_profiles/README.md's rule" for kind in kinds]
+    questions += [f"layer_kinds.{kind.name}: check the kind's name (layer_types' spelling, else dense/moe), give "
+                  "its attention and ffn flavours, and name the ops in profile terms (gather by "
+                  "op_profiles/README.md's rule)" for kind in kinds]
     return Draft(model_type, builds[0][1].model_class, tuple(_keys(cls)), kinds, model_tensors, tuple(questions))
 
 
@@ -320,7 +321,8 @@ def _product(values: Mapping[str, int], names: Sequence[str]) -> int:
 _PARTS = (("shared_expert", "shared_experts"), ("experts", "routed_experts"), ("router", "router"),
           ("gate", "router"))
 _WITHIN = ("shared_expert", "experts")
-_BLOCKS = (("norm", "norms"), ("ln_", "norms"), ("attn", "attention"), ("attention", "attention"), ("mixer", "attention"), ("mlp", "mlp"),
+_BLOCKS = (("norm", "norms"), ("ln_", "norms"), ("attn", "attention"), ("attention", "attention"),
+           ("mixer", "attention"), ("mlp", "mlp"),
            ("feed_forward", "mlp"), ("ffn", "mlp"), ("moe", "mlp"))
 
 _MODEL_PARTS = (("embed_tokens", "embedding"), ("wte", "embedding"), ("embed_positions", "position"),
@@ -358,14 +360,25 @@ def _inventory(builds: Sequence[Tuple[Mapping[str, int], _Build]], solver: _Solv
             tensors = tuple(_tensor(name[len(head):], [b.tensors[name] for _, b in builds], solver,
                                     _layer_part(name[len(head):])) for name in names)
             kinds.setdefault((prefix, tensors), []).append(index)
-    named = []
-    for number, ((prefix, tensors), layers) in enumerate(kinds.items(), 1):
+    named: List[Kind] = []
+    for (prefix, tensors), layers in kinds.items():
         spelled = sorted({layer_types[i] for i in layers if i < len(layer_types)}) if prefix.endswith("layers") else []
-        name = spelled[0] if len(spelled) == 1 else f"kind_{number}"
-        named.append(Kind(name, prefix, tuple(layers), tensors, ()))
+        name = spelled[0] if len(spelled) == 1 else _kind_name(tensors, [t for (p, t) in kinds if p == prefix])
+        taken = sum(1 for kind in named if kind.name == name or kind.name.startswith(name + "_"))
+        named.append(Kind(name if not taken else f"{name}_{taken + 1}", prefix, tuple(layers), tensors, ()))
     outside = tuple(_tensor(name, [b.tensors[name] for _, b in builds], solver, _part(name, _MODEL_PARTS, "other"))
                     for name in first.tensors if name not in inside)
     return tuple(named), outside
+
+
+def _kind_name(tensors: Sequence[Tensor], stack: Sequence[Sequence[Tensor]]) -> str:
+    """op_profiles/README.md's names for a stack without ``layer_types``: ``moe`` for layers with routed experts,
+    ``dense`` beside them, ``full_attention`` for a stack of one shape."""
+    if any(tensor.part == "routed_experts" for tensor in tensors):
+        return "moe"
+    if len(stack) > 1 and any(t.part == "routed_experts" for other in stack for t in other):
+        return "dense"
+    return "full_attention" if len(stack) == 1 else "kind"
 
 
 def _tensor(name: str, shapes: Sequence[Tuple[int, ...]], solver: _Solver, part: str) -> Tensor:
