@@ -124,9 +124,12 @@ def draft(model_type: str, config: Optional[Mapping[str, Any]] = None, seed: int
         reference = config_object(base)
     except BuildError as error:
         raise DraftError(str(error)) from None
-    cls = type(reference)
-    fields = _varied_fields(cls, reference)
-    builds = _builds(base, fields, random.Random(seed))
+    text = reference.get_text_config() if hasattr(reference, "get_text_config") else reference
+    nest = "text_config" if text is not reference else None  # a composite config: the language model's widths
+    if nest is not None and not isinstance(base.get(nest), dict):
+        base[nest] = text.to_diff_dict()
+    fields = _varied_fields(type(text), text)
+    builds = _builds(base, fields, nest, random.Random(seed))
     solver = _Solver([values for values, _ in builds], _unvaried(reference, fields))
     kinds, model_tensors = _inventory(builds, solver, reference)
     ops = _traced_ops(base)
@@ -136,11 +139,11 @@ def draft(model_type: str, config: Optional[Mapping[str, Any]] = None, seed: int
                  for where, tensor in _all_tensors(kinds, model_tensors)
                  for index, expression in enumerate(tensor.shape) if expression is None]
     questions += [f"import.{key}: mapped, ignored or refused? (the config class reads it; no shared rule does)"
-                  for key, status, _ in _keys(cls) if status == "decide"]
+                  for key, status, _ in _keys(type(reference)) if status == "decide"]
     questions += [f"layer_kinds.{kind.name}: check the kind's name (layer_types' spelling, else dense/moe), give "
                   "its attention and ffn flavours, and name the ops in profile terms (gather by "
                   "op_profiles/README.md's rule)" for kind in kinds]
-    return Draft(model_type, builds[0][1].model_class, tuple(_keys(cls)), kinds, model_tensors, tuple(questions))
+    return Draft(model_type, builds[0][1].model_class, tuple(_keys(type(reference))), kinds, model_tensors, tuple(questions))
 
 
 def _all_tensors(kinds: Sequence[Kind], model_tensors: Sequence[Tensor]) -> Iterator[Tuple[str, Tensor]]:
@@ -218,15 +221,18 @@ class _Build:
     stacks: Tuple[Tuple[str, int], ...]
 
 
-def _builds(base: Mapping[str, Any], fields: Mapping[str, str], rng: random.Random) -> List[Tuple[Dict[str, int],
-                                                                                                   _Build]]:
-    """:data:`BUILDS` builds of *base* with *fields* drawn anew each time (a draw transformers refuses is drawn
-    again), each with the spec-field values it was built with."""
+def _builds(base: Mapping[str, Any], fields: Mapping[str, str], nest: Optional[str],
+            rng: random.Random) -> List[Tuple[Dict[str, int], _Build]]:
+    """:data:`BUILDS` builds of *base* with *fields* (of its *nest* sub-config when given) drawn anew each time (a
+    draw transformers refuses is drawn again), each with the spec-field values it was built with."""
     found = []
     last = "no draw was tried"
     for _ in range(BUILDS * 20):
-        values = _draw(rng, fields, base)
-        config = {**_without_spellings(base, fields), **{fields[field]: value for field, value in values.items()}}
+        inner = base[nest] if nest else base
+        values = _draw(rng, fields, inner)
+        drawn = {**_without_spellings(inner, fields, _type_of(base, nest)),
+                 **{fields[field]: value for field, value in values.items()}}
+        config = {**base, nest: drawn} if nest else drawn
         try:
             counted = census(config)
         except BuildError as error:
@@ -241,10 +247,15 @@ def _builds(base: Mapping[str, Any], fields: Mapping[str, str], rng: random.Rand
     raise DraftError(f"transformers builds no draw of {base['model_type']}'s widths: {last}")
 
 
-def _without_spellings(base: Mapping[str, Any], fields: Mapping[str, str]) -> Dict[str, Any]:
+def _type_of(base: Mapping[str, Any], nest: Optional[str]) -> Any:
+    """The config class of *base* (of its *nest* sub-config when given)."""
+    config = config_object(base)
+    return type(getattr(config, nest)) if nest else type(config)
+
+
+def _without_spellings(base: Mapping[str, Any], fields: Mapping[str, str], cls: Any) -> Dict[str, Any]:
     """*base* without any other spelling of a varied key (an ``attribute_map`` alias, a :data:`_SPELLINGS` name):
     a config stating ``num_experts`` beside the class's ``num_local_experts`` would set it back."""
-    cls = transformers.CONFIG_MAPPING[base["model_type"]]
     aliases = {alias for alias, target in getattr(cls, "attribute_map", {}).items() if target in fields.values()}
     spelled = {name for field in fields for name in (field, *_SPELLINGS.get(field, ()))}
     return {key: value for key, value in base.items() if key not in aliases | spelled}
@@ -279,32 +290,47 @@ class _Solver:
                 self._index.setdefault(key, text if factor == 1 else f"{factor} * {text}")
 
     def solve(self, dims: Tuple[int, ...]) -> Optional[str]:
-        """The expression for a dimension whose value in build *i* is ``dims[i]``, else ``None``: a number the
-        builds never moved is the code's own (``Linear(hidden_size, 1)``), unless a config value no build varied
-        equals it (then it is a question)."""
+        """The expression for a dimension whose value in build *i* is ``dims[i]``, else ``None``. A number the builds
+        never moved is written only when it is 1 (``Linear(hidden_size, 1)``): any other may be a config value no
+        build varied (a tower's width, a kernel size), so it is a question."""
         if len(set(dims)) == 1:
-            return None if dims[0] in self.unvaried else str(dims[0])
+            return "1" if dims[0] == 1 else None
         if dims in self._index:
             return self._index[dims]
-        pairs = [(text, values) for text, values in self._terms if " * " not in text or text.count(" * ") == 1]
-        for (left, a), (right, b) in itertools.combinations(pairs, 2):
-            if tuple(x + y for x, y in zip(a, b)) == dims:
-                return f"{left} + {right}"
+        for text, values in self._terms:
+            if text.count(" * ") > 1:
+                continue
+            for factor in _FACTORS:
+                rest = tuple(d - factor * v for d, v in zip(dims, values))
+                if min(rest) > 0 and rest in self._index:
+                    return f"{text if factor == 1 else f'{factor} * {text}'} + {self._index[rest]}"
         return None
 
     def hint(self, dims: Tuple[int, ...]) -> str:
         """What a question about an unexplained dimension adds: the unvaried config keys it equals."""
-        keys = self.unvaried.get(dims[0], ()) if len(set(dims)) == 1 else ()
-        return f" (it never moved, and equals the config's {', '.join(keys)})" if keys else ""
+        if len(set(dims)) != 1:
+            return ""
+        keys = self.unvaried.get(dims[0], ())
+        return f" (it never moved, and equals the config's {', '.join(keys)})" if keys else \
+            " (it never moved: the code's own number, or a config value the builds do not vary)"
 
 
 def _unvaried(reference: Any, fields: Mapping[str, str]) -> Dict[int, List[str]]:
     """``{value: [config keys]}`` of the whole-number config values no build varies."""
     found: Dict[int, List[str]] = {}
-    for key, value in reference.to_dict().items():
+    for key, value in _flat(reference.to_dict()):
         if type(value) is int and value > 1 and key not in fields.values() and not key.endswith("_token_id"):
             found.setdefault(value, []).append(key)
     return found
+
+
+def _flat(data: Mapping[str, Any], prefix: str = "") -> Iterator[Tuple[str, Any]]:
+    """``(dotted key, value)`` of *data* and its nested mappings (a composite config's sub-configs)."""
+    for key, value in data.items():
+        if isinstance(value, dict):
+            yield from _flat(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
 
 
 def _product(values: Mapping[str, int], names: Sequence[str]) -> int:
