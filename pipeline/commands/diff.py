@@ -143,12 +143,35 @@ def _changed_sides(repo, changes, label: str, profiles_cache: Optional[Path], us
     """
     # pylint: disable=import-outside-toplevel
     from pipeline.catalogue.diff import load_change
-    from pipeline.catalogue.git import blobs_at, export_blobs
-    from pipeline.check.discovery import SPEC_SUFFIXES, find_spec_files
-    from pipeline.check.repo import SpecRepo
-    from pipeline.pricing.op_profiles import OpProfileError
+    from pipeline.check.discovery import find_spec_files
 
     from pipeline.commands.options import save_cache
+
+    scope = _alike_profiles(repo, changes, profiles_cache)
+    if scope is None:
+        return None
+    at_base, touched, profiles = scope
+    files = find_spec_files([repo.specs])
+    shown = dict(zip(files, repo.displays([str(path) for path in files])))
+    same = {display for display in shown.values() if display in at_base and display not in touched}
+    before = _base_of_change(repo, at_base, same, scratch)
+    cache = _artifact_cache(repo, profiles) if use_cache else None
+    try:
+        return load_change(repo, (before, find_spec_files([before.specs]) if before.specs.is_dir() else []),
+                           [path for path in files if shown[path] not in same],
+                           [path for path in files if shown[path] in same], (label, WORKING_TREE), profiles,
+                           cache, shown)
+    finally:
+        save_cache(cache)
+
+
+def _alike_profiles(repo, changes, profiles_cache: Optional[Path]):
+    """``(the merge base's files under specs/ and op_profiles/, by path: their blob ids; the paths the change
+    touches; the working tree's op profiles)`` when the op profiles are alike on both sides and not broken, and
+    ``specs/`` is no link; else ``None``."""
+    # pylint: disable=import-outside-toplevel
+    from pipeline.catalogue.git import blobs_at
+    from pipeline.pricing.op_profiles import OpProfileError
 
     specs = repo.display(repo.specs)
     if not repo.specs.is_dir() or repo.specs.resolve() != repo.root.resolve() / specs:
@@ -159,25 +182,25 @@ def _changed_sides(repo, changes, label: str, profiles_cache: Optional[Path], us
     if any(path.startswith(PROFILES + "/") for path in touched) or not _same_profiles(repo, at_base):
         return None
     try:
-        profiles = _profiles(repo, profiles_cache)
+        return at_base, touched, _profiles(repo, profiles_cache)
     except OpProfileError:
         return None
-    files = find_spec_files([repo.specs])
-    shown = dict(zip(files, repo.displays([str(path) for path in files])))
-    same = {display for display in shown.values() if display in at_base and display not in touched}
+
+
+def _base_of_change(repo, at_base, same, scratch: Path):
+    """The base side's repository in *scratch*: the spec files of the merge base (*at_base*, their blob ids)
+    but those *same* on both sides, exported."""
+    # pylint: disable=import-outside-toplevel
+    from pipeline.catalogue.git import export_blobs
+    from pipeline.check.discovery import SPEC_SUFFIXES
+    from pipeline.check.repo import SpecRepo
+
+    specs = repo.display(repo.specs) + "/"
     scratch.mkdir()
     with git_errors():
-        export_blobs(repo.root, {path: blob for path, blob in at_base.items() if path.startswith(specs + "/")
+        export_blobs(repo.root, {path: blob for path, blob in at_base.items() if path.startswith(specs)
                                  and path not in same and path.lower().endswith(SPEC_SUFFIXES)}, scratch)
-    before = SpecRepo(scratch)
-    cache = _artifact_cache(repo, profiles) if use_cache else None
-    try:
-        return load_change(repo, (before, find_spec_files([before.specs]) if before.specs.is_dir() else []),
-                           [path for path in files if shown[path] not in same],
-                           [path for path in files if shown[path] in same], (label, WORKING_TREE), profiles,
-                           cache, shown)
-    finally:
-        save_cache(cache)
+    return SpecRepo(scratch)
 
 
 #: The folder of a repository's own op profiles (:attr:`pipeline.check.repo.SpecRepo.profiles`).
