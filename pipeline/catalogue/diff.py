@@ -27,7 +27,8 @@ A spec that does not resolve on one side is listed as such, not as a model
 added or removed: a broken spec must not read as a deleted one. A spec that
 newly fails to resolve, or no longer does, is a change.
 :func:`load_catalogue` builds a catalogue from a spec repository's folder
-(the working tree, or a revision exported by :mod:`pipeline.catalogue.git`);
+(the working tree, or a revision exported by :mod:`pipeline.catalogue.git`), and
+:func:`load_change` both sides of a change, resolving only the specs it touches;
 everything else here is pure.
 """
 

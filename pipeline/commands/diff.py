@@ -8,6 +8,11 @@ what a newer modelspec does differently, and needs no committed
 ``resolved/``. The comparison and its text and Markdown forms are
 :mod:`pipeline.catalogue.diff`'s.
 
+Against the working tree from the merge base (the usual ``diff origin/main``), only what the change touches is
+read from git and resolved (:func:`_changed_sides`): a spec git names in no change is one resolution for both
+sides, the artifact cache's when it knows it, so ``diff`` costs what the change does, not what the catalogue
+holds. When the op profiles differ between the sides in any way, every spec is exported and resolved on each.
+
 The base side is the merge base of BASE and HEAD (the ``HEAD`` commit when
 HEAD is left out), as ``git diff BASE...HEAD`` and ``--changed-since``
 compare: what landed on BASE after the branch left it is not this change's,
