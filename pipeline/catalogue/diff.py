@@ -27,7 +27,8 @@ A spec that does not resolve on one side is listed as such, not as a model
 added or removed: a broken spec must not read as a deleted one. A spec that
 newly fails to resolve, or no longer does, is a change.
 :func:`load_catalogue` builds a catalogue from a spec repository's folder
-(the working tree, or a revision exported by :mod:`pipeline.catalogue.git`);
+(the working tree, or a revision exported by :mod:`pipeline.catalogue.git`), and
+:func:`load_change` both sides of a change, resolving only the specs it touches;
 everything else here is pure.
 """
 
@@ -36,16 +37,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
+from pipeline.cache.artifacts import ArtifactCache
 from pipeline.cache.results import ProfileCache, cache_keys
 from pipeline.cache.stamps import content_digest
 from pipeline.catalogue.artifacts import WIDTHS
-from pipeline.catalogue.regen import resolve_specs
+from pipeline.catalogue.regen import rebuild, resolve_specs
 from pipeline.check.discovery import find_spec_files
 from pipeline.check.repo import SpecRepo
 from pipeline.check.verdict import read_spec_bytes
-from pipeline.pricing.op_profiles import load_op_profiles
+from pipeline.pricing.op_profiles import OpProfiles, load_op_profiles
 from pipeline.spec.escape import markdown_code, markdown_text, printable
 from pipeline.spec.model import MODEL_KEYS_ORDERED, KindActivations, LayerGroup, OpCounts, VisionSpec
 from pipeline.spec.problems import FieldPath, dotted
@@ -306,7 +308,8 @@ def diff_catalogues(base: Catalogue, head: Catalogue) -> CatalogueDiff:
                     if name not in head.models and doc["path"] not in head_failing)
     changed, unchanged = [], 0
     for name in sorted(set(base.models) & set(head.models)):
-        moves = model_moves(base.models[name], head.models[name])
+        # one document on both sides (a spec the change left alone, resolved once) did not move
+        moves = () if base.models[name] is head.models[name] else model_moves(base.models[name], head.models[name])
         if moves:
             changed.append(ModelChange(name, moves))
         else:
@@ -409,10 +412,17 @@ def load_catalogue(repo: SpecRepo, label: str, progress: Optional[Callable[[int]
         OpProfileError: If the repository's op profiles are broken.
     """
     files = find_spec_files([repo.specs]) if repo.specs.is_dir() else []
+    profiles = load_op_profiles(repo.profiles, ProfileCache(profiles_cache) if profiles_cache else None)
+    return catalogue_of(label, _resolutions(repo, files, profiles, progress, shared))
+
+
+def catalogue_of(label: str, resolutions: Sequence[Any]) -> Catalogue:
+    """The :class:`Catalogue` named *label* of *resolutions* (:class:`pipeline.catalogue.regen.Resolution`,
+    sorted by path): a spec that fails check, whose stack does not resolve, or whose name an earlier spec
+    already has, is listed as failing with why."""
     models: Dict[str, Mapping[str, Any]] = {}
     failing: Dict[str, str] = {}
-    profiles = load_op_profiles(repo.profiles, ProfileCache(profiles_cache) if profiles_cache else None)
-    for item in _resolutions(repo, files, profiles, progress, shared):
+    for item in resolutions:
         if item.document is None:
             failing[item.path] = "fails modelspec check" if item.errors else "its layer stack does not resolve"
         elif item.document["name"] in models:
@@ -452,3 +462,59 @@ def _resolutions(repo: SpecRepo, files: Sequence[Path], profiles: Any, progress:
     resolved = resolve_specs(repo, to_resolve, profiles, progress)
     shared.update((keys[item.path], item) for item in resolved if keys[item.path] is not None)
     return sorted([*taken, *resolved], key=lambda item: item.path)
+
+
+def load_change(repo: SpecRepo, base: Tuple[SpecRepo, Sequence[Path]], head_files: Sequence[Path],
+                unchanged: Sequence[Path], labels: Tuple[str, str], profiles: OpProfiles,
+                cache: Optional[ArtifactCache] = None, shown: Optional[Mapping[Path, str]] = None
+                ) -> Tuple[Catalogue, Catalogue]:
+    """Both sides of a change whose op profiles are equal on both sides (and are *repo*'s), each spec resolved
+    only where the change touches it.
+
+    Args:
+        repo: The head side (the working tree).
+        base: The base side's repository (the specs the change touches, exported) and its spec files.
+        head_files: The head's spec files the change touches (added, modified, renamed).
+        unchanged: The head's spec files the base holds at the same path with the same bytes: one resolution
+            stands for both sides. With *cache*, it is the artifact cache's (:func:`~pipeline.catalogue.regen.
+            resolve_specs`: only the name, path and digest of a spec whose artifact it knows, a failing
+            verdict as recorded), and such a spec is not resolved at all; a spec it does not answer is
+            resolved (and its record added to the cache). A spec the cache answers by its name alone is
+            resolved after all when a model of its name changed on a side (:func:`_stand_ins`).
+        labels: The base's and the head's labels.
+        profiles: The op profiles, both sides'.
+        cache: The artifact cache, or ``None``.
+        shown: The display of each of *head_files* and *unchanged*, when the caller has them.
+
+    Raises:
+        OSError: If a spec or profile file cannot be read after it was checked.
+    """
+    kept = resolve_specs(repo, unchanged, profiles, cache=cache, shown=shown)
+    before_own = resolve_specs(base[0], base[1], profiles)
+    after_own = resolve_specs(repo, head_files, profiles, shown=shown)
+    sides = _sides(labels, kept, before_own, after_own)
+    wanted = _stand_ins(kept, *sides)
+    if wanted:
+        kept = rebuild(kept, wanted, profiles)
+        sides = _sides(labels, kept, before_own, after_own)
+    return sides
+
+
+def _sides(labels: Tuple[str, str], kept: Sequence[Any], before: Sequence[Any], after: Sequence[Any]
+           ) -> Tuple[Catalogue, Catalogue]:
+    """The two catalogues of the resolutions *kept* on both sides and each side's own, by path."""
+    return (catalogue_of(labels[0], sorted([*kept, *before], key=lambda item: item.path)),
+            catalogue_of(labels[1], sorted([*kept, *after], key=lambda item: item.path)))
+
+
+def _stand_ins(kept: Sequence[Any], base: Catalogue, head: Catalogue) -> Set[str]:
+    """The paths of the specs of *kept* whose document is only what the artifact cache knows of it (its name,
+    path and digest) while a comparison needs all of it: its name is another document's on the other side, or
+    on no side but one."""
+    partial = {id(item.document): item.path for item in kept if item.vouched is not None}
+    wanted = set()
+    for name in set(base.models) | set(head.models):
+        before, after = base.models.get(name), head.models.get(name)
+        if before is not after:
+            wanted.update(partial[id(doc)] for doc in (before, after) if doc is not None and id(doc) in partial)
+    return wanted

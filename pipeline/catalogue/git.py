@@ -942,3 +942,60 @@ def commit(root: Path, message: str, folder: str) -> str:
         except git.GitCommandError as error:
             raise GitError(f"git commit failed: {error.stderr.strip()}") from None
         return sha
+
+
+def blobs_at(root: Path, rev: str, folders: Sequence[str]) -> Dict[str, str]:
+    """The regular files under *folders* (root-relative) as commit *rev* has them, none of them read: ``{root-relative
+    path: blob id}`` (one ``git ls-tree``; :func:`files_at` reads every file). A folder the commit lacks gives nothing.
+
+    Raises:
+        GitError: If *rev* is refused or unknown, or *root* is in no repository.
+    """
+    repo = _open_plumbing(root)
+    commit_id = resolve_revision(repo, rev)
+    prefix = _prefix(repo, root)
+    try:
+        raw = repo.git.ls_tree("-r", "-z", "--full-tree", commit_id, "--",
+                               *[prefix + folder.strip("/") for folder in folders], strip_newline_in_stdout=False)
+    except _CommandFailed as failed:
+        raise GitError(f"git ls-tree {rev} failed: {failed}") from None
+    found: Dict[str, str] = {}
+    for entry in filter(None, raw.split("\0")):
+        meta, _, path = entry.partition("\t")
+        mode, kind, blob = meta.split(" ")
+        if kind == "blob" and mode in ("100644", "100755") and path.startswith(prefix):
+            found[path[len(prefix):]] = blob
+    return found
+
+
+def export_blobs(root: Path, blobs: Mapping[str, str], dest: Path) -> int:
+    """Write each blob of *blobs* (``{root-relative path: blob id}``, :func:`blobs_at`) to its path under *dest*;
+    how many were written (a path git could not hold, absolute or with a ``..`` part, is skipped).
+
+    Raises:
+        GitError: If *root* is in no repository, or a blob cannot be read.
+    """
+    repo = _open_plumbing(root)
+    written = 0
+    for path, blob in blobs.items():
+        parts = PurePosixPath(path).parts
+        if not parts or PurePosixPath(path).is_absolute() or ".." in parts:
+            continue
+        try:
+            data = repo.git.cat_file("blob", blob, strip_newline_in_stdout=False)
+        except _CommandFailed as failed:
+            raise GitError(f"git cat-file blob {blob} ({path}) failed: {failed}") from None
+        target = dest.joinpath(*parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data.encode("utf-8", "surrogateescape"))
+        written += 1
+    return written
+
+
+def commit_of(root: Path, rev: str) -> str:
+    """The commit id *rev* names in the repository holding *root* (:func:`resolve_revision`, without GitPython).
+
+    Raises:
+        GitError: As :func:`resolve_revision`, and :func:`_open_plumbing`.
+    """
+    return resolve_revision(_open_plumbing(root), rev)

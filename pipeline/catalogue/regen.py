@@ -333,46 +333,59 @@ def read_resolved(folder: Path, cache: Optional["ArtifactCache"] = None) -> Dict
     with os.scandir(folder) as listing:
         names = sorted(entry.name for entry in listing if entry.name.endswith(".json") and entry.name != ".json")
     for name in names:
-        path = os.path.join(folder, name)
         if name.startswith("."):
             continue
-        try:
-            status = os.lstat(path)
-        except FileNotFoundError:
-            continue
-        if not stat_module.S_ISREG(status.st_mode):
-            what = "a symbolic link" if stat_module.S_ISLNK(status.st_mode) else "not a regular file"
-            found[name] = Existing(name, None, not_a_file=what)
-            continue
-        claims = entries.get(name, ()) if name != INDEX_FILE else ()
-        vouched = _claim(claims, lambda entry: entry.vouches(status))  # pylint: disable=cell-var-from-loop
-        if vouched is not None:
-            found[name] = _vouched(name, *vouched, status, 0)
-            continue
-        read_ns = now_ns()
-        with open(path, "rb") as handle:
-            data = handle.read()
-        same = _same_bytes(data, claims)
-        if same is not None:
-            spec, entry = same
-            cache.add(spec, entry.restated(status, read_ns))
-            found[name] = _vouched(name, spec, entry, status, read_ns)
-            continue
-        try:
-            text: Optional[str] = data.decode("utf-8")
-        except UnicodeDecodeError:
-            text = None
-        try:
-            document = json.loads(text) if text is not None else None
-        except ValueError:
-            document = None
-        rendered = name == INDEX_FILE and cache is not None and document is not None \
-            and cache.index_digest() == content_digest(data)
-        problem = None if rendered else generated_problem(name, document)
-        found[name] = Existing(name, text, document if problem is None else None,
-                               problem if problem is not None and carries_mark(document) else None,
-                               status=status, read_ns=read_ns, rendered=rendered)
+        item = _read_one(os.path.join(folder, name), name, entries.get(name, ()) if name != INDEX_FILE else (),
+                         cache)
+        if item is not None:
+            found[name] = item
     return found
+
+
+def _read_one(path: str, name: str, claims, cache: Optional["ArtifactCache"]) -> Optional[Existing]:
+    """The :class:`Existing` of the file *name* of ``resolved/`` at *path* (``None`` when it is gone): a file that
+    is not regular, unread; one an entry of *claims* (``(spec path, entry)`` of the artifact cache naming it)
+    vouches for, unread; one whose bytes an entry knows, unparsed (the entry restated in *cache*); else parsed
+    (:func:`_parsed`)."""
+    try:
+        status = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if not stat_module.S_ISREG(status.st_mode):
+        return Existing(name, None, not_a_file="a symbolic link" if stat_module.S_ISLNK(status.st_mode)
+                        else "not a regular file")
+    vouched = _claim(claims, lambda entry: entry.vouches(status))
+    if vouched is not None:
+        return _vouched(name, *vouched, status, 0)
+    read_ns = now_ns()
+    with open(path, "rb") as handle:
+        data = handle.read()
+    same = _same_bytes(data, claims)
+    if same is not None:
+        spec, entry = same
+        cache.add(spec, entry.restated(status, read_ns))
+        return _vouched(name, spec, entry, status, read_ns)
+    return _parsed(name, data, status, read_ns, cache)
+
+
+def _parsed(name: str, data: bytes, status: os.stat_result, read_ns: int,
+            cache: Optional["ArtifactCache"]) -> Existing:
+    """The :class:`Existing` of the file *name* of ``resolved/`` holding *data*, parsed and judged as regen's own
+    or not (an index whose bytes the cache knows as regen's rendering is not judged again)."""
+    try:
+        text: Optional[str] = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    try:
+        document = json.loads(text) if text is not None else None
+    except ValueError:
+        document = None
+    rendered = name == INDEX_FILE and cache is not None and document is not None \
+        and cache.index_digest() == content_digest(data)
+    problem = None if rendered else generated_problem(name, document)
+    return Existing(name, text, document if problem is None else None,
+                    problem if problem is not None and carries_mark(document) else None,
+                    status=status, read_ns=read_ns, rendered=rendered)
 
 
 def _claim(claims, matches: Callable[[Any], bool]) -> Optional[Tuple[str, object]]:

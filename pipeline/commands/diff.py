@@ -8,6 +8,11 @@ what a newer modelspec does differently, and needs no committed
 ``resolved/``. The comparison and its text and Markdown forms are
 :mod:`pipeline.catalogue.diff`'s.
 
+Against the working tree from the merge base (the usual ``diff origin/main``), only what the change touches is
+read from git and resolved (:func:`_changed_sides`): a spec git names in no change is one resolution for both
+sides, the artifact cache's when it knows it, so ``diff`` costs what the change does, not what the catalogue
+holds. When the op profiles differ between the sides in any way, every spec is exported and resolved on each.
+
 The base side is the merge base of BASE and HEAD (the ``HEAD`` commit when
 HEAD is left out), as ``git diff BASE...HEAD`` and ``--changed-since``
 compare: what landed on BASE after the branch left it is not this change's,
@@ -97,17 +102,154 @@ def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit
     with git_errors():
         for rev in filter(None, (base, head)):
             check_revision(rev)
-        commit, label = _base_side(repo, base, head, use_merge_base)
+        changes = _working_change(repo, base) if head is None and use_merge_base else None
+        commit, label = _base_side(repo, base, head, use_merge_base) if changes is None else changes[1]
     kept = None if no_cache else cache_folder(repo.root)  # each side's profiles, checked, kept in this repo's cache
     shared: SharedResolutions = {}  # a spec the change left alone is resolved once, for both sides
     with tempfile.TemporaryDirectory(prefix="modelspec-diff-") as scratch:
-        before = _catalogue(repo, commit, label, Path(scratch) / "base", kept, shared)
-        after = _catalogue(repo, head, head, Path(scratch) / "head", kept, shared) if head \
-            else _working_tree(repo, kept, shared)
+        sides = _changed_sides(repo, changes[0], label, kept, not no_cache, Path(scratch) / "change") \
+            if changes is not None else None
+        if sides is not None:
+            before, after = sides
+        else:
+            before = _catalogue(repo, commit, label, Path(scratch) / "base", kept, shared)
+            after = _catalogue(repo, head, head, Path(scratch) / "head", kept, shared) if head \
+                else _working_tree(repo, kept, shared)
     result = diff_catalogues(before, after)
     render = {"markdown": render_markdown, "json": render_json}.get(fmt, render_text)
     echo_rendered(render(result), nl=False)
     raise SystemExit(1 if exit_code and not result.empty else 0)
+
+
+def _working_change(repo, base: str):
+    """What changed from the merge base of *base* and the HEAD commit to the working tree
+    (:func:`~pipeline.catalogue.git.changes_since`), and the base side's commit and label (as :func:`_base_side`
+    gives them).
+
+    Raises:
+        GitError: See :func:`~pipeline.catalogue.git.changes_since`.
+    """
+    from pipeline.catalogue.git import changes_since, commit_of  # pylint: disable=import-outside-toplevel
+
+    changes = changes_since(repo.root, base)
+    is_base = changes.base == commit_of(repo.root, base)
+    return changes, (changes.base, base if is_base else f"merge base {changes.base[:12]} of {base} and HEAD")
+
+
+def _changed_sides(repo, changes, label: str, profiles_cache: Optional[Path], use_cache: bool, scratch: Path):
+    """Both sides of the change *changes* from the merge base (labelled *label*) to the working tree,
+    each spec resolved only where the change touches it (:func:`~pipeline.catalogue.diff.load_change`): the
+    specs the working tree holds at the same path with the same bytes as the merge base (git says so: no change
+    names them) are one resolution for both sides, the artifact cache's when it has it (with *use_cache*).
+
+    ``None`` (compare the long way, each side exported and resolved) when the op profiles differ between the
+    sides in any way (a change under ``op_profiles/``, a file one side has and the other lacks), when they are
+    broken (the long way reports them, by side), or when ``specs/`` is reached through a link.
+    """
+    # pylint: disable=import-outside-toplevel
+    from pipeline.catalogue.diff import load_change
+    from pipeline.check.discovery import find_spec_files
+
+    from pipeline.commands.options import save_cache
+
+    scope = _alike_profiles(repo, changes, profiles_cache)
+    if scope is None:
+        return None
+    at_base, touched, profiles = scope
+    files = find_spec_files([repo.specs])
+    shown = dict(zip(files, repo.displays([str(path) for path in files])))
+    same = {display for display in shown.values() if display in at_base and display not in touched}
+    before = _base_of_change(repo, at_base, same, scratch)
+    cache = _artifact_cache(repo, profiles) if use_cache else None
+    try:
+        return load_change(repo, (before, find_spec_files([before.specs]) if before.specs.is_dir() else []),
+                           [path for path in files if shown[path] not in same],
+                           [path for path in files if shown[path] in same], (label, WORKING_TREE), profiles,
+                           cache, shown)
+    finally:
+        save_cache(cache)
+
+
+def _alike_profiles(repo, changes, profiles_cache: Optional[Path]):
+    """``(the merge base's files under specs/ and op_profiles/, by path: their blob ids; the paths the change
+    touches; the working tree's op profiles)`` when the op profiles are alike on both sides and not broken, and
+    ``specs/`` is no link; else ``None``."""
+    # pylint: disable=import-outside-toplevel
+    from pipeline.catalogue.git import blobs_at
+    from pipeline.pricing.op_profiles import OpProfileError
+
+    specs = repo.display(repo.specs)
+    if not repo.specs.is_dir() or repo.specs.resolve() != repo.root.resolve() / specs:
+        return None
+    with git_errors():
+        at_base = blobs_at(repo.root, changes.base, [specs, PROFILES])
+    touched = {path for change in changes.files for path in (change.path, change.old_path) if path}
+    if any(path.startswith(PROFILES + "/") for path in touched) or not _same_profiles(repo, at_base):
+        return None
+    try:
+        return at_base, touched, _profiles(repo, profiles_cache)
+    except OpProfileError:
+        return None
+
+
+def _base_of_change(repo, at_base, same, scratch: Path):
+    """The base side's repository in *scratch*: the spec files of the merge base (*at_base*, their blob ids)
+    but those *same* on both sides, exported."""
+    # pylint: disable=import-outside-toplevel
+    from pipeline.catalogue.git import export_blobs
+    from pipeline.check.discovery import SPEC_SUFFIXES
+    from pipeline.check.repo import SpecRepo
+
+    specs = repo.display(repo.specs) + "/"
+    scratch.mkdir()
+    with git_errors():
+        export_blobs(repo.root, {path: blob for path, blob in at_base.items() if path.startswith(specs)
+                                 and path not in same and path.lower().endswith(SPEC_SUFFIXES)}, scratch)
+    return SpecRepo(scratch)
+
+
+#: The folder of a repository's own op profiles (:attr:`pipeline.check.repo.SpecRepo.profiles`).
+PROFILES = "op_profiles"
+
+
+def _same_profiles(repo, at_base) -> bool:
+    """Whether the working tree's op profiles folder holds exactly the files the merge base has there (*at_base*:
+    :func:`~pipeline.catalogue.git.blobs_at`), no link nor untracked file beside them; none of them changed is
+    the caller's to know. Without the folder on either side, both use the bundled profiles."""
+    based = {path[len(PROFILES) + 1:] for path in at_base if path.startswith(PROFILES + "/")}
+    own = repo.root / PROFILES
+    if not own.is_dir():
+        return not based and not own.is_symlink()
+    present = {entry.relative_to(own).as_posix() for entry in own.rglob("*") if entry.is_symlink() or not entry.is_dir()}
+    return present == based
+
+
+def _profiles(repo, profiles_cache: Optional[Path]):
+    """The working tree's op profiles, kept checked in the result cache folder *profiles_cache* when given.
+
+    Raises:
+        OpProfileError: If they are broken.
+    """
+    # pylint: disable=import-outside-toplevel
+    from pipeline.cache.results import ProfileCache
+    from pipeline.pricing.op_profiles import load_op_profiles
+
+    return load_op_profiles(repo.profiles, ProfileCache(profiles_cache) if profiles_cache else None)
+
+
+def _artifact_cache(repo, profiles):
+    """The repository's artifact cache (:class:`~pipeline.cache.artifacts.ArtifactCache`), or ``None`` when a
+    profile went since *profiles* were read."""
+    # pylint: disable=import-outside-toplevel
+    from pipeline.cache.artifacts import ArtifactCache
+    from pipeline.cache.results import cache_keys
+    from pipeline.cache.stamps import cache_folder
+
+    try:
+        keys = cache_keys(profiles)
+    except OSError:
+        return None
+    return ArtifactCache(cache_folder(repo.root), keys)
 
 
 def _loaded(repo, label: str, shown_root: str, profiles_cache: Optional[Path] = None,

@@ -1,0 +1,124 @@
+"""``diff`` at the cost of the change: a spec whose bytes and op profiles are equal on both sides is not resolved
+(its resolution is the artifact cache's), and what the comparison says is what every spec resolved says."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import List
+
+import pytest
+
+from spec_repos import commit_all, edit, git, run
+
+ROOT = Path(__file__).resolve().parent.parent
+SPECS = sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "specs").rglob("*.yaml"))
+DEEPSEEK = "specs/deepseek/deepseek-v3.yaml"
+LLAMA = "specs/llama/llama-3.1-8b.yaml"
+
+
+@pytest.fixture
+def catalogue(tmp_path: Path) -> Path:
+    """The project's catalogue (its specs and op profiles) as a git repository with one commit."""
+    root = tmp_path / "repo"
+    shutil.copytree(ROOT / "specs", root / "specs")
+    shutil.copytree(ROOT / "op_profiles", root / "op_profiles")
+    (root / ".gitignore").write_text("resolved/.regen.lock\n.modelspec_cache/\n", encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    commit_all(root, "catalogue")
+    return root
+
+
+@pytest.fixture
+def resolved(monkeypatch: pytest.MonkeyPatch) -> List[str]:
+    """The display of each spec a run checks and resolves, in order (:meth:`pipeline.catalogue.regen._Builder.resolve`)."""
+    from pipeline.catalogue import regen
+
+    displays: List[str] = []
+    real = regen._Builder.resolve
+
+    def resolve(self, path: Path, display: str):
+        displays.append(display)
+        return real(self, path, display)
+    monkeypatch.setattr(regen._Builder, "resolve", resolve)
+    return displays
+
+
+def both_ways(root: Path, resolved: List[str], *args: str):
+    """``diff HEAD`` (the change's way) and ``diff HEAD --no-merge-base`` (every spec exported and resolved on
+    each side, the long way; HEAD is its own merge base, so both compare the same sides): each one's stdout and
+    how many specs it resolved."""
+    fast = run(root, "diff", "HEAD", *args)
+    fast_count = len(resolved)
+    slow = run(root, "diff", "HEAD", "--no-merge-base", *args)
+    return fast.stdout, fast_count, slow.stdout, len(resolved) - fast_count
+
+
+def test_the_two_sides_of_one_edited_spec_are_all_a_regenerated_catalogue_resolves(catalogue: Path,
+                                                                                   resolved: List[str]) -> None:
+    assert run(catalogue, "regen").exit_code == 0
+    edit(catalogue / LLAMA, "max_position_embeddings: 131072", "max_position_embeddings: 65536")
+    resolved.clear()
+    for fmt in ("text", "json", "markdown"):
+        fast, fast_count, slow, slow_count = both_ways(catalogue, resolved, "--format", fmt)
+        assert fast == slow
+        assert (fast_count, slow_count) == (2, len(SPECS) + 1)  # the long way: every spec, then the edited one again
+        resolved.clear()
+    assert run(catalogue, "diff", "HEAD").stdout == (
+        f"resolved stacks HEAD -> working tree: 0 added, 0 removed, 1 changed, {len(SPECS) - 1} unchanged\n"
+        "llama-3.1-8b: max_position_embeddings 131072 -> 65536\n")
+
+
+def test_without_the_cache_each_spec_left_alone_is_resolved_once(catalogue: Path, resolved: List[str]) -> None:
+    edit(catalogue / DEEPSEEK, "mtp_depth: 1", "mtp_depth: 2")
+    fast, fast_count, slow, slow_count = both_ways(catalogue, resolved, "--no-cache")
+    assert fast == slow
+    assert (fast_count, slow_count) == (len(SPECS) + 1, len(SPECS) + 1)
+
+
+def test_a_name_taken_from_a_spec_left_alone_is_told_as_the_long_way_tells_it(catalogue: Path,
+                                                                              resolved: List[str]) -> None:
+    assert run(catalogue, "regen").exit_code == 0
+    # deepseek-v3 (earlier by path) takes the Llama's name: the Llama, unchanged, now fails on the head side, and
+    # the name pairs deepseek's document at the head with the Llama's at the base, which is then resolved in full
+    edit(catalogue / DEEPSEEK, "name: deepseek-v3\n", "name: llama-3.1-8b\n")
+    resolved.clear()
+    fast, fast_count, slow, _ = both_ways(catalogue, resolved)
+    assert fast == slow
+    assert fast_count == 3
+    assert f"does not resolve at working tree: {LLAMA} (its name is also {DEEPSEEK}'s)" in fast.splitlines()
+
+
+def test_added_removed_and_renamed_specs_are_told_as_the_long_way_tells_them(catalogue: Path,
+                                                                             resolved: List[str]) -> None:
+    assert run(catalogue, "regen").exit_code == 0
+    (catalogue / LLAMA).rename(catalogue / "specs" / "llama" / "renamed.yaml")
+    (catalogue / DEEPSEEK).unlink()
+    (catalogue / "specs" / "broken.yaml").write_text("name: broken\nhidden_size: 0\n", encoding="utf-8")
+    resolved.clear()
+    fast, fast_count, slow, _ = both_ways(catalogue, resolved)
+    assert fast == slow
+    assert fast_count == 4  # deepseek at the base, the Llama on each side, the broken spec at the head
+    assert fast.splitlines()[0] == (f"resolved stacks HEAD -> working tree: 0 added, 1 removed, 1 changed, "
+                                    f"{len(SPECS) - 2} unchanged, 1 newly failing")
+
+
+def test_a_profile_edited_takes_the_long_way(catalogue: Path, resolved: List[str]) -> None:
+    assert run(catalogue, "regen").exit_code == 0
+    profile = catalogue / "op_profiles" / "llama.yaml"
+    profile.write_text(profile.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    resolved.clear()
+    fast, fast_count, slow, slow_count = both_ways(catalogue, resolved)
+    assert fast == slow
+    assert fast_count == slow_count == 2 * len(SPECS)
+
+
+def test_an_untracked_file_among_the_profiles_takes_the_long_way(catalogue: Path, resolved: List[str]) -> None:
+    (catalogue / ".gitignore").write_text("resolved/.regen.lock\n.modelspec_cache/\nop_profiles/notes.txt\n",
+                                          encoding="utf-8")
+    commit_all(catalogue, "ignore notes")
+    (catalogue / "op_profiles" / "notes.txt").write_text("not tracked\n", encoding="utf-8")
+    edit(catalogue / DEEPSEEK, "mtp_depth: 1", "mtp_depth: 2")
+    fast, fast_count, slow, slow_count = both_ways(catalogue, resolved, "--no-cache")
+    assert fast == slow
+    assert fast_count == slow_count == len(SPECS) + 1
