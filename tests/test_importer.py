@@ -257,16 +257,22 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
      {"layer_types": [F, F, S, S], "sliding_window": 16}),
     ("max_window_layers", with_(QWEN2, use_sliding_window=True, sliding_window=16, max_window_layers=3),
      {"layer_types": [F, F, F, S]}),
+    ("use_sliding_window", with_(QWEN3_MOE, use_sliding_window=True, sliding_window=16),  # every layer slides
+     {"layers": [{"kind": "sliding_moe", "count": 4}], "sliding_window": 16}),
+    ("num_experts", with_(QWEN3_MOE, num_experts=..., num_experts_per_tok=..., moe_intermediate_size=...),
+     {"num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768}),  # Qwen3MoeConfig's defaults
+    ("num_experts", with_(QWEN3_MOE, mlp_only_layers=[0, 1, 2, 3], intermediate_size=128),  # no MoE layer is built
+     {"num_experts": None, "num_experts_per_tok": None, "moe_intermediate_size": None,
+      "layers": [{"kind": "dense", "count": 4}]}),
     ("decoder_sparse_step", with_(QWEN3_MOE, decoder_sparse_step=2, intermediate_size=128),
      {"layers": [{"kind": "dense", "count": 1}, {"kind": "moe", "count": 1}, {"kind": "dense", "count": 1},
                  {"kind": "moe", "count": 1}]}),
     ("mlp_only_layers", with_(QWEN3_MOE, mlp_only_layers=[0], intermediate_size=128),
      {"layers": [{"kind": "dense", "count": 1}, {"kind": "moe", "count": 3}]}),
-    ("mlp_only_layers", with_(QWEN3_NEXT, mlp_only_layers=[0], intermediate_size=128),
-     [(("mlp_only_layers",), "import.unsupported",
-       "layer 0 is a linear_attention layer with a dense feed-forward, which op profile 'qwen3_next' has no kind "
-       "for (its kinds: linear_attention (linear/moe), full_attention (full/moe)); state arch and layers for such "
-       "a model")]),
+    ("mlp_only_layers", with_(QWEN3_NEXT, mlp_only_layers=[0], intermediate_size=128),  # Qwen3NextMLP at layer 0
+     {"layers": [{"kind": "linear_attention_dense", "count": 1}, {"kind": "full_attention", "count": 1},
+                 {"kind": "linear_attention", "count": 1}, {"kind": "full_attention", "count": 1},
+                 {"kind": "full_attention", "count": 1, "mtp": True}]}),
     ("use_bias", STARCODER2, {"qkv_bias": True, "o_bias": True, "mlp_bias": True, "norm_bias": True,
                               "tie_word_embeddings": True}),
     ("use_bias", with_(STARCODER2, use_bias=False), {"qkv_bias": False, "o_bias": False, "mlp_bias": False}),
@@ -572,12 +578,19 @@ def test_allow_unknown_imports_and_returns_the_unknown_keys():
 
 
 def test_a_key_at_both_levels_with_different_values_names_both():
-    config = with_(QWEN3_5_VL, tie_word_embeddings=False,
-                   text_config={**QWEN3_5_VL["text_config"], "tie_word_embeddings": True, "vocab_size": 100})
-    assert refusals(config) == [(("text_config", "tie_word_embeddings"), "import.both-levels",
-                                 "tie_word_embeddings is false at the top level but true in text_config; state it "
-                                 "once")]
+    config = with_(QWEN3_5_VL, vocab_size=120, text_config={**QWEN3_5_VL["text_config"], "vocab_size": 100})
+    assert refusals(config) == [(("text_config", "vocab_size"), "import.both-levels",
+                                 "vocab_size is 120 at the top level but 100 in text_config; state it once")]
+    assert imported(with_(config, vocab_size=100))["vocab_size"] == 100
+
+
+def test_a_qwen3_5_vlm_ties_by_its_top_level_config_whatever_text_config_says():
+    """Qwen3_5ForConditionalGeneration ties by Qwen3_5Config's tie_word_embeddings (import.top_level)."""
+    config = with_(QWEN3_5_VL, text_config={**QWEN3_5_VL["text_config"], "tie_word_embeddings": True})
+    assert imported(with_(config, tie_word_embeddings=False))["tie_word_embeddings"] is False
     assert imported(with_(config, tie_word_embeddings=True))["tie_word_embeddings"] is True
+    assert imported({key: value for key, value in config.items() if key != "tie_word_embeddings"})[
+        "tie_word_embeddings"] is False  # Qwen3_5Config's default
 
 
 @pytest.mark.parametrize("config, expected", [
@@ -615,10 +628,12 @@ def test_a_key_at_both_levels_with_different_values_names_both():
      [(("mlp_only_layers",), "import.value", "mlp_only_layers must list layer indexes from 0 to 3, got [9]")]),
     (with_(LLAMA, decoder_sparse_step=2),  # LlamaConfig does not read it
      [(("decoder_sparse_step",), "import.unknown-key", not_read("decoder_sparse_step", "llama"))]),
-    (with_(QWEN3_MOE, use_sliding_window=True, sliding_window=16),
-     [(("sliding_window",), "import.unsupported",
-       "layer 0 is a sliding_attention layer with a moe feed-forward, which op profile 'qwen3_moe' has no kind for "
-       "(its kinds: dense (full/dense), moe (full/moe)); state arch and layers for such a model")]),
+    ({"model_type": "exaone4", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+      "vocab_size": 100, "intermediate_size": 128, "layer_types": ["full_attention", "linear_attention"]},
+     [(("layer_types",), "import.unsupported",
+       "layer 1 is a linear_attention layer with a dense feed-forward, which op profile 'exaone4' has no kind for "
+       "(its kinds: sliding_attention (sliding/dense), full_attention (full/dense)); state arch and layers for such "
+       "a model")]),
     (with_(LLAMA, num_key_value_heads=3),
      [(("num_key_value_heads",), "spec.kv-heads-divide",
        "num_attention_heads (4) must be a multiple of num_key_value_heads (3); each key/value head serves a whole "
@@ -910,10 +925,6 @@ _NOT_WRITTEN = "modelspec: the imported spec fails modelspec check; nothing was 
     (with_(LLAMA, intermediate_size=...), [],
      ["config.json:1:1: error [stack.dense-without-intermediate] the stack has layers of kind ['full_attention'] "
       "with a dense feed-forward, but intermediate_size is not declared; declare the dense width"]),
-    (with_(QWEN3_MOE, num_experts=..., num_experts_per_tok=..., intermediate_size=128), [],
-     ["config.json:7:3: error [stack.field-without-kind] moe_intermediate_size is declared, but no layer of the stack "
-      "has routed experts (its kinds are ['dense']); state an arch or layers whose kinds have it, or leave "
-      "moe_intermediate_size out"]),
     (with_(LLAMA, _name_or_path="org/a b"), [],
      ["config.json:8:3: error [schema.pattern] name must be letters, digits, '.', '_' and '-', not starting with '.' "
       "(it names the spec's artifact file), got 'a b' (from _name_or_path)"]),

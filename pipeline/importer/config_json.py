@@ -586,13 +586,18 @@ def _kind(profile: OpProfile, layer_type: str, ffn: str) -> Optional[str]:
 
     A profile names its kinds either as layer types (``full_attention``) or
     as feed-forwards (``dense``, ``moe``); the kind's flavours must match.
+    A layer whose flavours the kind of that name does not have is the one
+    kind of the profile that has both (Qwen3-Next's dense layers are
+    ``linear_attention_dense``, Qwen3-MoE's windowed ones ``sliding_moe``).
     """
     kinds = profile.layer_kinds
-    if layer_type in kinds:
-        return layer_type if kinds[layer_type].ffn == ffn else None
-    if ffn in kinds and kinds[ffn].attention in _FLAVOURS.get(layer_type, ()):
+    flavours = _FLAVOURS.get(layer_type, ())
+    if layer_type in kinds and kinds[layer_type].ffn == ffn:
+        return layer_type
+    if ffn in kinds and kinds[ffn].attention in flavours:
         return ffn
-    return None
+    fits = [name for name, kind in kinds.items() if kind.ffn == ffn and kind.attention in flavours]
+    return fits[0] if len(fits) == 1 else None
 
 
 def _run_lengths(kinds: Sequence[str]) -> List[LayerGroup]:
@@ -1218,16 +1223,27 @@ def _apply_keys(ctx: _Context) -> List[KeyPath]:
         else:
             TRANSFORMS[rule.transform](rule, stated, ctx)
     for key, value in family.defaults.items():
-        if ctx.value(key) is not None:
+        rule = family.keys.get(key) or _RULES[key]
+        if ctx.value(key) is not None or _alias_stated(ctx, key, rule):
             continue
         computed = ""
         if isinstance(value, Expression):
             value, computed = value.evaluate(ctx.fields.values), value.text
             if value is None:
                 continue  # a field it reads is missing or wrong; the model IR names that field
-        rule = family.keys.get(key) or _RULES[key]
         TRANSFORMS[rule.transform](rule, _Stated(value, (key,), default=True, computed=computed), ctx)
     return unknown
+
+
+def _alias_stated(ctx: _Context, key: str, rule: KeyRule) -> bool:
+    """Whether another stated key of the family sets the field *key*'s default would (Qwen3-MoE's
+    ``num_local_experts``, its attribute_map alias of ``num_experts``): the class's default is then not used."""
+    for other, stated in ctx.keys.items():
+        other_rule = ctx.family.keys.get(other) or _RULES.get(other)
+        if (other != key and stated.value is not None and other_rule is not None and rule.fields
+                and other_rule.fields[:1] == rule.fields[:1] and other_rule.transform == "copy"):
+            return True
+    return False
 
 
 # The shared rows every config class reads: PreTrainedConfig's own fields and what the import itself reads.
