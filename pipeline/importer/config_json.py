@@ -339,9 +339,10 @@ def _window(ctx: _Context, gated: bool) -> Optional[_Stated]:
 
 def _no_window(ctx: _Context, source: str) -> None:
     """Refuse a window for a family whose attention never slides (a key its config class does not read, listed
-    as unread, is a leftover that changes nothing)."""
+    as unread, is a leftover that changes nothing; one it reads but its modelling code never does is ignored)."""
     window = ctx.keys.get("sliding_window")
-    if window is not None and window.value is not None and "sliding_window" not in ctx.family.unread:
+    listed = set(ctx.family.unread) | set(ctx.family.ignored)
+    if window is not None and window.value is not None and "sliding_window" not in listed:
         ctx.refuse(window.path, "import.unsupported",
                    f"sliding_window is {_show(window.value)}, but {source} never slides; leave it out")
     if "use_sliding_window" not in ctx.family.unread and ctx.value("use_sliding_window", False) is not False:
@@ -668,7 +669,9 @@ def _write_stack(ctx: _Context, kinds: List[str], types: Sequence[str], stated: 
 
 def _variant_kinds(ctx: _Context) -> Optional[Dict[str, str]]:
     """The kinds the family's variants rename (``{}`` for none), or ``None`` after refusing stated keys that
-    disagree (T5's ``feed_forward_proj: relu`` beside ``is_gated_act: true``)."""
+    disagree (T5's ``feed_forward_proj: relu`` beside ``is_gated_act: true``). Variants compose in the order the
+    profile lists them: NemotronH's ``use_conv_bias: false`` makes a mamba block ``mamba_no_conv_bias``, and
+    ``use_bias: true`` then makes that ``mamba_proj_bias_no_conv_bias``."""
     renames: Dict[str, str] = {}
     for variant in ctx.family.variants:
         stated = [(key, ctx.keys[key]) for key in variant.when if key in ctx.keys]
@@ -678,8 +681,9 @@ def _variant_kinds(ctx: _Context) -> Optional[Dict[str, str]]:
                        " but ".join(f"{key} is {_show(item.value)}" for key, item in stated) +
                        f": they disagree on the layers {variant.source} builds; state one")
             return None
-        if any(verdicts.values()):
-            renames.update(variant.kinds)
+        if any(verdicts.values()):  # each applied variant renames the kinds the ones before it gave
+            renames = {kind: variant.kinds.get(renames.get(kind, kind), renames.get(kind, kind))
+                       for kind in ctx.profile.layer_kinds}
     return renames
 
 
