@@ -302,11 +302,11 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("n_groups", NEMOTRON, {"linear_num_key_heads": 2}),
     ("ssm_state_size", NEMOTRON, {"linear_key_head_dim": 32}),
     ("conv_kernel", NEMOTRON, {"linear_conv_kernel_dim": 4}),
-    ("use_conv_bias", with_(NEMOTRON, use_conv_bias=True), {"arch": "nemotron_h"}),
-    ("moe_latent_size", with_(NEMOTRON, moe_latent_size=16),
-     [(("moe_latent_size",), "import.unsupported",
-       "moe_latent_size is 16: a latent size adds NemotronHMoE's fc1_latent_proj and fc2_latent_proj, which the moe "
-       "kind does not count; only null is imported")]),
+    ("moe_latent_size", with_(NEMOTRON, moe_latent_size=16),  # NemotronHMoE's fc1/fc2_latent_proj: kind moe_latent
+     {"moe_latent_size": 16, "layers": [{"kind": "mamba", "count": 1}, {"kind": "moe_latent", "count": 1},
+                                        {"kind": "attention", "count": 1}, {"kind": "mlp", "count": 1}]}),
+    ("moe_latent_size", with_(NEMOTRON, moe_latent_size=16, hybrid_override_pattern="M*-M"),  # no MoE block
+     {"moe_latent_size": None, "layer_types": ["mamba", "attention", "mlp", "mamba"]}),
     ("n_routed_experts", with_(NEMOTRON, hybrid_override_pattern="ME*"),
      [(("hybrid_override_pattern",), "import.value",
        "hybrid_override_pattern must be 4 characters (num_hidden_layers), each one of 'M', '*', 'E', '-', got "
@@ -582,6 +582,18 @@ def test_a_key_at_both_levels_with_different_values_names_both():
     assert refusals(config) == [(("text_config", "vocab_size"), "import.both-levels",
                                  "vocab_size is 120 at the top level but 100 in text_config; state it once")]
     assert imported(with_(config, vocab_size=100))["vocab_size"] == 100
+
+
+@pytest.mark.parametrize("changes, mamba", [
+    ({"use_conv_bias": True, "use_bias": False}, "mamba"),  # NemotronHConfig's defaults
+    ({"use_conv_bias": False}, "mamba_no_conv_bias"),
+    ({"use_bias": True}, "mamba_proj_bias"),
+    ({"use_bias": True, "use_conv_bias": False}, "mamba_proj_bias_no_conv_bias"),  # the variants compose
+])
+def test_nemotron_h_mamba_biases_pick_the_kind_that_holds_them(changes, mamba):
+    data = imported(with_(NEMOTRON, **changes))
+    kinds = data["layer_types"] if mamba == "mamba" else [group["kind"] for group in data["layers"]]
+    assert kinds == [mamba, "moe", "attention", "mlp"]
 
 
 def test_a_qwen3_5_vlm_ties_by_its_top_level_config_whatever_text_config_says():

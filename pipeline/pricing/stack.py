@@ -432,7 +432,7 @@ _FLAVOUR_FIELDS = (
                    "stack.dense-without-intermediate", "the dense width"),
     _FlavourFields("ffn", "moe", "routed experts",
                    ("num_experts", "num_experts_per_tok", "moe_intermediate_size", "num_shared_experts",
-                    "shared_expert_intermediate_size", "shared_expert_gate"),
+                    "shared_expert_intermediate_size", "shared_expert_gate", "moe_latent_size"),
                    ("num_experts", "num_experts_per_tok"), "stack.moe-without-experts",
                    "how many routed experts there are and how many each token is sent to"),
     _FlavourFields("attention", "mla", "multi-head latent attention",
