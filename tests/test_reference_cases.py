@@ -110,6 +110,12 @@ CASES = [
     ("nemotron-3-nano-30b-a3b.json", _top(use_bias=True), 31_578_236_160),
     ("nemotron-3-nano-30b-a3b.json", _top(use_bias=True, use_conv_bias=False), 31_578_094_848),
     ("nemotron-3-nano-30b-a3b.json", _top(sliding_window=4096), 31_577_937_344),
+    # NemotronHMoE with moe_latent_size: fc1_latent_proj, fc2_latent_proj, experts at the latent width (kind
+    # moe_latent; was import.unsupported).
+    ("nemotron-3-nano-30b-a3b.json", _top(moe_latent_size=1024), 13_520_147_904),
+    # Qwen3MoeConfig's defaults (128 experts, 8 a token, 768 wide) for a config that leaves them out.
+    ("qwen3-30b-a3b.json", lambda config: [config.pop(key) for key in (
+        "num_experts", "num_experts_per_tok", "moe_intermediate_size")], 30_532_122_624),
 ]
 
 
