@@ -36,6 +36,8 @@ from pipeline.importer.config_json import (
     import_config,
 )
 from pipeline.pricing.op_profiles import load_op_profiles
+from pipeline.pricing.parameters import model_symbols
+from pipeline.pricing.weights import resolve
 from pipeline.spec.problems import Location
 from budget import examples
 
@@ -594,6 +596,19 @@ def test_nemotron_h_mamba_biases_pick_the_kind_that_holds_them(changes, mamba):
     data = imported(with_(NEMOTRON, **changes))
     kinds = data["layer_types"] if mamba == "mamba" else [group["kind"] for group in data["layers"]]
     assert kinds == [mamba, "moe", "attention", "mlp"]
+
+
+def test_a_text_only_qwen3_5_names_its_embedding_and_norm_as_its_causal_lm_does():
+    """Qwen3_5ForCausalLM (a qwen3_5_text config) holds model.embed_tokens and model.norm; the VLM's language model
+    is model.language_model (the inventory's when: vision)."""
+    profiles = load_op_profiles()
+    names = {}
+    for key, config in (("text", QWEN3_5), ("vlm", QWEN3_5_VL)):
+        spec = import_config(config, profiles, fallback_name="x").spec
+        names[key] = [t.name for t in resolve(profiles.get("qwen3_5").model_weights.weights, model_symbols(spec))]
+    assert names == {"text": ["model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"],
+                     "vlm": ["model.language_model.embed_tokens.weight", "model.language_model.norm.weight",
+                             "lm_head.weight"]}
 
 
 def test_a_qwen3_5_vlm_ties_by_its_top_level_config_whatever_text_config_says():

@@ -81,8 +81,8 @@ KNOWN = (
     Known(("roberta",), "found by this suite: untied, RobertaLMHead's decoder holds its own bias "
           "(lm_head.decoder.bias, vocab_size) beside lm_head.bias; op_profiles/roberta.yaml prices one",
           lambda c, v: {row.name for row in v.tensors} == {"lm_head.decoder.bias"}),
-    Known(("gemma3_text", "qwen3_5_text", "qwen3_5_moe_text"), "found by this suite: a text-only config builds "
-          "Gemma3ForCausalLM / Qwen3_5(Moe)ForCausalLM, whose tensors are model.embed_tokens, model.norm; the "
+    Known(("gemma3_text",), "found by this suite: a text-only config builds "
+          "Gemma3ForCausalLM, whose tensors are model.embed_tokens, model.norm; the "
           "profile names the VLM's model.language_model.* (counts equal)",
           lambda c, v: not v.counted_differently and all(".language_model." in row.name or row.name.startswith(
               ("model.embed_tokens", "model.norm")) for row in v.tensors)),
