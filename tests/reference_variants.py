@@ -11,8 +11,8 @@ values written over it, as a hand-written config states them; naming the
 class a catalogue config of the type names in ``architectures``), then kept only if
 transformers builds a model from it and can run it: a *valid* variant. A config whose layer_types mark
 sliding_attention layers while the class leaves no window (Qwen2Config's ``sliding_window = sliding_window if
-use_sliding_window else None``) builds, but its forward raises (:func:`runs`), so it is no model a checkpoint has. Sizes are small; on
-the meta device a build costs what its module count costs.
+use_sliding_window else None``) builds, but its forward raises (:func:`runs`), so it is no model a checkpoint
+has. Sizes are small; on the meta device a build costs what its module count costs.
 
 A quarter of the variants also carry one key another priced family reads and
 this class does not (a ``moe_intermediate_size`` in Mixtral's config): the
