@@ -36,6 +36,8 @@ from pipeline.importer.config_json import (
     import_config,
 )
 from pipeline.pricing.op_profiles import load_op_profiles
+from pipeline.pricing.parameters import model_symbols
+from pipeline.pricing.weights import resolve
 from pipeline.spec.problems import Location
 from budget import examples
 
@@ -257,16 +259,22 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
      {"layer_types": [F, F, S, S], "sliding_window": 16}),
     ("max_window_layers", with_(QWEN2, use_sliding_window=True, sliding_window=16, max_window_layers=3),
      {"layer_types": [F, F, F, S]}),
+    ("use_sliding_window", with_(QWEN3_MOE, use_sliding_window=True, sliding_window=16),  # every layer slides
+     {"layers": [{"kind": "sliding_moe", "count": 4}], "sliding_window": 16}),
+    ("num_experts", with_(QWEN3_MOE, num_experts=..., num_experts_per_tok=..., moe_intermediate_size=...),
+     {"num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768}),  # Qwen3MoeConfig's defaults
+    ("num_experts", with_(QWEN3_MOE, mlp_only_layers=[0, 1, 2, 3], intermediate_size=128),  # no MoE layer is built
+     {"num_experts": None, "num_experts_per_tok": None, "moe_intermediate_size": None,
+      "layers": [{"kind": "dense", "count": 4}]}),
     ("decoder_sparse_step", with_(QWEN3_MOE, decoder_sparse_step=2, intermediate_size=128),
      {"layers": [{"kind": "dense", "count": 1}, {"kind": "moe", "count": 1}, {"kind": "dense", "count": 1},
                  {"kind": "moe", "count": 1}]}),
     ("mlp_only_layers", with_(QWEN3_MOE, mlp_only_layers=[0], intermediate_size=128),
      {"layers": [{"kind": "dense", "count": 1}, {"kind": "moe", "count": 3}]}),
-    ("mlp_only_layers", with_(QWEN3_NEXT, mlp_only_layers=[0], intermediate_size=128),
-     [(("mlp_only_layers",), "import.unsupported",
-       "layer 0 is a linear_attention layer with a dense feed-forward, which op profile 'qwen3_next' has no kind "
-       "for (its kinds: linear_attention (linear/moe), full_attention (full/moe)); state arch and layers for such "
-       "a model")]),
+    ("mlp_only_layers", with_(QWEN3_NEXT, mlp_only_layers=[0], intermediate_size=128),  # Qwen3NextMLP at layer 0
+     {"layers": [{"kind": "linear_attention_dense", "count": 1}, {"kind": "full_attention", "count": 1},
+                 {"kind": "linear_attention", "count": 1}, {"kind": "full_attention", "count": 1},
+                 {"kind": "full_attention", "count": 1, "mtp": True}]}),
     ("use_bias", STARCODER2, {"qkv_bias": True, "o_bias": True, "mlp_bias": True, "norm_bias": True,
                               "tie_word_embeddings": True}),
     ("use_bias", with_(STARCODER2, use_bias=False), {"qkv_bias": False, "o_bias": False, "mlp_bias": False}),
@@ -296,11 +304,11 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("n_groups", NEMOTRON, {"linear_num_key_heads": 2}),
     ("ssm_state_size", NEMOTRON, {"linear_key_head_dim": 32}),
     ("conv_kernel", NEMOTRON, {"linear_conv_kernel_dim": 4}),
-    ("use_conv_bias", with_(NEMOTRON, use_conv_bias=True), {"arch": "nemotron_h"}),
-    ("moe_latent_size", with_(NEMOTRON, moe_latent_size=16),
-     [(("moe_latent_size",), "import.unsupported",
-       "moe_latent_size is 16: a latent size adds NemotronHMoE's fc1_latent_proj and fc2_latent_proj, which the moe "
-       "kind does not count; only null is imported")]),
+    ("moe_latent_size", with_(NEMOTRON, moe_latent_size=16),  # NemotronHMoE's fc1/fc2_latent_proj: kind moe_latent
+     {"moe_latent_size": 16, "layers": [{"kind": "mamba", "count": 1}, {"kind": "moe_latent", "count": 1},
+                                        {"kind": "attention", "count": 1}, {"kind": "mlp", "count": 1}]}),
+    ("moe_latent_size", with_(NEMOTRON, moe_latent_size=16, hybrid_override_pattern="M*-M"),  # no MoE block
+     {"moe_latent_size": None, "layer_types": ["mamba", "attention", "mlp", "mamba"]}),
     ("n_routed_experts", with_(NEMOTRON, hybrid_override_pattern="ME*"),
      [(("hybrid_override_pattern",), "import.value",
        "hybrid_override_pattern must be 4 characters (num_hidden_layers), each one of 'M', '*', 'E', '-', got "
@@ -572,12 +580,44 @@ def test_allow_unknown_imports_and_returns_the_unknown_keys():
 
 
 def test_a_key_at_both_levels_with_different_values_names_both():
-    config = with_(QWEN3_5_VL, tie_word_embeddings=False,
-                   text_config={**QWEN3_5_VL["text_config"], "tie_word_embeddings": True, "vocab_size": 100})
-    assert refusals(config) == [(("text_config", "tie_word_embeddings"), "import.both-levels",
-                                 "tie_word_embeddings is false at the top level but true in text_config; state it "
-                                 "once")]
+    config = with_(QWEN3_5_VL, vocab_size=120, text_config={**QWEN3_5_VL["text_config"], "vocab_size": 100})
+    assert refusals(config) == [(("text_config", "vocab_size"), "import.both-levels",
+                                 "vocab_size is 120 at the top level but 100 in text_config; state it once")]
+    assert imported(with_(config, vocab_size=100))["vocab_size"] == 100
+
+
+@pytest.mark.parametrize("changes, mamba", [
+    ({"use_conv_bias": True, "use_bias": False}, "mamba"),  # NemotronHConfig's defaults
+    ({"use_conv_bias": False}, "mamba_no_conv_bias"),
+    ({"use_bias": True}, "mamba_proj_bias"),
+    ({"use_bias": True, "use_conv_bias": False}, "mamba_proj_bias_no_conv_bias"),  # the variants compose
+])
+def test_nemotron_h_mamba_biases_pick_the_kind_that_holds_them(changes, mamba):
+    data = imported(with_(NEMOTRON, **changes))
+    kinds = data["layer_types"] if mamba == "mamba" else [group["kind"] for group in data["layers"]]
+    assert kinds == [mamba, "moe", "attention", "mlp"]
+
+
+def test_a_text_only_qwen3_5_names_its_embedding_and_norm_as_its_causal_lm_does():
+    """Qwen3_5ForCausalLM (a qwen3_5_text config) holds model.embed_tokens and model.norm; the VLM's language model
+    is model.language_model (the inventory's when: vision)."""
+    profiles = load_op_profiles()
+    names = {}
+    for key, config in (("text", QWEN3_5), ("vlm", QWEN3_5_VL)):
+        spec = import_config(config, profiles, fallback_name="x").spec
+        names[key] = [t.name for t in resolve(profiles.get("qwen3_5").model_weights.weights, model_symbols(spec))]
+    assert names == {"text": ["model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"],
+                     "vlm": ["model.language_model.embed_tokens.weight", "model.language_model.norm.weight",
+                             "lm_head.weight"]}
+
+
+def test_a_qwen3_5_vlm_ties_by_its_top_level_config_whatever_text_config_says():
+    """Qwen3_5ForConditionalGeneration ties by Qwen3_5Config's tie_word_embeddings (import.top_level)."""
+    config = with_(QWEN3_5_VL, text_config={**QWEN3_5_VL["text_config"], "tie_word_embeddings": True})
+    assert imported(with_(config, tie_word_embeddings=False))["tie_word_embeddings"] is False
     assert imported(with_(config, tie_word_embeddings=True))["tie_word_embeddings"] is True
+    assert imported({key: value for key, value in config.items() if key != "tie_word_embeddings"})[
+        "tie_word_embeddings"] is False  # Qwen3_5Config's default
 
 
 @pytest.mark.parametrize("config, expected", [
@@ -615,10 +655,12 @@ def test_a_key_at_both_levels_with_different_values_names_both():
      [(("mlp_only_layers",), "import.value", "mlp_only_layers must list layer indexes from 0 to 3, got [9]")]),
     (with_(LLAMA, decoder_sparse_step=2),  # LlamaConfig does not read it
      [(("decoder_sparse_step",), "import.unknown-key", not_read("decoder_sparse_step", "llama"))]),
-    (with_(QWEN3_MOE, use_sliding_window=True, sliding_window=16),
-     [(("sliding_window",), "import.unsupported",
-       "layer 0 is a sliding_attention layer with a moe feed-forward, which op profile 'qwen3_moe' has no kind for "
-       "(its kinds: dense (full/dense), moe (full/moe)); state arch and layers for such a model")]),
+    ({"model_type": "exaone4", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+      "vocab_size": 100, "intermediate_size": 128, "layer_types": ["full_attention", "linear_attention"]},
+     [(("layer_types",), "import.unsupported",
+       "layer 1 is a linear_attention layer with a dense feed-forward, which op profile 'exaone4' has no kind for "
+       "(its kinds: sliding_attention (sliding/dense), full_attention (full/dense)); state arch and layers for such "
+       "a model")]),
     (with_(LLAMA, num_key_value_heads=3),
      [(("num_key_value_heads",), "spec.kv-heads-divide",
        "num_attention_heads (4) must be a multiple of num_key_value_heads (3); each key/value head serves a whole "
@@ -910,10 +952,6 @@ _NOT_WRITTEN = "modelspec: the imported spec fails modelspec check; nothing was 
     (with_(LLAMA, intermediate_size=...), [],
      ["config.json:1:1: error [stack.dense-without-intermediate] the stack has layers of kind ['full_attention'] "
       "with a dense feed-forward, but intermediate_size is not declared; declare the dense width"]),
-    (with_(QWEN3_MOE, num_experts=..., num_experts_per_tok=..., intermediate_size=128), [],
-     ["config.json:7:3: error [stack.field-without-kind] moe_intermediate_size is declared, but no layer of the stack "
-      "has routed experts (its kinds are ['dense']); state an arch or layers whose kinds have it, or leave "
-      "moe_intermediate_size out"]),
     (with_(LLAMA, _name_or_path="org/a b"), [],
      ["config.json:8:3: error [schema.pattern] name must be letters, digits, '.', '_' and '-', not starting with '.' "
       "(it names the spec's artifact file), got 'a b' (from _name_or_path)"]),

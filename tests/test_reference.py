@@ -40,8 +40,8 @@ pytestmark = pytest.mark.reference
 ROOT = Path(__file__).resolve().parents[1]
 
 try:
-    import torch  # noqa: F401  # pylint: disable=unused-import
-    import transformers  # noqa: F401  # pylint: disable=unused-import
+    import torch
+    import transformers
 except ImportError:
     pytest.skip("the reference extra (torch 2.13.0, transformers 5.24.0) is not installed: "
                 "pip install -e '.[reference]'", allow_module_level=True)
@@ -81,8 +81,8 @@ KNOWN = (
     Known(("roberta",), "found by this suite: untied, RobertaLMHead's decoder holds its own bias "
           "(lm_head.decoder.bias, vocab_size) beside lm_head.bias; op_profiles/roberta.yaml prices one",
           lambda c, v: {row.name for row in v.tensors} == {"lm_head.decoder.bias"}),
-    Known(("gemma3_text", "qwen3_5_text", "qwen3_5_moe_text"), "found by this suite: a text-only config builds "
-          "Gemma3ForCausalLM / Qwen3_5(Moe)ForCausalLM, whose tensors are model.embed_tokens, model.norm; the "
+    Known(("gemma3_text",), "found by this suite: a text-only config builds "
+          "Gemma3ForCausalLM, whose tensors are model.embed_tokens, model.norm; the "
           "profile names the VLM's model.language_model.* (counts equal)",
           lambda c, v: not v.counted_differently and all(".language_model." in row.name or row.name.startswith(
               ("model.embed_tokens", "model.norm")) for row in v.tensors)),
@@ -269,6 +269,22 @@ def test_a_spec_without_a_stored_config_or_an_unknown_name_is_a_usage_error(wron
     assert "no stored source config for llama-3.1-8b: configs/llama-3.1-8b.json does not exist" in result.stderr
     assert run("reference", "--spec", "no-such-model", "--root", str(ROOT)).exit_code == 2
     assert run("reference", "--root", str(ROOT)).exit_code == 2
+
+
+def test_a_sliding_layer_without_a_window_builds_but_does_not_run_so_no_variant_has_one() -> None:
+    """Qwen2Config keeps sliding_window only with use_sliding_window; layer_types may still mark sliding_attention
+    layers. transformers builds that model but cannot run it (reference_variants.runs), and the importer refuses it
+    naming the missing window."""
+    config = {"model_type": "qwen2", "vocab_size": 64, "hidden_size": 32, "intermediate_size": 16,
+              "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1, "use_sliding_window": False,
+              "sliding_window": 16, "layer_types": ["full_attention", "sliding_attention"]}
+    built = transformers.AutoConfig.for_model(**config)
+    assert (built.sliding_window, rv.runs(built)) == (None, False)
+    model = transformers.AutoModelForCausalLM.from_config(built)
+    with pytest.raises(TypeError, match="'NoneType' object cannot be interpreted as an integer"):
+        model(torch.tensor([[1, 2, 3]]))
+    assert outcome("qwen2", config, census(config)) == ("refused", "import.missing layer_types")
+    assert rv.runs(transformers.AutoConfig.for_model(**{**config, "use_sliding_window": True}))
 
 
 @pytest.mark.parametrize("model_type", MODEL_TYPES)

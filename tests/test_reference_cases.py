@@ -81,6 +81,41 @@ CASES = [
         layers_block_type=[{"M": "mamba", "E": "moe", "*": "attention", "-": "mlp"}[char]
                            for char in config.pop("hybrid_override_pattern")], num_hidden_layers=None),
      31_577_937_344),
+    # Issue 23's refusals above 15% (branch refa), exact now. A Qwen3.5 VLM ties by Qwen3_5Config's own
+    # tie_word_embeddings (modeling_utils.py get_expanded_tied_weights_keys reads the wrapper's config), whatever
+    # text_config says (was import.both-levels).
+    ("qwen3.5-27b.json", _text("tie_word_embeddings", True), 27_356_728_560),
+    ("qwen3.5-35b-a3b.json", _text("tie_word_embeddings", True), 35_107_181_936),
+    # No linear_attention layer: Qwen3_5DecoderLayer builds no Qwen3_5GatedDeltaNet, so the linear_* keys size
+    # nothing (was check stack.field-without-kind).
+    ("qwen3.5-27b.json", lambda config: config["text_config"].update(
+        {"layer_types": ["full_attention"] * 64, "full_attention_interval": None}), 26_827_866_864),
+    # Qwen3NextDecoderLayer: Qwen3NextMLP where (layer_idx + 1) % decoder_sparse_step != 0 or layer_idx is in
+    # mlp_only_layers (kinds linear_attention_dense, full_attention_dense; was import.unsupported).
+    ("qwen3-next-80b-a3b.json", _top(decoder_sparse_step=2), 41_673_947_904),
+    ("qwen3-next-80b-a3b.json", _top(mlp_only_layers=[0, 47]), 76_507_687_680),
+    # Qwen3MoeConfig keeps sliding_window when use_sliding_window, and every layer slides (kinds sliding_dense,
+    # sliding_moe; the same weights; was import.unsupported); every layer in mlp_only_layers: no experts at all.
+    ("qwen3-30b-a3b.json", _top(use_sliding_window=True, sliding_window=4096), 30_532_122_624),
+    ("qwen3-30b-a3b.json", _top(mlp_only_layers=list(range(48))), 3_340_449_792),
+    # Other families' keys the config class and the modelling code never read (import.unread; was
+    # import.unknown-key): Qwen3MLP and Qwen2MLP are bias-free, Qwen3's q_norm/k_norm always built, Qwen2's never.
+    ("qwen3-8b.json", _top(mlp_bias=True, qk_norm=False, n_shared_experts=2, moe_intermediate_size=64,
+                           moe_layer_freq=2), 8_190_735_360),
+    ("qwen2.5-7b-instruct.json", _top(mlp_bias=True, qk_norm=True, moe_intermediate_size=64), 7_615_616_512),
+    # NemotronHMamba2Mixer: conv1d bias=config.use_conv_bias, in_proj/out_proj bias=config.use_bias (kinds
+    # mamba_no_conv_bias, mamba_proj_bias, mamba_proj_bias_no_conv_bias; was import.unsupported); no block reads
+    # sliding_window (was import.unsupported).
+    ("nemotron-3-nano-30b-a3b.json", _top(use_conv_bias=False), 31_577_796_032),
+    ("nemotron-3-nano-30b-a3b.json", _top(use_bias=True), 31_578_236_160),
+    ("nemotron-3-nano-30b-a3b.json", _top(use_bias=True, use_conv_bias=False), 31_578_094_848),
+    ("nemotron-3-nano-30b-a3b.json", _top(sliding_window=4096), 31_577_937_344),
+    # NemotronHMoE with moe_latent_size: fc1_latent_proj, fc2_latent_proj, experts at the latent width (kind
+    # moe_latent; was import.unsupported).
+    ("nemotron-3-nano-30b-a3b.json", _top(moe_latent_size=1024), 13_520_147_904),
+    # Qwen3MoeConfig's defaults (128 experts, 8 a token, 768 wide) for a config that leaves them out.
+    ("qwen3-30b-a3b.json", lambda config: [config.pop(key) for key in (
+        "num_experts", "num_experts_per_tok", "moe_intermediate_size")], 30_532_122_624),
 ]
 
 

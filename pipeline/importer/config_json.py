@@ -62,7 +62,7 @@ from pipeline.pricing.config_keys import _RULES, _VISION_RULES, IGNORED, KEYS, V
 from pipeline.pricing.families import REFUSE_MATCHING, Expression, Family, KeyRule
 from pipeline.pricing.op_profiles import OpProfile, OpProfiles
 from pipeline.pricing.parameters import Unpriced, count_parameters, counted_parts
-from pipeline.pricing.stack import derive_layers, spec_layer_stack, tower_layer_stack
+from pipeline.pricing.stack import derive_layers, fields_without_kind, spec_layer_stack, tower_layer_stack
 from pipeline.spec.model import LayerGroup, ModelSpec, ModelSpecError, StatedParameters
 
 CODES: Dict[str, str] = {
@@ -339,9 +339,10 @@ def _window(ctx: _Context, gated: bool) -> Optional[_Stated]:
 
 def _no_window(ctx: _Context, source: str) -> None:
     """Refuse a window for a family whose attention never slides (a key its config class does not read, listed
-    as unread, is a leftover that changes nothing)."""
+    as unread, is a leftover that changes nothing; one it reads but its modelling code never does is ignored)."""
     window = ctx.keys.get("sliding_window")
-    if window is not None and window.value is not None and "sliding_window" not in ctx.family.unread:
+    listed = set(ctx.family.unread) | set(ctx.family.ignored)
+    if window is not None and window.value is not None and "sliding_window" not in listed:
         ctx.refuse(window.path, "import.unsupported",
                    f"sliding_window is {_show(window.value)}, but {source} never slides; leave it out")
     if "use_sliding_window" not in ctx.family.unread and ctx.value("use_sliding_window", False) is not False:
@@ -586,13 +587,18 @@ def _kind(profile: OpProfile, layer_type: str, ffn: str) -> Optional[str]:
 
     A profile names its kinds either as layer types (``full_attention``) or
     as feed-forwards (``dense``, ``moe``); the kind's flavours must match.
+    A layer whose flavours the kind of that name does not have is the one
+    kind of the profile that has both (Qwen3-Next's dense layers are
+    ``linear_attention_dense``, Qwen3-MoE's windowed ones ``sliding_moe``).
     """
     kinds = profile.layer_kinds
-    if layer_type in kinds:
-        return layer_type if kinds[layer_type].ffn == ffn else None
-    if ffn in kinds and kinds[ffn].attention in _FLAVOURS.get(layer_type, ()):
+    flavours = _FLAVOURS.get(layer_type, ())
+    if layer_type in kinds and kinds[layer_type].ffn == ffn:
+        return layer_type
+    if ffn in kinds and kinds[ffn].attention in flavours:
         return ffn
-    return None
+    fits = [name for name, kind in kinds.items() if kind.ffn == ffn and kind.attention in flavours]
+    return fits[0] if len(fits) == 1 else None
 
 
 def _run_lengths(kinds: Sequence[str]) -> List[LayerGroup]:
@@ -663,7 +669,9 @@ def _write_stack(ctx: _Context, kinds: List[str], types: Sequence[str], stated: 
 
 def _variant_kinds(ctx: _Context) -> Optional[Dict[str, str]]:
     """The kinds the family's variants rename (``{}`` for none), or ``None`` after refusing stated keys that
-    disagree (T5's ``feed_forward_proj: relu`` beside ``is_gated_act: true``)."""
+    disagree (T5's ``feed_forward_proj: relu`` beside ``is_gated_act: true``). Variants compose in the order the
+    profile lists them: NemotronH's ``use_conv_bias: false`` makes a mamba block ``mamba_no_conv_bias``, and
+    ``use_bias: true`` then makes that ``mamba_proj_bias_no_conv_bias``."""
     renames: Dict[str, str] = {}
     for variant in ctx.family.variants:
         stated = [(key, ctx.keys[key]) for key in variant.when if key in ctx.keys]
@@ -673,8 +681,9 @@ def _variant_kinds(ctx: _Context) -> Optional[Dict[str, str]]:
                        " but ".join(f"{key} is {_show(item.value)}" for key, item in stated) +
                        f": they disagree on the layers {variant.source} builds; state one")
             return None
-        if any(verdicts.values()):
-            renames.update(variant.kinds)
+        if any(verdicts.values()):  # each applied variant renames the kinds the ones before it gave
+            renames = {kind: variant.kinds.get(renames.get(kind, kind), renames.get(kind, kind))
+                       for kind in ctx.profile.layer_kinds}
     return renames
 
 
@@ -733,8 +742,18 @@ def _stack(ctx: _Context) -> None:
     kinds = _body_kinds(ctx, types[:count], ffns)
     renames = _variant_kinds(ctx)
     if kinds is not None and renames is not None:
-        _write_stack(ctx, [renames.get(kind, kind) for kind in kinds], types if stated is not None else types[:count],
-                     stated)
+        body = [renames.get(kind, kind) for kind in kinds]
+        _write_stack(ctx, body, types if stated is not None else types[:count], stated)
+        _drop_fields_without_kind(ctx, body)
+
+
+def _drop_fields_without_kind(ctx: _Context, body: Sequence[str]) -> None:
+    """Leave out the fields no kind of the body reads (Qwen3.5's linear_* when layer_types lists no
+    linear_attention layer, Qwen3-MoE's experts when every layer is in mlp_only_layers): the config's class reads
+    the keys, but the model it describes builds nothing of them (``stack.field-without-kind``)."""
+    for name in fields_without_kind([ctx.profile.layer_kinds[kind] for kind in set(body)]):
+        for table in (ctx.fields.values, ctx.fields.origins, ctx.fields.paths, ctx.fields.fixed):
+            table.pop(name, None)
 
 
 # The keys that give a period of layer types, checked against stated layer_types.
@@ -1208,16 +1227,27 @@ def _apply_keys(ctx: _Context) -> List[KeyPath]:
         else:
             TRANSFORMS[rule.transform](rule, stated, ctx)
     for key, value in family.defaults.items():
-        if ctx.value(key) is not None:
+        rule = family.keys.get(key) or _RULES[key]
+        if ctx.value(key) is not None or _alias_stated(ctx, key, rule):
             continue
         computed = ""
         if isinstance(value, Expression):
             value, computed = value.evaluate(ctx.fields.values), value.text
             if value is None:
                 continue  # a field it reads is missing or wrong; the model IR names that field
-        rule = family.keys.get(key) or _RULES[key]
         TRANSFORMS[rule.transform](rule, _Stated(value, (key,), default=True, computed=computed), ctx)
     return unknown
+
+
+def _alias_stated(ctx: _Context, key: str, rule: KeyRule) -> bool:
+    """Whether another stated key of the family sets the field *key*'s default would (Qwen3-MoE's
+    ``num_local_experts``, its attribute_map alias of ``num_experts``): the class's default is then not used."""
+    for other, stated in ctx.keys.items():
+        other_rule = ctx.family.keys.get(other) or _RULES.get(other)
+        if (other != key and stated.value is not None and other_rule is not None and rule.fields
+                and other_rule.fields[:1] == rule.fields[:1] and other_rule.transform == "copy"):
+            return True
+    return False
 
 
 # The shared rows every config class reads: PreTrainedConfig's own fields and what the import itself reads.

@@ -140,13 +140,18 @@ class Condition:
     Attributes:
         match: A regular expression a string value matches (``^gated-``), or ``None``.
         equals: The JSON value it equals (``true``, ``null``) when :attr:`match` is ``None``.
+        stated: Whether any value but null meets it (``{stated: true}``), whatever :attr:`equals` says.
     """
 
     match: Optional[str]
     equals: Any = None
+    stated: bool = False
 
     def holds(self, value: Any) -> bool:
-        """Whether a stated *value* meets the condition (``1`` is not ``true``)."""
+        """Whether a stated *value* meets the condition (``1`` is not ``true``; with :attr:`stated`, any value but
+        null: NemotronH's ``moe_latent_size``)."""
+        if self.stated:
+            return value is not None
         if self.match is not None:
             return isinstance(value, str) and re.search(self.match, value) is not None
         return type(value) is type(self.equals) and value == self.equals
@@ -261,7 +266,8 @@ class Family:
 
 def _variant(data: Mapping[str, Any]) -> Variant:
     """A checked ``variants`` entry as a :class:`Variant`."""
-    when = {key: Condition(entry.get("match"), entry.get("equals")) for key, entry in data["when"].items()}
+    when = {key: Condition(entry.get("match"), entry.get("equals"), entry.get("stated", False))
+            for key, entry in data["when"].items()}
     return Variant(data["source"], MappingProxyType(when), MappingProxyType(dict(data["kinds"])))
 
 

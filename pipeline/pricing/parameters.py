@@ -132,6 +132,7 @@ def model_symbols(spec: "ModelSpec") -> Dict[str, Any]:
     Returned as :func:`~pipeline.pricing.weights.environment` builds it, ready to evaluate shapes in.
     """
     symbols = {name: getattr(spec, name) for name in SYMBOLS}
+    symbols["vision"] = spec.vision is not None
     symbols["head_dim"] = spec.effective_head_dim
     symbols["num_key_value_heads"] = spec.num_key_value_heads or spec.num_attention_heads
     symbols["moe_intermediate_size"] = spec.routed_expert_width or None

@@ -432,7 +432,7 @@ _FLAVOUR_FIELDS = (
                    "stack.dense-without-intermediate", "the dense width"),
     _FlavourFields("ffn", "moe", "routed experts",
                    ("num_experts", "num_experts_per_tok", "moe_intermediate_size", "num_shared_experts",
-                    "shared_expert_intermediate_size", "shared_expert_gate"),
+                    "shared_expert_intermediate_size", "shared_expert_gate", "moe_latent_size"),
                    ("num_experts", "num_experts_per_tok"), "stack.moe-without-experts",
                    "how many routed experts there are and how many each token is sent to"),
     _FlavourFields("attention", "mla", "multi-head latent attention",
@@ -446,6 +446,14 @@ _FLAVOUR_FIELDS = (
 
 #: A model spec or a vision tower: what the stack rules read fields from.
 _Record = Union[ModelSpec, VisionSpec]
+
+
+def fields_without_kind(kinds: Sequence[LayerKind]) -> Tuple[str, ...]:
+    """The spec fields only a flavour none of *kinds* has reads (a stack of them declaring one is
+    ``stack.field-without-kind``): the linear_* widths of a stack with no linear layer, the experts of one with no
+    MoE layer. The importer leaves them out: the model the config describes builds no tensor of them."""
+    return tuple(name for rule in _FLAVOUR_FIELDS
+                 if all(getattr(kind, rule.attribute) != rule.flavour for kind in kinds) for name in rule.meaningful)
 
 
 def _width_issues(record: _Record, kinds: Sequence[LayerKind], prefix: FieldPath) -> List[SpecIssue]:

@@ -76,15 +76,16 @@ OPS = ("matmul", "lookup", "elementwise")
 #: What an expression may name in a model's inventory: the spec's widths and counts, read as
 #: :class:`~pipeline.spec.model.ModelSpec` resolves them (``head_dim`` is ``effective_head_dim``,
 #: ``num_key_value_heads`` falls back to the query heads, ``moe_intermediate_size`` is the routed width,
-#: ``shared_expert_intermediate_size`` the shared one), and its flags.
+#: ``shared_expert_intermediate_size`` the shared one), and its flags; ``vision`` is whether the spec has a tower
+#: (a multimodal model's language model is ``model.language_model``, a text-only one's ``model``).
 SYMBOLS = (
     "hidden_size", "intermediate_size", "vocab_size", "num_attention_heads", "num_key_value_heads", "head_dim",
     "max_position_embeddings", "num_experts", "num_experts_per_tok", "num_shared_experts", "moe_intermediate_size",
-    "shared_expert_intermediate_size", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
-    "v_head_dim", "linear_num_key_heads", "linear_key_head_dim", "linear_num_value_heads", "linear_value_head_dim",
-    "linear_conv_kernel_dim", "relative_attention_num_buckets", "type_vocab_size",
+    "shared_expert_intermediate_size", "moe_latent_size", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim",
+    "qk_nope_head_dim", "v_head_dim", "linear_num_key_heads", "linear_key_head_dim", "linear_num_value_heads",
+    "linear_value_head_dim", "linear_conv_kernel_dim", "relative_attention_num_buckets", "type_vocab_size",
     "attn_output_gate", "tie_word_embeddings", "qk_norm", "qkv_bias", "o_bias", "mlp_bias", "norm_bias",
-    "shared_expert_gate",
+    "shared_expert_gate", "vision",
 )
 
 #: What an expression may name in a vision tower's inventory: the tower's fields, ``head_dim`` (its width over
@@ -110,7 +111,7 @@ _EXPRESSION_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVW
 
 #: The symbols that read as 0 or 1: the spec's flags.
 FLAG_SYMBOLS = ("attn_output_gate", "tie_word_embeddings", "qk_norm", "qkv_bias", "o_bias", "mlp_bias", "norm_bias",
-                "shared_expert_gate")
+                "shared_expert_gate", "vision")
 #: The counts the model IR lets be 0 (every other field it takes is at least 1: a width, a count of heads).
 ZERO_SYMBOLS = ("num_shared_experts",)
 

@@ -979,6 +979,8 @@ class ModelSpec:
         qkv_bias, o_bias, mlp_bias, norm_bias: Whether those projections or norms hold a bias.
         layer_norms: How many norms a layer holds, per-head q/k norms apart.
         shared_expert_gate: Whether a MoE layer gates its shared expert's output (Qwen2-MoE).
+        moe_latent_size: The width routed experts work in when a MoE block projects into a latent space and
+            back around them (NemotronH's fc1_latent_proj, fc2_latent_proj); absent: the experts read hidden_size.
         sliding_window: Tokens a sliding-attention layer attends to.
         type_vocab_size: Rows of an encoder's token-type (segment) embedding
             table (RoBERTa's ``token_type_embeddings``).
@@ -1012,6 +1014,7 @@ class ModelSpec:
     num_shared_experts: Optional[int] = None
     moe_intermediate_size: Optional[int] = None
     shared_expert_intermediate_size: Optional[int] = None
+    moe_latent_size: Optional[int] = None
     first_k_dense_replace: Optional[int] = None
 
     mtp_depth: Optional[int] = None
