@@ -58,6 +58,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from pipeline.check.discovery import SPEC_SUFFIXES
 from pipeline.pricing.op_profiles import VISION_ARCH, OpProfiles
 from pipeline.spec.escape import printable
+from pipeline.spec.files import MAX_BYTES, open_regular
 from pipeline.spec.model import ModelSpecError
 from pipeline.spec.yaml_source import load_path
 
@@ -592,7 +593,8 @@ def _changes(answers: _GitAnswers, shown: Optional[Callable[[str], Optional[str]
     def inside(path: Optional[str]) -> Optional[str]:  # git's name of a file, as the catalogue shows it
         if path is None:
             return None
-        name = shown(os.path.join(answers.top, path)) if shown is not None and path.endswith(SPEC_SUFFIXES) else None
+        # any file may be what a spec that is a link names (a target need not bear a spec's suffix)
+        name = shown(os.path.join(answers.top, path)) if shown is not None else None
         return name if name is not None else printable(path[len(prefix):]) if path.startswith(prefix) else None
 
     files = []
@@ -648,6 +650,9 @@ class Selection:
             ``"op profile deepseek_v3 changed"``.
         removed: Spec paths deleted since the merge base, sorted.
         candidates: How many spec files there were to choose from.
+        excluded: Spec paths changed since the merge base that the configuration or the files named leave out
+            (``gate.excluded-change``), sorted.
+        profiles: The file names of the op profiles changed (not deleted) since the merge base, sorted.
     """
 
     ref: str
@@ -656,6 +661,8 @@ class Selection:
     reasons: Mapping[str, str] = field(default_factory=dict)
     removed: Tuple[str, ...] = ()
     candidates: int = 0
+    excluded: Tuple[str, ...] = ()
+    profiles: Tuple[str, ...] = ()
 
     def summary(self) -> List[str]:
         """Lines for a person: what is checked and why, then each removed spec."""
@@ -668,6 +675,8 @@ class Selection:
                 f"{self.candidates} spec{'s' if self.candidates != 1 else ''}")
         lines = [head + (f" ({why})" if why else "")]
         lines.extend(f"removed since {self.ref}: {path} (not checked)" for path in self.removed)
+        lines.extend(f"changed since {self.ref} but left out by the configuration or the files named: {path} "
+                     "(not checked)" for path in self.excluded)
         return lines
 
 
@@ -686,7 +695,7 @@ def _profile_arch(path: str, profiles_prefix: Optional[str]) -> Optional[str]:
 
 def select_specs(changes: Changes, candidates: Sequence[str], facts: Callable[[str], SpecFacts],
                  profiles_prefix: Optional[str], scope: Sequence[str] = ("specs/",), rules: Sequence[str] = (),
-                 rules_changed: Optional[str] = None) -> Selection:
+                 rules_changed: Optional[str] = None, catalogue: Sequence[str] = ()) -> Selection:
     """Pick the specs among *candidates* that *changes* touches (the rules of the module docstring).
 
     Args:
@@ -699,6 +708,8 @@ def select_specs(changes: Changes, candidates: Sequence[str], facts: Callable[[s
         rules: Root-relative prefixes of the folders modelspec reads its rules from (``pipeline/``,
             ``schemas/`` in its own checkout); a change under one touches every spec.
         rules_changed: Why every spec is touched whatever changed (:attr:`Changes.pin`), or ``None``.
+        catalogue: The prefixes of the catalogue's folders (``"specs/"``): a spec file changed there that is not
+            among *candidates* (the configuration or the files named leave it out) is :attr:`Selection.excluded`.
 
     Returns:
         The :class:`Selection`.
@@ -706,8 +717,33 @@ def select_specs(changes: Changes, candidates: Sequence[str], facts: Callable[[s
     present = set(candidates)
     reasons: Dict[str, str] = {}
     removed = []
-    archs: Dict[str, str] = {}
+    excluded = []
+    for change in changes.files:
+        if change.path in present and change.status != "deleted":
+            reasons[change.path] = (f"renamed from {change.old_path}" if change.status == "renamed"
+                                    else change.status)
+        elif change.status == "deleted" and _is_spec_path(change.path, scope) and change.path not in present:
+            removed.append(change.path)
+        elif change.status != "deleted" and _is_spec_path(change.path, catalogue):
+            excluded.append(change.path)
+    everything, archs = _rule_reasons(changes, profiles_prefix, rules, rules_changed)
+    profiles = sorted({PurePosixPath(change.path).name for change in changes.files if change.status != "deleted"
+                       and _profile_arch(change.path, profiles_prefix) is not None})
+    for path in candidates:
+        if path not in reasons:
+            why = everything or (_profile_reason(facts(path), archs) if archs else None)
+            if why is not None:
+                reasons[path] = why
+    return Selection(changes.ref, changes.base, tuple(sorted(reasons)), dict(sorted(reasons.items())),
+                     tuple(sorted(removed)), len(candidates), tuple(sorted(excluded)), tuple(profiles))
+
+
+def _rule_reasons(changes: Changes, profiles_prefix: Optional[str], rules: Sequence[str],
+                  rules_changed: Optional[str]) -> Tuple[Optional[str], Dict[str, str]]:
+    """Why every spec is touched (a change under *rules*, or *rules_changed*), or ``None``; and for each op
+    profile changed, by arch, why its specs are."""
     everything = rules_changed
+    archs: Dict[str, str] = {}
     for change in changes.files:
         for path in filter(None, (change.path, change.old_path)):
             if everything is None and rules and path.startswith(tuple(rules)):
@@ -716,26 +752,18 @@ def select_specs(changes: Changes, candidates: Sequence[str], facts: Callable[[s
             if arch is not None:
                 archs.setdefault(arch, f"op profile {arch} changed" if arch != VISION_ARCH
                                  else "vision profile changed")
-        if change.path in present and change.status != "deleted":
-            reasons[change.path] = (f"renamed from {change.old_path}" if change.status == "renamed"
-                                    else change.status)
-        elif change.status == "deleted" and _is_spec_path(change.path, scope) and change.path not in present:
-            removed.append(change.path)
-    for path in candidates:
-        if path in reasons:
-            continue
-        if everything:
-            reasons[path] = everything
-        elif archs:
-            spec = facts(path)
-            if spec.arch is None:
-                reasons[path] = "op profiles changed and its arch cannot be told"
-            elif spec.arch in archs:
-                reasons[path] = archs[spec.arch]
-            elif spec.tower and VISION_ARCH in archs:
-                reasons[path] = archs[VISION_ARCH]
-    return Selection(changes.ref, changes.base, tuple(sorted(reasons)), dict(sorted(reasons.items())),
-                     tuple(sorted(removed)), len(candidates))
+    return everything, archs
+
+
+def _profile_reason(spec: SpecFacts, archs: Mapping[str, str]) -> Optional[str]:
+    """Why the changed op profiles (*archs*, :func:`_rule_reasons`) touch the spec of *spec*, or ``None``."""
+    if spec.arch is None:
+        return "op profiles changed and its arch cannot be told"
+    if spec.arch in archs:
+        return archs[spec.arch]
+    if spec.tower and VISION_ARCH in archs:
+        return archs[VISION_ARCH]
+    return None
 
 
 def _pin_change(repo: Any, base: str, changed: Sequence[str]) -> Optional[str]:
@@ -942,3 +970,56 @@ def commit(root: Path, message: str, folder: str) -> str:
         except git.GitCommandError as error:
             raise GitError(f"git commit failed: {error.stderr.strip()}") from None
         return sha
+
+
+def changed_under(root: Path, base: str, head: Optional[str], paths: Sequence[str]) -> List[FileChange]:
+    """The files under *paths* (root-relative folders ending in ``/``, or files) that differ between commit *base*
+    and *head* (a revision), or the working tree when *head* is ``None`` (untracked files there included, as
+    added), sorted by path; renames found as :func:`changes_since` finds them.
+
+    Raises:
+        GitError: If *root* is in no work tree, or a revision is refused or unknown.
+    """
+    repo = _open_plumbing(root)
+    prefix = _prefix(repo, root)
+    specs = [f":(top,literal){prefix}{path.rstrip('/')}" for path in paths]
+    revisions = [resolve_revision(repo, base)] + ([resolve_revision(repo, head)] if head is not None else [])
+    found = _parse_name_status(repo.git.diff("--name-status", "-z", "--find-renames", "--no-ext-diff", *revisions,
+                                             "--", *specs, strip_newline_in_stdout=False))
+    if head is None:
+        untracked = repo.git.ls_files("--others", "--exclude-standard", "-z", "--", *specs,
+                                      strip_newline_in_stdout=False)
+        found.extend(("added", path, None) for path in untracked.split("\0") if path)
+    inside = [(status, path[len(prefix):], old[len(prefix):] if old else None) for status, path, old in found
+              if path.startswith(prefix)]
+    return sorted((FileChange(status, printable(path), old) for status, path, old in inside),
+                  key=lambda change: change.path)
+
+
+def file_at(root: Path, rev: Optional[str], path: str) -> Optional[bytes]:
+    """The bytes of the file *path* (root-relative) at revision *rev*, or in the working tree when *rev* is
+    ``None`` (a regular file only); ``None`` when it has none there."""
+    if rev is None:
+        try:
+            with open_regular(root / path) as handle:
+                return handle.read(MAX_BYTES + 1)
+        except OSError:
+            return None
+    repo = _open_plumbing(root)
+    process = _start_git(repo.working_tree_dir, ["cat-file", "blob", f"{rev}:{_prefix(repo, root)}{path}"])
+    try:
+        return _git_output_bytes(process)
+    except _CommandFailed:
+        return None
+
+
+def _git_output_bytes(process: Any) -> bytes:
+    """The stdout of the git *process* as bytes, once it has ended.
+
+    Raises:
+        _CommandFailed: If git exits non-zero.
+    """
+    out, err = process.communicate()
+    if process.returncode != 0:
+        raise _CommandFailed(err.decode("utf-8", "replace").strip())
+    return out
