@@ -439,6 +439,7 @@ def _fix(result, paths: Dict[str, Path], repo, quiet: bool) -> Tuple[int, set]:
     *quiet*; how many problems were fixed, and the files changed."""
     from pipeline.catalogue.atomic import write_atomic
     from pipeline.check.fix import fixed_text, fixes_for, made
+    from pipeline.spec.writes import home_of, refuse_write
     from pipeline.spec.layout import schema_line
     from pipeline.spec.yaml_source import load_bytes
 
@@ -462,7 +463,8 @@ def _fix(result, paths: Dict[str, Path], repo, quiet: bool) -> Tuple[int, set]:
                      f"{problem.message}", err=True)
             continue
         try:
-            write_atomic(path.resolve(), formatted.text)
+            refuse_write(path, home_of(path, repo.root))  # never through a link: its target is not the fix's
+            write_atomic(path, formatted.text)
         except OSError as error:
             echo(f"modelspec: cannot write the fixes to {file_result.file}: {error.strerror or error}", err=True)
             continue
