@@ -800,11 +800,13 @@ def _pin_lines(text: str) -> List[str]:
 
 
 def files_at(root: Path, rev: str, folders: Sequence[str]) -> Dict[str, bytes]:
-    """Read the regular files under *folders* (root-relative) as commit *rev* has them.
+    """Read the regular files under *folders* (root-relative) as commit *rev* has them, following symbolic links
+    as ``check``'s walk does (a spec that is a link, a folder that is one: ``specs -> data/specs``), each file
+    under the name the links give it, as long as the link leads to a file or folder of the same commit.
 
     Returns:
         ``{root-relative path: content}``, sorted; a folder the commit lacks
-        contributes nothing. Symbolic links and submodules are skipped.
+        contributes nothing. A link that leaves the commit's tree, dangles or loops, and submodules, are skipped.
 
     Raises:
         GitError: If *rev* is refused or unknown, or *root* is in no repository.
@@ -814,16 +816,63 @@ def files_at(root: Path, rev: str, folders: Sequence[str]) -> Dict[str, bytes]:
         prefix = _prefix(repo, root)
         found: Dict[str, bytes] = {}
         for folder in folders:
-            try:
-                tree = snapshot.tree / (prefix + folder.strip("/"))
-            except KeyError:
-                continue
-            if tree.type != "tree":
-                continue
-            for item in tree.traverse():
-                if item.type == "blob" and item.mode in (0o100644, 0o100755):
-                    found[item.path[len(prefix):]] = item.data_stream.read()
-        return dict(sorted(found.items()))
+            shown = prefix + folder.strip("/")
+            item = _follow(snapshot.tree, shown)
+            if item is not None and item.type == "tree":
+                _files_under(snapshot.tree, item, shown, found)
+        return dict(sorted((path[len(prefix):], data) for path, data in found.items() if path.startswith(prefix)))
+
+
+#: A git tree entry's mode for a symbolic link, and how many links one path may pass (as the kernel's ELOOP).
+_LINK_MODE = 0o120000
+_MAX_HOPS = 40
+
+
+def _follow(top: Any, path: str) -> Any:
+    """The blob or tree *path* (from the commit's top) leads to in the tree *top*, its links followed (each
+    relative to its folder), or ``None`` when it dangles, leaves the tree, or passes more than
+    :data:`_MAX_HOPS` links."""
+    walked: List[str] = []
+    parts = list(PurePosixPath(path).parts)
+    hops = 0
+    while parts:
+        part = parts.pop(0)
+        if part in (".", ""):
+            continue
+        if part == "..":
+            if not walked:
+                return None
+            walked.pop()
+            continue
+        try:
+            item = top / "/".join([*walked, part])
+        except KeyError:
+            return None
+        if item.type == "blob" and item.mode == _LINK_MODE:
+            hops += 1
+            target = item.data_stream.read().decode("utf-8", "surrogateescape")
+            if hops > _MAX_HOPS or target.startswith("/"):
+                return None
+            parts = [*PurePosixPath(target).parts, *parts]
+            continue
+        walked.append(part)
+    return top / "/".join(walked) if walked else top
+
+
+def _files_under(top: Any, tree: Any, shown: str, found: Dict[str, bytes], above: Tuple[bytes, ...] = ()) -> None:
+    """Add each regular file under *tree* to *found*, named under *shown* (the path the catalogue reaches the
+    tree by), links followed (:func:`_follow`); a folder link back to a folder being walked (*above*: their
+    ids) is a loop, and is not entered again, as the walk enters each folder once."""
+    above = (*above, tree.binsha)
+    for item in tree:
+        name = f"{shown}/{item.name}"
+        target = _follow(top, item.path) if item.type == "blob" and item.mode == _LINK_MODE else item
+        if target is None or name in found:
+            continue
+        if target.type == "tree" and target.binsha not in above:
+            _files_under(top, target, name, found, above)
+        elif target.type == "blob" and target.mode in (0o100644, 0o100755):
+            found[name] = target.data_stream.read()
 
 
 def export_revision(root: Path, rev: str, folders: Sequence[str], dest: Path) -> int:
