@@ -121,3 +121,13 @@ def test_the_rule_paths_are_the_ones_the_issue_names_and_the_configuration() -> 
 def test_markdown_escapes_a_path_a_pull_request_chooses() -> None:
     text = render_markdown([RuleChange("added", "op_profiles/a|b`.yaml", "op profile", ("x <b> y",))])
     assert "| `` op_profiles/a\\|b`.yaml `` | op profile, added | x \\<b\\> y |" in text
+
+
+def test_the_readme_s_codeowners_example_names_every_rule_path() -> None:
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- codeowners -->\n```\n(.*?)```\n<!-- /codeowners -->", readme, re.S)
+    assert block is not None
+    owned = [line.split()[0] for line in block.group(1).splitlines() if line and not line.startswith("#")]
+    assert owned == ["/" + path for path in RULE_PATHS]
