@@ -19,7 +19,11 @@ From the changed files, :func:`select_specs` picks:
 - every spec file added, modified or renamed (a renamed spec is checked
   under its new path); a deleted spec is reported as removed, never checked;
   a file in a folder the catalogue reaches through a symlink counts under
-  the catalogue's name for it, wherever git finds it;
+  the catalogue's name for it, wherever git finds it, and so does the file
+  a spec that is a link names, whatever it is named (``vendor/x.spec``);
+  a spec file changed in the catalogue's folders that the configuration or
+  the files named leave out is :attr:`Selection.excluded`, never silently
+  dropped (``gate.excluded-change``);
 - every spec whose op profile changed: a profile ``op_profiles/<arch>.yaml``
   touches the specs of that arch (their ``arch``, or the profile their name
   matches), the vision profile touches the specs with a tower, and a spec
@@ -685,6 +689,14 @@ def _is_spec_path(path: str, scope: Sequence[str]) -> bool:
     return path.endswith(SPEC_SUFFIXES) and any(path.startswith(prefix) for prefix in scope)
 
 
+def _is_walked_spec(path: str, folders: Sequence[str]) -> bool:
+    """Whether the walk of one of *folders* (prefixes) takes *path* as a spec: a spec's suffix, and no part
+    under the folder hidden (``.archive/``, ``.#x.yaml``: the walk skips them, :mod:`pipeline.check.discovery`)."""
+    return path.endswith(SPEC_SUFFIXES) and any(
+        path.startswith(prefix) and not any(part.startswith(".") for part in path[len(prefix):].split("/"))
+        for prefix in folders)
+
+
 def _profile_arch(path: str, profiles_prefix: Optional[str]) -> Optional[str]:
     """The arch of the op profile file *path*, or ``None`` if it is not one."""
     if profiles_prefix is None or not path.startswith(profiles_prefix):
@@ -724,7 +736,7 @@ def select_specs(changes: Changes, candidates: Sequence[str], facts: Callable[[s
                                     else change.status)
         elif change.status == "deleted" and _is_spec_path(change.path, scope) and change.path not in present:
             removed.append(change.path)
-        elif change.status != "deleted" and _is_spec_path(change.path, catalogue):
+        elif change.status != "deleted" and _is_walked_spec(change.path, catalogue):
             excluded.append(change.path)
     everything, archs = _rule_reasons(changes, profiles_prefix, rules, rules_changed)
     profiles = sorted({PurePosixPath(change.path).name for change in changes.files if change.status != "deleted"
