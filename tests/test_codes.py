@@ -38,6 +38,7 @@ AREAS = {
     "regen": "modelspec regen",
     "config": "the configuration file (modelspec.toml, [tool.modelspec]): a broken one stops every command (exit 2)",
     "ignore": "inline ignores: # modelspec: ignore[CODE, ...]",
+    "gate": "check --changed-since: the rules a repository brings, the changes its configuration leaves out",
 }
 
 CODE_LITERAL = re.compile(r"[\"']((?:%s)\.[a-z0-9-]+)[\"']" % "|".join(AREAS))

@@ -450,6 +450,10 @@ def test_a_profile_changed_between_the_sides_has_every_spec_resolved_on_both(two
     profile.write_text(profile.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
     specs = sorted(path.relative_to(two_commits).as_posix() for path in (two_commits / "specs").rglob("*.yaml"))
     result = run(two_commits, "diff", "v2")
-    assert (result.exit_code, result.stdout.splitlines()[0]) == (
+    rules, _, stacks = result.stdout.partition("\n\n")  # the profile is a rule file: listed first (issue 25)
+    assert rules.splitlines()[:2] == ["this pull request changes the rules:", "  op_profiles/llama.yaml (op profile "
+                                      "of the repository's own, not the one modelspec bundles (gate.own-profile), "
+                                      "modified)"]
+    assert (result.exit_code, stacks.splitlines()[0]) == (
         0, "resolved stacks v2 -> working tree: 0 added, 0 removed, 0 changed, 3 unchanged")
     assert resolved == specs + specs

@@ -174,13 +174,27 @@ def test_a_long_comment_line_is_wrapped_at_its_spaces(line, expected):
                if not part.startswith(SCHEMA_LINE))
 
 
+def test_a_spec_reached_first_by_its_real_path_is_formatted_and_its_link_kept(tmp_path, monkeypatch):
+    messy = hand_written(load_bytes(BODY.encode(), "b").data)
+    root = repo(tmp_path, {"specs/a/real.yaml": messy})
+    link = root / "specs" / "b" / "link.yaml"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(os.path.relpath(root / "specs/a/real.yaml", link.parent))
+    monkeypatch.chdir(root)
+    result = run(["fmt"])  # the folder search reaches the file itself first: the link is the same file, taken once
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "reformatted specs/a/real.yaml\n", "")
+    schema = os.path.relpath(root / "schemas" / "model-spec.schema.json", (root / "specs/a").parent / "a")
+    assert (link.is_symlink(), (root / "specs/a/real.yaml").read_text(encoding="utf-8")) == (
+        True, f"# yaml-language-server: $schema={schema}\n---\n" + BODY)
+
+
 @pytest.mark.parametrize("target, args", [
     ("specs/a/real.yaml", ["specs/b/link.yaml"]),
-    ("specs/a/real.yaml", []),
     ("elsewhere/real.yaml", ["specs/b/link.yaml"]),
     ("elsewhere/real.yaml", []),
 ])
-def test_a_symlinked_spec_is_formatted_through_its_link(tmp_path, monkeypatch, target, args):
+def test_fmt_never_writes_through_a_symlinked_spec(tmp_path, monkeypatch, target, args):
+    # issue 25: fmt rewrote a symlinked spec's target, outside the repository; the write rule refuses the link
     messy = hand_written(load_bytes(BODY.encode(), "b").data)
     root = repo(tmp_path, {target: messy})
     link = root / "specs" / "b" / "link.yaml"
@@ -188,14 +202,11 @@ def test_a_symlinked_spec_is_formatted_through_its_link(tmp_path, monkeypatch, t
     link.symlink_to(os.path.relpath(root / target, link.parent))
     monkeypatch.chdir(root)
     result = run(["fmt", *args])
-    # reported by the name it was reached by: the link, unless the folder search reached the target first
-    shown = target if not args and target.startswith("specs/") else "specs/b/link.yaml"
-    assert (result.exit_code, result.stdout, result.stderr) == (0, f"reformatted {shown}\n", "")
-    schema = os.path.relpath(root / "schemas" / "model-spec.schema.json", (root / target).parent)
-    assert (link.is_symlink(), (root / target).read_text(encoding="utf-8")) == (
-        True, f"# yaml-language-server: $schema={schema}\n---\n" + BODY)
-    result = run(["fmt", "--check", *args])
-    assert (result.exit_code, result.stdout) == (0, "")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        1, "", f"modelspec: not reformatted: {root}/specs/b/link.yaml is a symbolic link; modelspec never writes "
+               "through one (a checkout may carry a link to any file): remove the link, or write the file it names "
+               "yourself\n")
+    assert (link.is_symlink(), (root / target).read_text(encoding="utf-8")) == (True, messy)
 
 
 def test_a_hash_inside_a_scalar_is_not_a_comment():

@@ -152,7 +152,8 @@ def test_a_profile_change_fans_out_to_exactly_the_specs_of_that_arch(repo: Path,
     with (repo / "op_profiles" / f"{profile}.yaml").open("a", encoding="utf-8") as handle:
         handle.write("# a comment changes the profile's bytes\n")
     result = check_changed(repo)
-    assert (result.exit_code, checked_files(result.stdout)) == (0, expected)
+    # the repository's own profile, changed, is not the bundled one: gate.own-profile names it beside its specs
+    assert (result.exit_code, checked_files(result.stdout)) == (0, [f"op_profiles/{profile}.yaml", *expected])
     assert result.stderr == f"changed since main (merge base {base_of(repo)}): 1 of 3 specs (1 {reason})\n"
 
 
@@ -162,7 +163,7 @@ def test_a_profile_change_also_takes_a_spec_whose_arch_cannot_be_told(repo: Path
     with (repo / "op_profiles" / "llama.yaml").open("a", encoding="utf-8") as handle:
         handle.write("# changed\n")
     result = check_changed(repo)
-    assert checked_files(result.stdout) == ["specs/broken.yaml", LLAMA]
+    assert checked_files(result.stdout) == ["op_profiles/llama.yaml", "specs/broken.yaml", LLAMA]
     assert result.stderr == (f"changed since main (merge base {base_of(repo)}): 2 of 4 specs "
                              "(1 op profile llama changed; 1 op profiles changed and its arch cannot be told)\n")
 
@@ -232,8 +233,13 @@ def test_paths_narrow_the_selection(repo: Path) -> None:
     edit(repo / LLAMA, "vocab_size: 128256", "vocab_size: 128000")
     (repo / QWEN).unlink()
     result = check_changed(repo, "main", "specs/deepseek")
-    assert checked_files(result.stdout) == [DEEPSEEK]
-    assert result.stderr == f"changed since main (merge base {base_of(repo)}): 1 of 1 spec (1 modified)\n"
+    # the changed spec the path named leaves out is named (gate.excluded-change), not checked
+    assert checked_files(result.stdout) == [DEEPSEEK, LLAMA]
+    assert [(item["file"], [p["code"] for p in item["problems"]]) for item in json.loads(result.stdout)["files"]
+            if item["file"] == LLAMA] == [(LLAMA, ["gate.excluded-change"])]
+    assert result.stderr == (f"changed since main (merge base {base_of(repo)}): 1 of 1 spec (1 modified)\n"
+                             f"changed since main but left out by the configuration or the files named: {LLAMA} "
+                             "(not checked)\n")
 
 
 def test_a_spec_repository_inside_a_larger_git_repository(tmp_path: Path) -> None:
@@ -316,7 +322,7 @@ def test_a_profile_changed_in_a_linked_op_profiles_folder_fans_out(repo: Path) -
     with (repo / "shared" / "op_profiles" / "llama.yaml").open("a", encoding="utf-8") as handle:
         handle.write("# a comment changes the profile's bytes\n")
     result = check_changed(repo, "HEAD")
-    assert (result.exit_code, checked_files(result.stdout)) == (0, [LLAMA])
+    assert (result.exit_code, checked_files(result.stdout)) == (0, ["op_profiles/llama.yaml", LLAMA])
     assert result.stderr == (f"changed since HEAD (merge base {base_of(repo, 'HEAD')}): 1 of 3 specs "
                              "(1 op profile llama changed)\n")
 

@@ -998,14 +998,18 @@ def test_output_into_a_folder_that_is_not_there_is_refused_before_the_import(tmp
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json"]
 
 
-def test_output_through_a_symlink_writes_its_target_and_keeps_the_link(tmp_path):
+def test_output_through_a_symlink_is_refused_and_its_target_kept(tmp_path):
+    # issue 25: import -o LINK --force wrote through the link; the write rule refuses it
     path = _write(tmp_path, LLAMA)
     (tmp_path / "real.yaml").write_text("old\n", encoding="utf-8")
     (tmp_path / "link.yaml").symlink_to("real.yaml")
     result = run(["import", str(path), "-o", str(tmp_path / "link.yaml"), "--force", "--root", str(tmp_path)])
-    assert (result.exit_code, result.stderr) == (0, "wrote link.yaml\n")  # by the name given; the target has it
+    assert (result.exit_code, result.stderr) == (
+        2, f"Error: cannot write {tmp_path}/link.yaml: {tmp_path}/link.yaml is a symbolic link; modelspec never "
+           "writes through one (a checkout may carry a link to any file): remove the link, or write the file it "
+           "names yourself\n")
     assert (tmp_path / "link.yaml").is_symlink()
-    assert (tmp_path / "real.yaml").read_text(encoding="utf-8").startswith("# imported by modelspec import from ")
+    assert (tmp_path / "real.yaml").read_text(encoding="utf-8") == "old\n"
 
 
 def test_output_dash_is_stdout(tmp_path, monkeypatch):

@@ -201,11 +201,39 @@ def test_write_site_refuses_a_foreign_folder(tmp_path: Path) -> None:
 
 def test_write_site_removes_only_its_own_stale_files(tmp_path: Path) -> None:
     assert write_site(tmp_path, {"index.html": "a", "models/x.html": "x"}) == (["index.html", "models/x.html"], [])
-    (tmp_path / "models" / "mine.html").write_text("mine", encoding="utf-8")
     (tmp_path / MANIFEST).write_text(json.dumps({"files": ["index.html", "models/x.html", "/etc/passwd", "../y"]}))
     assert write_site(tmp_path, {"index.html": "b"}) == (["index.html"], ["models/x.html"])
-    assert (tmp_path / "models" / "mine.html").read_text() == "mine"
     assert json.loads((tmp_path / MANIFEST).read_text())["files"] == ["index.html"]
+
+
+def test_write_site_refuses_a_folder_holding_a_file_it_did_not_write(tmp_path: Path) -> None:
+    # issue 25: site --out kept (and the nightly job published) an HTML file it did not write
+    assert write_site(tmp_path, {"index.html": "a", "models/x.html": "x"}) == (["index.html", "models/x.html"], [])
+    (tmp_path / "models" / "mine.html").write_text("mine", encoding="utf-8")
+    with pytest.raises(SiteError) as refused:
+        write_site(tmp_path, {"index.html": "b"})
+    assert str(refused.value) == (f"{tmp_path} holds files modelspec site did not write (models/mine.html); nothing "
+                                  "is written there, since everything in it would be published: remove them, or "
+                                  "name an empty or new folder with --out")
+    assert (tmp_path / "index.html").read_text() == "a"
+
+
+def test_write_site_never_writes_through_a_link(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "out").symlink_to(elsewhere)
+    with pytest.raises(SiteError) as refused:
+        write_site(tmp_path / "out", {"index.html": "a"})
+    assert str(refused.value).startswith(f"{tmp_path}/out (the site's folder) is a symbolic link; modelspec never "
+                                         "writes through one")
+    site = tmp_path / "site"
+    write_site(site, {"index.html": "a", "models/x.html": "x"})
+    (site / "models" / "x.html").unlink()
+    (site / "models" / "x.html").symlink_to(elsewhere / "victim.html")
+    with pytest.raises(SiteError) as refused:
+        write_site(site, {"index.html": "a", "models/x.html": "y"})
+    assert str(refused.value).startswith(f"{site}/models/x.html is a symbolic link; modelspec never writes through")
+    assert list(elsewhere.iterdir()) == []
 
 
 def diff_repo(tmp_path: Path) -> Path:

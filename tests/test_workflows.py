@@ -16,6 +16,7 @@ read the same data.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -36,12 +37,15 @@ WORKFLOWS = Path(__file__).resolve().parents[1] / ".github" / "workflows"
 #: and programs every GitHub-hosted Ubuntu runner has, each with its use.
 RUNNER_COMMANDS: Dict[str, str] = {
     "[": "test a condition",
+    "base64": "encode the nightly push's token as actions/checkout would send it",
     "cat": "append a Markdown report to the job summary",
     "echo": "write step outputs, the pull request body and error annotations",
     "exit": "fail the last step when a gate failed",
     "gh": "find, open and update the nightly pull request",
     "git": "the merge base, the nightly branch, the bot's identity, the push",
-    "python": "install modelspec with pip",
+    "printf": "hand the nightly push's token to base64",
+    "python": "install modelspec with pip, run the pull request's tests",
+    "rm": "remove the base's checkout and the pull request's op profiles before the base's tool judges",
 }
 
 #: Every ``modelspec`` call of each workflow, in order: what issue 6 asks of each.
@@ -52,6 +56,8 @@ EXPECTED_CALLS: Dict[str, List[List[str]]] = {
         ["site", "--out", "_site"],
     ],
     "pr.yml": [
+        ["check", "--strict"],
+        ["regen", "--check"],
         ["check", "--changed-since", "origin/$BASE_REF", "--format", "github", "--output", "sarif=modelspec.sarif",
          "--output", "junit=modelspec-junit.xml", "--output", "markdown=modelspec-summary.md"],
         ["diff", "origin/$BASE_REF", "HEAD", "--format", "markdown"],
@@ -69,7 +75,8 @@ EXPECTED_TRIGGERS: Dict[str, List[str]] = {
 EXPECTED_PERMISSIONS: Dict[str, Dict[str, Dict[str, str]]] = {
     "nightly.yml": {"regen": {"contents": "write", "pull-requests": "write"}, "site": {"contents": "read"},
                     "pages": {"pages": "write", "id-token": "write"}},
-    "pr.yml": {"modelspec": {"contents": "read", "actions": "read", "security-events": "write",
+    "pr.yml": {"scope": {"contents": "read"}, "rules": {"contents": "read"},
+               "modelspec": {"contents": "read", "actions": "read", "security-events": "write",
                              "pull-requests": "write"}},
 }
 
@@ -254,17 +261,30 @@ def test_actions_are_pinned_to_a_verified_commit_with_its_tag_named(name: str) -
         assert f"uses: {pin.group()}  # {VERIFIED_PINS[pin['action']][1]}\n" in text
 
 
+#: Each job's pip install, and the constraints file its setup-python caches on: the gate installs the base
+#: commit's checkout, the rules job the pull request's own tree with its tests, the nightly jobs their branch.
+EXPECTED_INSTALLS: Dict[str, Dict[str, Tuple[str, str]]] = {
+    "nightly.yml": {"regen": ("python -m pip install . -c .ci/constraints.txt", ".ci/constraints.txt"),
+                    "site": ("python -m pip install . -c .ci/constraints.txt", ".ci/constraints.txt")},
+    "pr.yml": {"rules": ('python -m pip install ".[test]" -c .ci/constraints.txt', ".ci/constraints.txt"),
+               "modelspec": ("python -m pip install ./.modelspec-base -c .modelspec-base/.ci/constraints.txt",
+                             ".modelspec-base/.ci/constraints.txt")},
+}
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED_CALLS))
 def test_pip_is_cached_and_installs_against_the_constraints(name: str) -> None:
-    """Each job that sets up Python caches pip and installs modelspec once, against the constraints."""
-    for job in _workflow(name)["jobs"].values():
+    """Each job that sets up Python caches pip and installs modelspec once, against the constraints it caches on."""
+    found = {}
+    for job_name, job in _workflow(name)["jobs"].items():
         steps = job["steps"]
         setups = [step for step in steps if step.get("uses", "").startswith("actions/setup-python@")]
         installs = [step["run"] for step in steps if "pip install" in step.get("run", "")]
-        assert [(setup["with"]["cache"], setup["with"]["cache-dependency-path"]) for setup in setups] == \
-            [("pip", ".ci/constraints.txt")] * len(installs)
-        assert installs == ["python -m pip install . -c .ci/constraints.txt"] * len(setups)
-    assert any("pip install" in step.get("run", "") for step in _steps(name))
+        assert len(setups) == len(installs) <= 1
+        for setup, install in zip(setups, installs):
+            assert setup["with"]["cache"] == "pip"
+            found[job_name] = (install, setup["with"]["cache-dependency-path"])
+    assert found == EXPECTED_INSTALLS[name]
 
 
 def test_the_constraints_pin_every_runtime_dependency() -> None:
@@ -297,7 +317,7 @@ def test_the_nightly_pull_request_is_made_with_a_token_that_starts_pr_checks() -
     steps = _steps("nightly.yml")
     checkout = next(step for step in steps if step.get("uses", "").startswith("actions/checkout@"))
     token = "${{ secrets.NIGHTLY_PR_TOKEN || github.token }}"
-    assert checkout["with"]["token"] == token
+    assert checkout["with"] == {"persist-credentials": False}
     opener = next(step for step in steps if step.get("name") == "Open or update the pull request")
     assert opener["env"]["GH_TOKEN"] == token
     readme = (WORKFLOWS.parents[1] / "README.md").read_text(encoding="utf-8")
@@ -356,3 +376,90 @@ def test_actionlint_passes() -> None:
     result = subprocess.run([binary, "-no-color", "-oneline", *sorted(map(str, WORKFLOWS.iterdir()))],
                             capture_output=True, text=True, check=False)
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+
+
+# --- issue 25: the verdict is the base's, and no step holds a token it does not use ---------------------------
+
+def _checkouts(name: str) -> List[Tuple[str, dict]]:
+    return [(job_name, step) for job_name, job in _workflow(name)["jobs"].items() for step in job["steps"]
+            if step.get("uses", "").startswith("actions/checkout@")]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_CALLS))
+def test_no_checkout_keeps_its_token(name: str) -> None:
+    checkouts = _checkouts(name)
+    assert checkouts and [job for job, step in checkouts if step["with"].get("persist-credentials") is not False] == []
+    assert [job for job, step in checkouts if "token" in step["with"]] == []
+
+
+#: The steps handed a token (``secrets.`` or ``github.token``), and why: the push and ``gh`` of the nightly
+#: pull request, and the comment on a pull request (github-script's default token).
+TOKEN_STEPS = {("nightly.yml", "Open or update the pull request")}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_CALLS))
+def test_the_token_reaches_only_the_push_and_gh_steps(name: str) -> None:
+    text_of = lambda step: repr(step)  # noqa: E731  (every key and value of the step, env included)
+    holding = {(name, step.get("name")) for step in _steps(name)
+               if "secrets." in text_of(step) or "github.token" in text_of(step)}
+    assert holding == {entry for entry in TOKEN_STEPS if entry[0] == name}
+    for _, label in holding:
+        script = next(step for step in _steps(name) if step.get("name") == label)["run"]
+        words = [words[0] for words in simple_commands(script)]
+        assert "git" in words and "gh" in words and "modelspec" not in words and "python" not in words
+
+
+def _gate_steps() -> List[dict]:
+    return _workflow("pr.yml")["jobs"]["modelspec"]["steps"]
+
+
+def test_the_gate_installs_modelspec_from_the_base_commit_and_judges_with_it() -> None:
+    steps = _gate_steps()
+    checkouts = [step for step in steps if step.get("uses", "").startswith("actions/checkout@")]
+    assert [step["with"] for step in checkouts] == [
+        {"fetch-depth": 0, "persist-credentials": False},
+        {"ref": "${{ github.event.pull_request.base.sha }}", "path": ".modelspec-base", "persist-credentials": False}]
+    runs = [step.get("run", "") for step in steps]
+    install = next(index for index, run in enumerate(runs) if "pip install" in run)
+    assert simple_commands(runs[install]) == [["python", "-m", "pip", "install", "./.modelspec-base", "-c",
+                                               ".modelspec-base/.ci/constraints.txt"]]
+    removal = runs.index("rm -rf .modelspec-base op_profiles")
+    assert steps.index(checkouts[1]) < install < removal
+    # every modelspec the gate runs comes after the base's install and after the pull request's profiles are gone
+    calls = [index for index, run in enumerate(runs) for words in simple_commands(run) if words[0] == "modelspec"]
+    assert len(calls) == 3 and min(calls) > removal
+    # the pull request's own tree is never installed here, nor its python run
+    assert [words for run in runs for words in simple_commands(run) if words[0] == "python"] == \
+        [simple_commands(runs[install])[0]]
+
+
+def test_the_rules_job_runs_the_pull_requests_tests_and_tool_only_when_the_rules_change() -> None:
+    from pipeline.catalogue.rule_changes import RULE_PATHS
+
+    jobs = _workflow("pr.yml")["jobs"]
+    assert (jobs["rules"]["needs"], jobs["rules"]["if"]) == ("scope", "needs.scope.outputs.rules == 'true'")
+    assert "needs" not in jobs["modelspec"]  # the gate never waits on, nor reads, the pull request's own run
+    scope = jobs["scope"]
+    assert scope["outputs"] == {"rules": "${{ steps.rules.outputs.changed }}"}
+    detect = next(step for step in scope["steps"] if step.get("id") == "rules")["run"]
+    diff = next(words for words in simple_commands(detect) if words[:2] == ["git", "diff"])
+    assert diff[:4] == ["git", "diff", "--quiet", "$BASE_SHA...HEAD"] and diff[4] == "--"
+    assert sorted(diff[5:]) == sorted(path.rstrip("/") for path in RULE_PATHS)
+    words = [words for step in jobs["rules"]["steps"] for words in simple_commands(step.get("run", ""))]
+    assert words[1:] == [["python", "-m", "pytest", "-q", "-p", "no:cacheprovider"], ["modelspec", "check", "--strict"],
+                         ["modelspec", "regen", "--check"]]
+
+
+def _zizmor() -> Optional[str]:
+    beside = Path(sys.executable).parent / "zizmor"
+    return str(beside) if beside.exists() else shutil.which("zizmor")
+
+
+def test_zizmor_finds_nothing_of_medium_or_higher() -> None:
+    """zizmor's offline audits (no GitHub API asked) over both workflows: no finding of medium severity or more."""
+    binary = _zizmor()
+    assert binary is not None, "zizmor is in the test extra: pip install -e '.[test]'"
+    result = subprocess.run([binary, "--offline", "--no-progress", "--min-severity", "medium", "--format", "plain",
+                             str(WORKFLOWS)], capture_output=True, text=True, check=False,
+                            env={"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/")})
+    assert result.returncode == 0 and result.stdout.startswith("No findings to report."), result.stdout

@@ -69,6 +69,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from pipeline.spec.files import open_regular
+from pipeline.spec.writes import WriteRefused, link_refusal, refuse_write
 from pipeline.spec.escape import first_unprintable
 from pipeline.spec.problems import PASSES, FileResult, InlineIgnore, Location, Outcome, Problem, Severity
 from pipeline.check.verdict import Verdict, read_spec_bytes, shared_outcomes, stated_name_of
@@ -963,6 +964,7 @@ class ResultCache:
         path = self.folder / self.file
         try:
             prepare_folder(self.folder)
+            refuse_write(self.folder / LOCK_FILE, self.folder)  # filelock opens (and truncates) what a link names
             with filelock.FileLock(str(self.folder / LOCK_FILE), timeout=30):
                 if self._new:
                     self._append_or_compact(path)
@@ -1148,7 +1150,9 @@ def _read_lines(path: Path, header: str = HEADER) -> Dict[str, str]:
 
 
 def _append(path: Path, lines: Iterable[str]) -> None:
-    """Append *lines* to *path*, after a line break if a killed run left a last line unfinished."""
+    """Append *lines* to *path*, after a line break if a killed run left a last line unfinished; never through a
+    link (:func:`~pipeline.spec.writes.refuse_write`)."""
+    refuse_write(path, path.parent.parent)
     with open(path, "a+b") as handle:
         size = handle.seek(0, os.SEEK_END)
         handle.seek(max(0, size - 1))
@@ -1168,9 +1172,15 @@ def prepare_folder(folder: Path) -> None:
     """Create the cache folder with its ``.gitignore`` and ``CACHEDIR.TAG``, and write the op profiles checked
     before it existed (:func:`store_profile_data`), so a repository's first run keeps them.
 
+    A cache folder that is a symbolic link is refused (:mod:`pipeline.spec.writes`): a checkout may carry one
+    (a committed ``.modelspec_cache`` naming any folder), and the cache's files would be written there.
+
     Raises:
-        OSError: If it cannot be created.
+        OSError: If it cannot be created; :class:`~pipeline.spec.writes.WriteRefused` if it is a link.
     """
+    why = link_refusal(folder, "the cache folder")
+    if why is not None:
+        raise WriteRefused(why)
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
         if not (folder / name).exists():
@@ -1184,7 +1194,9 @@ def prepare_folder(folder: Path) -> None:
 def replacing(path: Path, binary: bool = False) -> Iterator[Any]:
     """A handle on a temporary file beside *path*, renamed over *path* when the block ends, removed if it
     raises (no fsync: a torn file is caught by the header and the checksums, and costs only a re-check).
-    Text is UTF-8 with a file name's undecodable bytes written as they were."""
+    Text is UTF-8 with a file name's undecodable bytes written as they were. Never into a folder that is a
+    link (:func:`~pipeline.spec.writes.refuse_write`: the cache folder's own, or its subfolder's)."""
+    refuse_write(path, path.parent.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         options = {} if binary else {"encoding": "utf-8", "errors": "surrogateescape", "newline": "\n"}

@@ -75,6 +75,12 @@ def report_target_refusal(path: Path, protected: Sequence[Path]) -> Optional[str
     return None
 
 
+def is_stream(path: Path) -> bool:
+    """Whether *path* is a link naming a terminal or a pipe (``/dev/stdout``): written in place, never replaced,
+    so the write rule's refusal of links (:mod:`pipeline.spec.writes`) does not apply to it."""
+    return path.is_symlink() and _is_stream(path)
+
+
 def _is_stream(path: Path) -> bool:
     """Whether *path* (a link) names a character device or a FIFO: a terminal or a pipe, written in place."""
     try:

@@ -19,7 +19,11 @@ From the changed files, :func:`select_specs` picks:
 - every spec file added, modified or renamed (a renamed spec is checked
   under its new path); a deleted spec is reported as removed, never checked;
   a file in a folder the catalogue reaches through a symlink counts under
-  the catalogue's name for it, wherever git finds it;
+  the catalogue's name for it, wherever git finds it, and so does the file
+  a spec that is a link names, whatever it is named (``vendor/x.spec``);
+  a spec file changed in the catalogue's folders that the configuration or
+  the files named leave out is :attr:`Selection.excluded`, never silently
+  dropped (``gate.excluded-change``);
 - every spec whose op profile changed: a profile ``op_profiles/<arch>.yaml``
   touches the specs of that arch (their ``arch``, or the profile their name
   matches), the vision profile touches the specs with a tower, and a spec
@@ -58,6 +62,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from pipeline.check.discovery import SPEC_SUFFIXES
 from pipeline.pricing.op_profiles import VISION_ARCH, OpProfiles
 from pipeline.spec.escape import printable
+from pipeline.spec.files import MAX_BYTES, open_regular
 from pipeline.spec.model import ModelSpecError
 from pipeline.spec.yaml_source import load_path
 
@@ -592,7 +597,8 @@ def _changes(answers: _GitAnswers, shown: Optional[Callable[[str], Optional[str]
     def inside(path: Optional[str]) -> Optional[str]:  # git's name of a file, as the catalogue shows it
         if path is None:
             return None
-        name = shown(os.path.join(answers.top, path)) if shown is not None and path.endswith(SPEC_SUFFIXES) else None
+        # any file may be what a spec that is a link names (a target need not bear a spec's suffix)
+        name = shown(os.path.join(answers.top, path)) if shown is not None else None
         return name if name is not None else printable(path[len(prefix):]) if path.startswith(prefix) else None
 
     files = []
@@ -648,6 +654,9 @@ class Selection:
             ``"op profile deepseek_v3 changed"``.
         removed: Spec paths deleted since the merge base, sorted.
         candidates: How many spec files there were to choose from.
+        excluded: Spec paths changed since the merge base that the configuration or the files named leave out
+            (``gate.excluded-change``), sorted.
+        profiles: The file names of the op profiles changed (not deleted) since the merge base, sorted.
     """
 
     ref: str
@@ -656,6 +665,8 @@ class Selection:
     reasons: Mapping[str, str] = field(default_factory=dict)
     removed: Tuple[str, ...] = ()
     candidates: int = 0
+    excluded: Tuple[str, ...] = ()
+    profiles: Tuple[str, ...] = ()
 
     def summary(self) -> List[str]:
         """Lines for a person: what is checked and why, then each removed spec."""
@@ -668,12 +679,22 @@ class Selection:
                 f"{self.candidates} spec{'s' if self.candidates != 1 else ''}")
         lines = [head + (f" ({why})" if why else "")]
         lines.extend(f"removed since {self.ref}: {path} (not checked)" for path in self.removed)
+        lines.extend(f"changed since {self.ref} but left out by the configuration or the files named: {path} "
+                     "(not checked)" for path in self.excluded)
         return lines
 
 
 def _is_spec_path(path: str, scope: Sequence[str]) -> bool:
     """Whether *path* is a spec file's path inside one of the *scope* prefixes."""
     return path.endswith(SPEC_SUFFIXES) and any(path.startswith(prefix) for prefix in scope)
+
+
+def _is_walked_spec(path: str, folders: Sequence[str]) -> bool:
+    """Whether the walk of one of *folders* (prefixes) takes *path* as a spec: a spec's suffix, and no part
+    under the folder hidden (``.archive/``, ``.#x.yaml``: the walk skips them, :mod:`pipeline.check.discovery`)."""
+    return path.endswith(SPEC_SUFFIXES) and any(
+        path.startswith(prefix) and not any(part.startswith(".") for part in path[len(prefix):].split("/"))
+        for prefix in folders)
 
 
 def _profile_arch(path: str, profiles_prefix: Optional[str]) -> Optional[str]:
@@ -686,7 +707,7 @@ def _profile_arch(path: str, profiles_prefix: Optional[str]) -> Optional[str]:
 
 def select_specs(changes: Changes, candidates: Sequence[str], facts: Callable[[str], SpecFacts],
                  profiles_prefix: Optional[str], scope: Sequence[str] = ("specs/",), rules: Sequence[str] = (),
-                 rules_changed: Optional[str] = None) -> Selection:
+                 rules_changed: Optional[str] = None, catalogue: Sequence[str] = ()) -> Selection:
     """Pick the specs among *candidates* that *changes* touches (the rules of the module docstring).
 
     Args:
@@ -699,6 +720,8 @@ def select_specs(changes: Changes, candidates: Sequence[str], facts: Callable[[s
         rules: Root-relative prefixes of the folders modelspec reads its rules from (``pipeline/``,
             ``schemas/`` in its own checkout); a change under one touches every spec.
         rules_changed: Why every spec is touched whatever changed (:attr:`Changes.pin`), or ``None``.
+        catalogue: The prefixes of the catalogue's folders (``"specs/"``): a spec file changed there that is not
+            among *candidates* (the configuration or the files named leave it out) is :attr:`Selection.excluded`.
 
     Returns:
         The :class:`Selection`.
@@ -706,8 +729,33 @@ def select_specs(changes: Changes, candidates: Sequence[str], facts: Callable[[s
     present = set(candidates)
     reasons: Dict[str, str] = {}
     removed = []
-    archs: Dict[str, str] = {}
+    excluded = []
+    for change in changes.files:
+        if change.path in present and change.status != "deleted":
+            reasons[change.path] = (f"renamed from {change.old_path}" if change.status == "renamed"
+                                    else change.status)
+        elif change.status == "deleted" and _is_spec_path(change.path, scope) and change.path not in present:
+            removed.append(change.path)
+        elif change.status != "deleted" and _is_walked_spec(change.path, catalogue):
+            excluded.append(change.path)
+    everything, archs = _rule_reasons(changes, profiles_prefix, rules, rules_changed)
+    profiles = sorted({PurePosixPath(change.path).name for change in changes.files if change.status != "deleted"
+                       and _profile_arch(change.path, profiles_prefix) is not None})
+    for path in candidates:
+        if path not in reasons:
+            why = everything or (_profile_reason(facts(path), archs) if archs else None)
+            if why is not None:
+                reasons[path] = why
+    return Selection(changes.ref, changes.base, tuple(sorted(reasons)), dict(sorted(reasons.items())),
+                     tuple(sorted(removed)), len(candidates), tuple(sorted(excluded)), tuple(profiles))
+
+
+def _rule_reasons(changes: Changes, profiles_prefix: Optional[str], rules: Sequence[str],
+                  rules_changed: Optional[str]) -> Tuple[Optional[str], Dict[str, str]]:
+    """Why every spec is touched (a change under *rules*, or *rules_changed*), or ``None``; and for each op
+    profile changed, by arch, why its specs are."""
     everything = rules_changed
+    archs: Dict[str, str] = {}
     for change in changes.files:
         for path in filter(None, (change.path, change.old_path)):
             if everything is None and rules and path.startswith(tuple(rules)):
@@ -716,26 +764,18 @@ def select_specs(changes: Changes, candidates: Sequence[str], facts: Callable[[s
             if arch is not None:
                 archs.setdefault(arch, f"op profile {arch} changed" if arch != VISION_ARCH
                                  else "vision profile changed")
-        if change.path in present and change.status != "deleted":
-            reasons[change.path] = (f"renamed from {change.old_path}" if change.status == "renamed"
-                                    else change.status)
-        elif change.status == "deleted" and _is_spec_path(change.path, scope) and change.path not in present:
-            removed.append(change.path)
-    for path in candidates:
-        if path in reasons:
-            continue
-        if everything:
-            reasons[path] = everything
-        elif archs:
-            spec = facts(path)
-            if spec.arch is None:
-                reasons[path] = "op profiles changed and its arch cannot be told"
-            elif spec.arch in archs:
-                reasons[path] = archs[spec.arch]
-            elif spec.tower and VISION_ARCH in archs:
-                reasons[path] = archs[VISION_ARCH]
-    return Selection(changes.ref, changes.base, tuple(sorted(reasons)), dict(sorted(reasons.items())),
-                     tuple(sorted(removed)), len(candidates))
+    return everything, archs
+
+
+def _profile_reason(spec: SpecFacts, archs: Mapping[str, str]) -> Optional[str]:
+    """Why the changed op profiles (*archs*, :func:`_rule_reasons`) touch the spec of *spec*, or ``None``."""
+    if spec.arch is None:
+        return "op profiles changed and its arch cannot be told"
+    if spec.arch in archs:
+        return archs[spec.arch]
+    if spec.tower and VISION_ARCH in archs:
+        return archs[VISION_ARCH]
+    return None
 
 
 def _pin_change(repo: Any, base: str, changed: Sequence[str]) -> Optional[str]:
@@ -772,11 +812,13 @@ def _pin_lines(text: str) -> List[str]:
 
 
 def files_at(root: Path, rev: str, folders: Sequence[str]) -> Dict[str, bytes]:
-    """Read the regular files under *folders* (root-relative) as commit *rev* has them.
+    """Read the regular files under *folders* (root-relative) as commit *rev* has them, following symbolic links
+    as ``check``'s walk does (a spec that is a link, a folder that is one: ``specs -> data/specs``), each file
+    under the name the links give it, as long as the link leads to a file or folder of the same commit.
 
     Returns:
         ``{root-relative path: content}``, sorted; a folder the commit lacks
-        contributes nothing. Symbolic links and submodules are skipped.
+        contributes nothing. A link that leaves the commit's tree, dangles or loops, and submodules, are skipped.
 
     Raises:
         GitError: If *rev* is refused or unknown, or *root* is in no repository.
@@ -786,16 +828,63 @@ def files_at(root: Path, rev: str, folders: Sequence[str]) -> Dict[str, bytes]:
         prefix = _prefix(repo, root)
         found: Dict[str, bytes] = {}
         for folder in folders:
-            try:
-                tree = snapshot.tree / (prefix + folder.strip("/"))
-            except KeyError:
-                continue
-            if tree.type != "tree":
-                continue
-            for item in tree.traverse():
-                if item.type == "blob" and item.mode in (0o100644, 0o100755):
-                    found[item.path[len(prefix):]] = item.data_stream.read()
-        return dict(sorted(found.items()))
+            shown = prefix + folder.strip("/")
+            item = _follow(snapshot.tree, shown)
+            if item is not None and item.type == "tree":
+                _files_under(snapshot.tree, item, shown, found)
+        return dict(sorted((path[len(prefix):], data) for path, data in found.items() if path.startswith(prefix)))
+
+
+#: A git tree entry's mode for a symbolic link, and how many links one path may pass (as the kernel's ELOOP).
+_LINK_MODE = 0o120000
+_MAX_HOPS = 40
+
+
+def _follow(top: Any, path: str) -> Any:
+    """The blob or tree *path* (from the commit's top) leads to in the tree *top*, its links followed (each
+    relative to its folder), or ``None`` when it dangles, leaves the tree, or passes more than
+    :data:`_MAX_HOPS` links."""
+    walked: List[str] = []
+    parts = list(PurePosixPath(path).parts)
+    hops = 0
+    while parts:
+        part = parts.pop(0)
+        if part in (".", ""):
+            continue
+        if part == "..":
+            if not walked:
+                return None
+            walked.pop()
+            continue
+        try:
+            item = top / "/".join([*walked, part])
+        except KeyError:
+            return None
+        if item.type == "blob" and item.mode == _LINK_MODE:
+            hops += 1
+            target = item.data_stream.read().decode("utf-8", "surrogateescape")
+            if hops > _MAX_HOPS or target.startswith("/"):
+                return None
+            parts = [*PurePosixPath(target).parts, *parts]
+            continue
+        walked.append(part)
+    return top / "/".join(walked) if walked else top
+
+
+def _files_under(top: Any, tree: Any, shown: str, found: Dict[str, bytes], above: Tuple[bytes, ...] = ()) -> None:
+    """Add each regular file under *tree* to *found*, named under *shown* (the path the catalogue reaches the
+    tree by), links followed (:func:`_follow`); a folder link back to a folder being walked (*above*: their
+    ids) is a loop, and is not entered again, as the walk enters each folder once."""
+    above = (*above, tree.binsha)
+    for item in tree:
+        name = f"{shown}/{item.name}"
+        target = _follow(top, item.path) if item.type == "blob" and item.mode == _LINK_MODE else item
+        if target is None or name in found:
+            continue
+        if target.type == "tree" and target.binsha not in above:
+            _files_under(top, target, name, found, above)
+        elif target.type == "blob" and target.mode in (0o100644, 0o100755):
+            found[name] = target.data_stream.read()
 
 
 def export_revision(root: Path, rev: str, folders: Sequence[str], dest: Path) -> int:
@@ -999,3 +1088,54 @@ def commit_of(root: Path, rev: str) -> str:
         GitError: As :func:`resolve_revision`, and :func:`_open_plumbing`.
     """
     return resolve_revision(_open_plumbing(root), rev)
+def changed_under(root: Path, base: str, head: Optional[str], paths: Sequence[str]) -> List[FileChange]:
+    """The files under *paths* (root-relative folders ending in ``/``, or files) that differ between commit *base*
+    and *head* (a revision), or the working tree when *head* is ``None`` (untracked files there included, as
+    added), sorted by path; renames found as :func:`changes_since` finds them.
+
+    Raises:
+        GitError: If *root* is in no work tree, or a revision is refused or unknown.
+    """
+    repo = _open_plumbing(root)
+    prefix = _prefix(repo, root)
+    specs = [f":(top,literal){prefix}{path.rstrip('/')}" for path in paths]
+    revisions = [resolve_revision(repo, base)] + ([resolve_revision(repo, head)] if head is not None else [])
+    found = _parse_name_status(repo.git.diff("--name-status", "-z", "--find-renames", "--no-ext-diff", *revisions,
+                                             "--", *specs, strip_newline_in_stdout=False))
+    if head is None:
+        untracked = repo.git.ls_files("--others", "--exclude-standard", "-z", "--", *specs,
+                                      strip_newline_in_stdout=False)
+        found.extend(("added", path, None) for path in untracked.split("\0") if path)
+    inside = [(status, path[len(prefix):], old[len(prefix):] if old else None) for status, path, old in found
+              if path.startswith(prefix)]
+    return sorted((FileChange(status, printable(path), old) for status, path, old in inside),
+                  key=lambda change: change.path)
+
+
+def file_at(root: Path, rev: Optional[str], path: str) -> Optional[bytes]:
+    """The bytes of the file *path* (root-relative) at revision *rev*, or in the working tree when *rev* is
+    ``None`` (a regular file only); ``None`` when it has none there."""
+    if rev is None:
+        try:
+            with open_regular(root / path) as handle:
+                return handle.read(MAX_BYTES + 1)
+        except OSError:
+            return None
+    repo = _open_plumbing(root)
+    process = _start_git(repo.working_tree_dir, ["cat-file", "blob", f"{rev}:{_prefix(repo, root)}{path}"])
+    try:
+        return _git_output_bytes(process)
+    except _CommandFailed:
+        return None
+
+
+def _git_output_bytes(process: Any) -> bytes:
+    """The stdout of the git *process* as bytes, once it has ended.
+
+    Raises:
+        _CommandFailed: If git exits non-zero.
+    """
+    out, err = process.communicate()
+    if process.returncode != 0:
+        raise _CommandFailed(err.decode("utf-8", "replace").strip())
+    return out

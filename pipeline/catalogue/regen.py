@@ -66,6 +66,7 @@ from pipeline.cache.verdicts import check_recorded, decoded_verdict
 from pipeline.catalogue.artifacts import (ARTIFACT_SUFFIX, INDEX_FILE, ArtifactInputs, IndexEntry, build_artifact,
                                           build_index, carries_mark, generated_problem, name_problem, render)
 from pipeline.catalogue.atomic import write_atomic
+from pipeline.spec.writes import refuse_write
 from pipeline.check.repo import SpecRepo
 from pipeline.check.runner import CheckedSpec, check_file
 from pipeline.check.verdict import read_spec_bytes
@@ -790,6 +791,10 @@ def locked(folder: Path, wait: float, create: bool = True) -> Iterator[None]:
         yield
         return
     _writable(folder)
+    try:
+        refuse_write(folder / LOCK_FILE, folder)  # filelock opens (and truncates) the file a link names
+    except OSError as error:
+        raise RegenError(str(error)) from None
     lock = filelock.FileLock(str(folder / LOCK_FILE), timeout=wait)
     try:
         lock.acquire()
@@ -848,6 +853,7 @@ def apply_plan(target: Plan, folder: Path, existing: Mapping[str, Existing],
         if path.parent != folder:
             raise RegenError(f"{file!r} is not a file name inside {folder}")
         try:
+            refuse_write(path, folder)  # never over a link in resolved/ (the folder itself is refused earlier)
             write_atomic(path, text)
         except OSError as error:
             raise RegenError(f"cannot write {path}: {error.strerror}") from None

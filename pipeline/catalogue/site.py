@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -35,6 +36,7 @@ import jinja2
 from pipeline.catalogue.artifacts import name_problem
 from pipeline.catalogue.atomic import write_atomic
 from pipeline.catalogue.diff import Catalogue, CatalogueDiff, model_summary
+from pipeline.spec.writes import link_refusal, write_refusal
 
 #: The file in the site folder listing the files ``modelspec site`` wrote, so a
 #: later run removes only its own pages, and refuses a folder that is someone else's.
@@ -278,6 +280,26 @@ def _diff_page(environment, diff: CatalogueDiff, sides: Optional[Tuple[Catalogue
         added=[{"name": name, "summary": summary, "href": _href(page_file(name))} for name, summary in diff.added])
 
 
+def _refuse_foreign(folder: Path, earlier: Sequence[Any]) -> None:
+    """Refuse a site folder holding a file (or a link) that neither its manifest lists nor is the manifest: the
+    nightly job publishes the whole folder, so a file modelspec site did not write would be published with it.
+
+    Raises:
+        SiteError: Naming the first such files.
+    """
+    known = {MANIFEST, *(file for file in earlier if isinstance(file, str))}
+    foreign = []
+    for top, folders, names in os.walk(folder):  # links are not followed: a link is itself a foreign entry
+        here = Path(top).relative_to(folder)
+        foreign.extend((here / name).as_posix() for name in names if (here / name).as_posix() not in known)
+        foreign.extend((here / name).as_posix() for name in folders if (folder / here / name).is_symlink())
+    if foreign:
+        shown = ", ".join(sorted(foreign)[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise SiteError(f"{folder} holds files modelspec site did not write ({shown}); nothing is written there, "
+                        "since everything in it would be published: remove them, or name an empty or new folder "
+                        "with --out")
+
+
 def write_site(folder: Path, files: Mapping[str, str]) -> Tuple[List[str], List[str]]:
     """Write *files* into *folder* (created if missing) and remove the files an earlier run wrote that the site
     no longer has.
@@ -294,7 +316,9 @@ def write_site(folder: Path, files: Mapping[str, str]) -> Tuple[List[str], List[
         SiteError: If *folder* is not a folder, or holds files but no manifest.
         OSError: If a file cannot be written.
     """
-    if folder.exists() and (folder.is_symlink() or not folder.is_dir()):
+    if folder.is_symlink():
+        raise SiteError(link_refusal(folder, "the site's folder"))
+    if folder.exists() and not folder.is_dir():
         raise SiteError(f"{folder} is not a folder; name a folder for the site with --out")
     manifest = folder / MANIFEST
     earlier: Sequence[str] = ()
@@ -307,9 +331,13 @@ def write_site(folder: Path, files: Mapping[str, str]) -> Tuple[List[str], List[
         except (ValueError, KeyError, TypeError):
             raise SiteError(f"{manifest} is not modelspec site's manifest; remove the folder or name another") \
                 from None
+        _refuse_foreign(folder, earlier)
     written, removed = [], []
     for file, text in files.items():
         path = folder / file
+        why = write_refusal(path, folder)
+        if why is not None:
+            raise SiteError(why)
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.is_file() and not path.is_symlink() and path.read_bytes() == text.encode("utf-8"):
             continue

@@ -178,6 +178,8 @@ class Plan:
         walked: The walk of ``specs/`` (for the names snapshot), when the walk took all of it.
         cache: The result cache, ``None`` under ``--no-cache`` or for stdin.
         everything: Every spec under ``specs/`` is checked, so no name is elsewhere.
+        gate: The results about the repository beside its specs (:mod:`pipeline.check.gate`): its own op
+            profiles that are not the bundled ones, the changed specs left out.
     """
 
     request: Request
@@ -189,6 +191,7 @@ class Plan:
     walked: Any
     cache: Any
     everything: bool
+    gate: Tuple[Any, ...] = ()
 
 
 def run(request: Request, root: Optional[Path]) -> int:
@@ -247,12 +250,15 @@ def _plan(request: Request, repo) -> Plan:
     if not files:
         raise click.UsageError(f"no spec files (*.yaml, *.yml) in {', '.join(str(path) for path in named)}")
     scope = None
+    gate = []
     if request.changed_since is not None:
+        from pipeline.check.gate import excluded_results
         from pipeline.commands.git_options import changed_files
 
         files, selection = changed_files(repo, request.changed_since, files, profiles, named, request.quiet, asked,
                                          walked.displays if walked is not None else None)
-        scope = Scope(selection.ref, selection.base, selection.candidates, selection.removed)
+        scope = Scope(selection.ref, selection.base, selection.candidates, selection.removed, len(files))
+        gate = [*_own_profiles(repo, selection.profiles), *excluded_results(selection.excluded, selection.ref)]
     _refuse_outputs(request.outputs, [*files, *repo_folders(repo)])
     pairs = [(files[0], request.stdin_filename or STDIN_NAME)] if request.stdin \
         else list(zip(files, repo.report_names(files)))
@@ -260,7 +266,18 @@ def _plan(request: Request, repo) -> Plan:
     everything = whole and request.changed_since is None
     if everything and cache is not None:
         cache.rebuild_index()
-    return Plan(request, repo, config, profiles, pairs, scope, walked, cache, everything)
+    return Plan(request, repo, config, profiles, pairs, scope, walked, cache, everything, tuple(gate))
+
+
+def _own_profiles(repo, changed: Sequence[str]) -> list:
+    """The ``gate.own-profile`` results of *repo*'s own op profiles changed since the revision (*changed*, file
+    names) that are not the running modelspec's bundled ones (:func:`pipeline.check.gate.own_profile_results`)."""
+    from pipeline import __version__
+    from pipeline.check.gate import own_profile_results
+    from pipeline.spec.resources import bundled_profiles_dir
+
+    return own_profile_results(repo.profiles, bundled_profiles_dir(), repo.display(repo.profiles), __version__,
+                               changed)
 
 
 def _files(request: Request, repo, config, whole: bool):
@@ -318,6 +335,9 @@ def _checked(plan: Plan):
             break
         fixed, fixed_files = fixed + count, fixed_files | changed
         result = check_once()
+    if plan.gate:  # after the fixes: nothing in them to fix, and no configuration silences them
+        result = dataclasses.replace(result, files=tuple(sorted((*result.files, *plan.gate),
+                                                                key=lambda item: item.file)))
     if request.fix and not request.quiet:
         from pipeline.reporters.summary import fix_summary
 
@@ -419,6 +439,7 @@ def _fix(result, paths: Dict[str, Path], repo, quiet: bool) -> Tuple[int, set]:
     *quiet*; how many problems were fixed, and the files changed."""
     from pipeline.catalogue.atomic import write_atomic
     from pipeline.check.fix import fixed_text, fixes_for, made
+    from pipeline.spec.writes import home_of, refuse_write
     from pipeline.spec.layout import schema_line
     from pipeline.spec.yaml_source import load_bytes
 
@@ -442,7 +463,8 @@ def _fix(result, paths: Dict[str, Path], repo, quiet: bool) -> Tuple[int, set]:
                      f"{problem.message}", err=True)
             continue
         try:
-            write_atomic(path.resolve(), formatted.text)
+            refuse_write(path, home_of(path, repo.root))  # never through a link: its target is not the fix's
+            write_atomic(path, formatted.text)
         except OSError as error:
             echo(f"modelspec: cannot write the fixes to {file_result.file}: {error.strerror or error}", err=True)
             continue

@@ -117,7 +117,7 @@ def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit
                 else _working_tree(repo, kept, shared)
     result = diff_catalogues(before, after)
     render = {"markdown": render_markdown, "json": render_json}.get(fmt, render_text)
-    echo_rendered(render(result), nl=False)
+    echo_rendered(_rules(repo, commit, head, fmt) + render(result), nl=False)
     raise SystemExit(1 if exit_code and not result.empty else 0)
 
 
@@ -250,6 +250,18 @@ def _artifact_cache(repo, profiles):
     except OSError:
         return None
     return ArtifactCache(cache_folder(repo.root), keys)
+def _rules(repo, commit: str, head: Optional[str], fmt: str) -> str:
+    """The rule files the change brings (:mod:`pipeline.catalogue.rule_changes`), opening a text or Markdown
+    report ("this pull request changes the rules"); ``""`` for JSON (its schema has no place for them) or none."""
+    # pylint: disable=import-outside-toplevel
+    from pipeline.catalogue import rule_changes
+    from pipeline.spec.resources import bundled_profiles_dir
+
+    if fmt == "json":
+        return ""
+    with git_errors():
+        changes = rule_changes.rule_changes(repo.root, commit, head, bundled_profiles_dir())
+    return (rule_changes.render_markdown if fmt == "markdown" else rule_changes.render_text)(changes)
 
 
 def _loaded(repo, label: str, shown_root: str, profiles_cache: Optional[Path] = None,

@@ -55,6 +55,7 @@ def command(paths: Tuple[Path, ...], check: bool, show_diff: bool, root: Optiona
     (--check, --diff) or was refused, 2 usage error.
     """
     from pipeline.catalogue.atomic import write_atomic
+    from pipeline.spec.writes import home_of, write_refusal
     from pipeline.spec.layout import change_summary, format_files, schema_line, unified_diff
     from pipeline.check.repo import find_repo
 
@@ -85,8 +86,13 @@ def command(paths: Tuple[Path, ...], check: bool, show_diff: bool, root: Optiona
             echo(f"would reformat {repo.report_name(path)}: {change_summary(original(path), result.text)}")
             failed = True
             continue
+        refused = write_refusal(path, home_of(path, repo.root))
+        if refused is not None:  # a spec that is a link, or in a linked folder: its target is not fmt's to rewrite
+            echo(f"modelspec: not reformatted: {refused}", err=True)
+            failed = True
+            continue
         try:
-            write_atomic(path.resolve(), result.text)
+            write_atomic(path, result.text)
         except OSError as error:
             raise click.FileError(str(path), hint=error.strerror) from None
         echo(f"reformatted {repo.report_name(path)}")

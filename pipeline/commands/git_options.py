@@ -55,6 +55,12 @@ def _scope(repo: SpecRepo, paths: Sequence[Path]) -> List[str]:
     return [repo.display(path).rstrip("/") + ("/" if path.is_dir() or not path.exists() else "") for path in paths]
 
 
+def _catalogue_prefixes(repo: SpecRepo, paths: Sequence[Path]) -> List[str]:
+    """The root-relative prefixes of the catalogue's folders (``specs/``, and each folder named or configured):
+    a spec changed under one that the run does not check is left out by the configuration or the files named."""
+    return sorted({repo.display(path).rstrip("/") + "/" for path in (repo.specs, *paths) if path.is_dir()})
+
+
 def rule_folders(repo: SpecRepo) -> List[str]:
     """The root-relative folders the running modelspec reads its rules from (its package, its schemas) that lie
     in *repo*: in modelspec's own checkout, ``pipeline/`` and ``schemas/``; for an installed modelspec, none."""
@@ -134,7 +140,7 @@ def changed_files(repo: SpecRepo, ref: str, files: Sequence[Path], profiles: OpP
         changes = (asked or ask_changes(repo, ref)).changes(_catalogue_name(repo, by_display))
     selection = select_specs(changes, sorted(by_display), lambda display: spec_facts(by_display[display], profiles),
                              repo.display(repo.profiles) + "/" if own_profiles else None, _scope(repo, paths),
-                             rule_folders(repo), changes.pin)
+                             rule_folders(repo), changes.pin, _catalogue_prefixes(repo, paths))
     for line in () if quiet else selection.summary():
         echo(line, err=True)
     return [by_display[display] for display in selection.specs], selection

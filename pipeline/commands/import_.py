@@ -459,12 +459,16 @@ def command(config: Path, name: Optional[str], arch: Optional[str], output: Opti
         echo_rendered(text, nl=False)
         return
     _refuse_a_taken_name(repo, output, imported.spec.name)
+    from pipeline.catalogue.atomic import is_stream, write_output
+    from pipeline.spec.writes import home_of, write_refusal
+
+    refused = None if is_stream(output) else write_refusal(output, home_of(output, repo.root))
+    if refused is not None:  # a link (or a linked folder) where -o points: its target is not import's to replace
+        raise _WriteFailed(f"cannot write {output}: {refused}")
     if output.exists():
         text = _over_existing(output, text, repo, sources, fresh_header, yes)
-    from pipeline.catalogue.atomic import write_output
-
     try:
-        write_output(output, text)  # through a symlink: the link stays; a device is written in place
+        write_output(output, text)  # a device or a pipe (/dev/stdout) is written in place
     except OSError as error:
         raise _WriteFailed(f"cannot write {output}: {error.strerror or error}") from None
     echo(f"wrote {repo.report_name(output)}", err=True)

@@ -70,7 +70,7 @@ def _scope_document(result: RunResult) -> dict[str, Any]:
     return {
         "changed_since": scope.ref if scope else None,
         "merge_base": scope.base if scope else None,
-        "specs_checked": len(result.files),
+        "specs_checked": len(result.files) if scope is None or scope.checked is None else scope.checked,
         "specs_total": scope.total if scope else len(result.files),
         "removed": list(scope.removed) if scope else [],
     }

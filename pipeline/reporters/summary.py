@@ -154,7 +154,8 @@ def scope_sentence(result: RunResult) -> str:
     scope = result.scope
     if scope is None:
         return ""
-    sentence = (f"changed since {scope.ref} (merge base {scope.base[:12]}): {len(result.files)} of "
+    checked = len(result.files) if scope.checked is None else scope.checked
+    sentence = (f"changed since {scope.ref} (merge base {scope.base[:12]}): {checked} of "
                 f"{plural(scope.total, 'spec')}")
     if scope.removed:
         sentence += f", {len(scope.removed)} removed ({', '.join(scope.removed)})"

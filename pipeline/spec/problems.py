@@ -34,9 +34,10 @@ FieldPath = Tuple[Union[str, int], ...]
 INTERNAL_CODE = "check.internal"
 
 #: Warnings no configuration (``select``, ``ignore``, ``per-file-ignores``) or inline ignore silences: like an
-#: error, they say a cost model reading the spec gets nothing to trust (a spec nothing counts), but a run fails on
-#: them only under ``--strict``.
-UNSILENCED = frozenset({"params.uncounted", "stack.no-arch"})
+#: error, they say a cost model reading the spec gets nothing to trust (a spec nothing counts), or that the
+#: repository brings rules of its own or leaves a change out (the configuration is what they are about), but a
+#: run fails on them only under ``--strict``.
+UNSILENCED = frozenset({"params.uncounted", "stack.no-arch", "gate.own-profile", "gate.excluded-change"})
 
 #: The passes, in the order they run on each file.
 PASSES = ("load", "schema", "semantic", "stack", "roundtrip")
@@ -152,6 +153,7 @@ _CODE_MODULES = (
     "pipeline.pricing.parameters",
     "pipeline.spec.roundtrip",
     "pipeline.check.runner",
+    "pipeline.check.gate",
     "pipeline.importer.config_json",
     "pipeline.spec.layout",
     "pipeline.catalogue.regen",
@@ -266,12 +268,15 @@ class Scope:
         base: The merge base's commit id.
         total: How many spec files there were to choose from.
         removed: The spec paths deleted since the merge base (not checked), sorted.
+        checked: How many specs were chosen and checked (the run's files besides those of
+            :mod:`pipeline.check.gate`, which are about the repository); ``None``: every file of the run.
     """
 
     ref: str
     base: str
     total: int
     removed: Tuple[str, ...] = ()
+    checked: Optional[int] = None
 
 
 @dataclass(frozen=True)
