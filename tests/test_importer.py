@@ -241,13 +241,14 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
      [(("layer_types",), "import.value", "layer_types lists 1 layers, but num_hidden_layers is 2; list one type "
                                          "per body layer")]),
     ("full_attention_interval", QWEN3_NEXT, {"layer_types": [L, F, L, F]}),
-    ("full_attention_interval", with_(QWEN3_NEXT, layer_types=[L, L, L, F]),
-     [(("layer_types",), "import.conflict",
-       "layer_types says layer 1 is linear_attention, but full_attention_interval 2 makes it full_attention; "
-       "state one")]),
+    # Qwen3NextConfig.__post_init__ reads full_attention_interval only when layer_types is None: the list wins
+    ("full_attention_interval", with_(QWEN3_NEXT, layer_types=[L, L, L, F]), {"layer_types": [L, L, L, F]}),
     ("sliding_window_pattern", GEMMA, {"layer_types": [S, S, F, S, S, F], "sliding_window": 16}),
+    # Gemma3TextConfig.__post_init__ builds layer_types from kwargs.get("sliding_window_pattern", 6), never from the
+    # _sliding_window_pattern it stores: transformers 5.24.0 builds [S, S, S, S, S, F] for this config
     ("_sliding_window_pattern", with_(GEMMA, sliding_window_pattern=..., _sliding_window_pattern=2),
-     {"layer_types": [S, F, S, F, S, F]}),
+     {"layer_types": [S, S, S, S, S, F]}),
+    ("sliding_window_pattern", with_(GEMMA, layer_types=[F, S, S, S, S, S]), {"layer_types": [F, S, S, S, S, S]}),
     ("sliding_window", with_(MIXTRAL, sliding_window=16), {"layer_types": [S, S], "sliding_window": 16}),
     ("sliding_window", with_(MIXTRAL, sliding_window=None), {"num_experts": 4}),
     ("sliding_window", with_(LLAMA, sliding_window=16),

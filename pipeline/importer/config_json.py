@@ -401,8 +401,10 @@ def _attention_interval(ctx: _Context, count: int) -> Tuple[Optional[List[str]],
 
 
 def _attention_sliding_pattern(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
-    return (_every(ctx, count, ("sliding_window_pattern", "_sliding_window_pattern"), "sliding_attention"),
-            _window(ctx, gated=False))
+    """Gemma 3: transformers 5.24.0 configuration_gemma3.py Gemma3TextConfig.__post_init__ builds layer_types, when
+    they are not stated, from ``kwargs.get("sliding_window_pattern", 6)``; the ``_sliding_window_pattern`` it
+    stores (and to_dict writes) is never read back."""
+    return _every(ctx, count, ("sliding_window_pattern",), "sliding_attention"), _window(ctx, gated=False)
 
 
 def _attention_alternate(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
@@ -550,7 +552,7 @@ _RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "window_all": ("sliding_window",),
     "window_all_if_enabled": ("sliding_window", "use_sliding_window"),
     "interval": ("sliding_window", "use_sliding_window", "full_attention_interval"),
-    "sliding_pattern": ("sliding_window", "sliding_window_pattern", "_sliding_window_pattern"),
+    "sliding_pattern": ("sliding_window", "sliding_window_pattern"),
     "alternate": ("sliding_window",),
     "encoder_decoder": ("sliding_window", "use_sliding_window", "num_layers", "num_decoder_layers"),
     "stated": ("sliding_window",),
@@ -737,13 +739,11 @@ def _stack(ctx: _Context) -> None:
                      stated)
 
 
-# The keys that give a period of layer types, checked against stated layer_types.
-_PERIOD_KEYS = ("full_attention_interval", "sliding_window_pattern", "_sliding_window_pattern")
-
-
 def _stated_types(ctx: _Context, stated: Optional[_Stated], derived: Optional[List[str]],
                   count: int) -> Optional[List[str]]:
-    """The layer types: as stated (checked against what the family's keys derive), else as derived."""
+    """The layer types: as stated, else as derived. A stated list wins over a period that would derive others, as
+    in every config class that has one (transformers 5.24.0 Gemma3TextConfig, Qwen3NextConfig, Qwen3_5TextConfig
+    ``__post_init__``: the period builds layer_types only ``if self.layer_types is None``)."""
     if stated is None or stated.value is None:
         return derived
     value = stated.value
@@ -753,14 +753,6 @@ def _stated_types(ctx: _Context, stated: Optional[_Stated], derived: Optional[Li
     if len(value) < count:
         ctx.refuse(stated.path, "import.value", f"layer_types lists {len(value)} layers, but num_hidden_layers is "
                                                 f"{count}; list one type per body layer")
-        return None
-    rule_keys = [key for key in _RULE_KEYS.get(ctx.family.attention, ()) if key in _PERIOD_KEYS]
-    first = next((index for index, (a, b) in enumerate(zip(derived or (), value)) if a != b), None)
-    if rule_keys and first is not None:
-        key = next(key for key in rule_keys if ctx.value(key) is not None)
-        ctx.refuse(stated.path, "import.conflict",
-                   f"layer_types says layer {first} is {value[first]}, but {key} {ctx.value(key)} makes it "
-                   f"{derived[first]}; state one")
         return None
     return value
 
