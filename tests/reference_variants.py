@@ -9,7 +9,9 @@ widths. It is built into transformers' config object and saved as
 ``save_pretrained`` writes it (``to_diff_dict``; half the time with the drawn
 values written over it, as a hand-written config states them; naming the
 class a catalogue config of the type names in ``architectures``), then kept only if
-transformers builds a model from it: a *valid* variant. Sizes are small; on
+transformers builds a model from it and can run it: a *valid* variant. A config whose layer_types mark
+sliding_attention layers while the class leaves no window (Qwen2Config's ``sliding_window = sliding_window if
+use_sliding_window else None``) builds, but its forward raises (:func:`runs`), so it is no model a checkpoint has. Sizes are small; on
 the meta device a build costs what its module count costs.
 
 A quarter of the variants also carry one key another priced family reads and
@@ -232,8 +234,21 @@ def architectures(model_type: str) -> Optional[Tuple[str, ...]]:
     return None
 
 
+def runs(config: PretrainedConfig) -> bool:
+    """Whether transformers can run a model of *config* (and of its ``text_config``): a ``sliding_attention``
+    layer with ``sliding_window`` None builds, but its forward raises (transformers 5.24.0 cache_utils.py
+    DynamicSlidingWindowLayer: ``torch.tensor(self.sliding_window)``, TypeError; without a cache, masking_utils.py
+    create_sliding_window_causal_mask: ValueError "Could not find a `sliding_window` argument in the config")."""
+    for nested in (config, getattr(config, "text_config", None)):
+        types = getattr(nested, "layer_types", None) or ()
+        if "sliding_attention" in types and getattr(nested, "sliding_window", None) is None:
+            return False
+    return True
+
+
 def saved(model_type: str, kwargs: Dict[str, Any], stated: bool) -> Optional[Dict[str, Any]]:
-    """The config ``save_pretrained`` writes for *kwargs* (``to_diff_dict``), or ``None`` when the class refuses.
+    """The config ``save_pretrained`` writes for *kwargs* (``to_diff_dict``), or ``None`` when the class refuses
+    it or transformers cannot run the model it describes (:func:`runs`).
 
     With *stated*, the drawn values are written over it, as a hand-written config states them: a value the
     class overrides (T5's tie) or leaves out of the diff (a default) then stands in the file as drawn.
@@ -241,7 +256,10 @@ def saved(model_type: str, kwargs: Dict[str, Any], stated: bool) -> Optional[Dic
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            config = CONFIG_MAPPING[model_type](**kwargs).to_diff_dict()
+            built = CONFIG_MAPPING[model_type](**kwargs)
+        if not runs(built):
+            return None
+        config = built.to_diff_dict()
         if architectures(model_type):
             config["architectures"] = list(architectures(model_type))
     except Exception:  # noqa: BLE001  # ok: an invalid draw is drawn again

@@ -403,9 +403,7 @@ VISION_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("embed_dim", with_(QWEN2_VL, vision_config={"hidden_size": 64}),
      {"hidden_size": 1280, "intermediate_size": 5120, "spatial_merge_size": 2}),
     ("mlp_ratio", with_(QWEN2_VL, vision_config={**QWEN2_VL["vision_config"], "mlp_ratio": 2}),
-     [(("vision_config", "mlp_ratio"), "import.unsupported",
-       "vision_config.mlp_ratio is 2: VisionMlp's width is embed_dim * mlp_ratio; the vision_defaults' "
-       "intermediate_size is 4 * hidden_size; only 4 is imported")]),
+     {"hidden_size": 32, "intermediate_size": 64}),  # Qwen2VLVisionBlock: int(embed_dim * mlp_ratio)
 ]
 
 

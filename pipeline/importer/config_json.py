@@ -763,6 +763,27 @@ def _tower_encoder(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields)
     return None
 
 
+#: Qwen2VLVisionConfig(mlp_ratio=4) (transformers 5.24.0 configuration_qwen2_vl.py).
+_QWEN2_VL_MLP_RATIO = 4
+
+
+def _tower_ratio_encoder(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
+    """Qwen2-VL: every block an encoder whose VisionMlp is ``int(config.embed_dim * config.mlp_ratio)`` wide
+    (transformers 5.24.0 modeling_qwen2_vl.py Qwen2VLVisionBlock), mlp_ratio 4 when not stated."""
+    stated = tower.get("mlp_ratio")
+    ratio = _QWEN2_VL_MLP_RATIO if stated is None or stated.value is None else stated.value
+    width = fields.values.get("hidden_size")
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or ratio <= 0:
+        ctx.refuse(stated.path, "import.value", f"{_dotted(stated.path)} must be a positive number, got "
+                                                f"{_show(ratio)}")
+        return
+    if isinstance(width, int) and not isinstance(width, bool):
+        default = "" if stated is not None else "not stated: its config class's default "
+        origin = f"int(embed_dim * mlp_ratio), mlp_ratio {default}{ratio}"
+        fields.put("intermediate_size", int(width * ratio), origin,
+                   stated.path if stated is not None else fields.paths.get("hidden_size", ()))
+
+
 def _tower_siglip(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
     """SigLIP: a learned position embedding per patch of a square image."""
     image = tower.get("image_size")
@@ -809,12 +830,13 @@ def _tower_gated_blocks(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fi
 #: How each family's tower picks its blocks' kinds (of ``op_profiles/vision.yaml``).
 TOWER_RULES: Mapping[str, Callable[[_Context, Mapping[str, _Stated], _Fields], None]] = MappingProxyType({
     "encoder": _tower_encoder,
+    "ratio_encoder": _tower_ratio_encoder,
     "siglip": _tower_siglip,
     "window_blocks": _tower_window_blocks,
     "gated_blocks": _tower_gated_blocks,
 })
 _TOWER_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
-    "siglip": ("image_size",), "window_blocks": ("fullatt_block_indexes",)})
+    "siglip": ("image_size",), "window_blocks": ("fullatt_block_indexes",), "ratio_encoder": ("mlp_ratio",)})
 
 
 
@@ -923,11 +945,12 @@ def _source(origins: Mapping[str, str], paths: Mapping[str, KeyPath], path: Sequ
     return key_path, note
 
 
-def _merge(config: Mapping[str, Any], issues: List[ImportIssue],
-           top_level: frozenset = frozenset()) -> Tuple[Dict[str, _Stated], List[_Stated], List[KeyPath]]:
+def _merge(config: Mapping[str, Any], issues: List[ImportIssue], top_level: frozenset = frozenset(),
+           either: frozenset = frozenset()) -> Tuple[Dict[str, _Stated], List[_Stated], List[KeyPath]]:
     """The top-level and text_config keys as one mapping, the model types stated (top level first), and the
     nestings stated inside text_config (keys no row reads there); a text_config key of *top_level* (the
-    family's ``top_level``: the wrapper decides it) is left out."""
+    family's ``top_level``: the wrapper decides it) is left out, and one of *either* (its ``either_level``)
+    stated at both levels is the level that says true, when one does."""
     keys = {key: _Stated(value, (key,)) for key, value in config.items() if key != "text_config"}
     types = [keys["model_type"]] if "model_type" in keys else []
     text = config.get("text_config")
@@ -946,6 +969,10 @@ def _merge(config: Mapping[str, Any], issues: List[ImportIssue],
             misplaced.append(("text_config", key))
             continue
         if key in top_level:
+            continue
+        if key in either and key in keys:
+            if value is True and keys[key].value is not True:
+                keys[key] = _Stated(value, ("text_config", key))
             continue
         if key in keys and not _same(keys[key].value, value):
             issues.append(ImportIssue(("text_config", key), "import.both-levels",
@@ -1130,9 +1157,10 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
     profile = _pick(keys, types, profiles, arch, picked)
     if profile is None:
         raise ConfigImportError(picked)  # the one reason; a key's problems mean nothing without a family
-    if profile.family.top_level:
+    if profile.family.top_level or profile.family.either_level:
         issues = []
-        keys, types, misplaced = _merge(config, issues, frozenset(profile.family.top_level))
+        keys, types, misplaced = _merge(config, issues, frozenset(profile.family.top_level),
+                                        frozenset(profile.family.either_level))
     issues.extend(picked)
     ctx = _Context(keys, profile)
     ctx.issues.extend(issues)
