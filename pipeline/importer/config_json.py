@@ -62,7 +62,7 @@ from pipeline.pricing.config_keys import _RULES, _VISION_RULES, IGNORED, KEYS, V
 from pipeline.pricing.families import REFUSE_MATCHING, Expression, Family, KeyRule
 from pipeline.pricing.op_profiles import OpProfile, OpProfiles
 from pipeline.pricing.parameters import Unpriced, count_parameters, counted_parts
-from pipeline.pricing.stack import derive_layers, spec_layer_stack, tower_layer_stack
+from pipeline.pricing.stack import derive_layers, fields_without_kind, spec_layer_stack, tower_layer_stack
 from pipeline.spec.model import LayerGroup, ModelSpec, ModelSpecError, StatedParameters
 
 CODES: Dict[str, str] = {
@@ -735,8 +735,18 @@ def _stack(ctx: _Context) -> None:
     kinds = _body_kinds(ctx, types[:count], ffns)
     renames = _variant_kinds(ctx)
     if kinds is not None and renames is not None:
-        _write_stack(ctx, [renames.get(kind, kind) for kind in kinds], types if stated is not None else types[:count],
-                     stated)
+        body = [renames.get(kind, kind) for kind in kinds]
+        _write_stack(ctx, body, types if stated is not None else types[:count], stated)
+        _drop_fields_without_kind(ctx, body)
+
+
+def _drop_fields_without_kind(ctx: _Context, body: Sequence[str]) -> None:
+    """Leave out the fields no kind of the body reads (Qwen3.5's linear_* when layer_types lists no
+    linear_attention layer, Qwen3-MoE's experts when every layer is in mlp_only_layers): the config's class reads
+    the keys, but the model it describes builds nothing of them (``stack.field-without-kind``)."""
+    for name in fields_without_kind([ctx.profile.layer_kinds[kind] for kind in set(body)]):
+        for table in (ctx.fields.values, ctx.fields.origins, ctx.fields.paths, ctx.fields.fixed):
+            table.pop(name, None)
 
 
 def _stated_types(ctx: _Context, stated: Optional[_Stated], derived: Optional[List[str]],

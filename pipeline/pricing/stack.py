@@ -448,6 +448,14 @@ _FLAVOUR_FIELDS = (
 _Record = Union[ModelSpec, VisionSpec]
 
 
+def fields_without_kind(kinds: Sequence[LayerKind]) -> Tuple[str, ...]:
+    """The spec fields only a flavour none of *kinds* has reads (a stack of them declaring one is
+    ``stack.field-without-kind``): the linear_* widths of a stack with no linear layer, the experts of one with no
+    MoE layer. The importer leaves them out: the model the config describes builds no tensor of them."""
+    return tuple(name for rule in _FLAVOUR_FIELDS if all(getattr(kind, rule.attribute) != rule.flavour for kind in kinds)
+                 for name in rule.meaningful)
+
+
 def _width_issues(record: _Record, kinds: Sequence[LayerKind], prefix: FieldPath) -> List[SpecIssue]:
     """The fields *kinds* need that *record* does not declare, and the fields it declares that none of them reads.
 
