@@ -896,8 +896,10 @@ def _vision(ctx: _Context, stated: _Stated, unknown: List[KeyPath]) -> None:
         default = _Stated(value, stated.path + (key,), default=True, computed=computed)
         for name in rule.fields:
             fields.put(name.removeprefix("vision."), default.value, default.origin, stated.path)
-    for key, rule in family.keys.items():  # a top-level key of the family that sets a tower field
+    for key, rule in family.keys.items():  # a top-level key of the family that sets a tower field, or its default
         item = ctx.keys.get(key)
+        if item is None and key in family.defaults:
+            item = _Stated(family.defaults[key], (key,), default=True)
         if item is not None and rule.fields and rule.fields[0].startswith("vision."):
             for name in rule.fields:
                 fields.put(name.removeprefix("vision."), item.value, item.origin, item.path)
@@ -1246,6 +1248,8 @@ def _apply_keys(ctx: _Context) -> List[KeyPath]:
             if value is None:
                 continue  # a field it reads is missing or wrong; the model IR names that field
         rule = family.keys.get(key) or _RULES[key]
+        if rule.fields[:1] and rule.fields[0].startswith("vision."):
+            continue  # a tower field's default: the tower's mapping applies it (_vision)
         TRANSFORMS[rule.transform](rule, _Stated(value, (key,), default=True, computed=computed), ctx)
     return unknown
 
