@@ -412,7 +412,8 @@ def test_nested_unknown_keys_are_refused_at_the_key() -> None:
         (17, 3, "schema.unknown-key",
          "unknown key 'depth' in vision; the keys are ['hidden_size', 'in_channels', 'intermediate_size', 'layers', "
          "'max_position_embeddings', 'name', 'num_attention_heads', 'num_hidden_layers', 'num_position_embeddings', "
-         "'out_hidden_size', 'patch_size', 'pooling_head', 'spatial_merge_size', 'temporal_patch_size']")]
+         "'out_hidden_size', 'patch_size', 'pooling_head', 'projector_bias', 'spatial_merge_size', "
+         "'temporal_patch_size']")]
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -163,7 +163,7 @@ PIXTRAL = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, 
            "patch_size": 14, "head_dim": 16, "image_size": 1540, "rope_theta": 10000.0, "model_type": "pixtral"}
 MISTRAL3 = {"model_type": "mistral3", "text_config": {**LLAMA, "model_type": "mistral"}, "vision_config": PIXTRAL}
 MISTRAL3_TOWER = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "name": "vision",
-                  "intermediate_size": 64, "patch_size": 14, "layers": [{"kind": "gated_encoder", "count": 2}]}
+                  "intermediate_size": 64, "patch_size": 14, "projector_bias": False, "layers": [{"kind": "gated_encoder", "count": 2}]}
 QWEN2_VL = {**QWEN2, "model_type": "qwen2_vl", "vision_config": {"hidden_size": 64, "embed_dim": 32}}
 NEMOTRON = {"model_type": "nemotron_h", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
             "vocab_size": 100, "intermediate_size": 32, "hybrid_override_pattern": "ME*-", "n_routed_experts": 8,
@@ -243,13 +243,14 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
      [(("layer_types",), "import.value", "layer_types lists 1 layers, but num_hidden_layers is 2; list one type "
                                          "per body layer")]),
     ("full_attention_interval", QWEN3_NEXT, {"layer_types": [L, F, L, F]}),
-    ("full_attention_interval", with_(QWEN3_NEXT, layer_types=[L, L, L, F]),
-     [(("layer_types",), "import.conflict",
-       "layer_types says layer 1 is linear_attention, but full_attention_interval 2 makes it full_attention; "
-       "state one")]),
+    # Qwen3NextConfig.__post_init__ reads full_attention_interval only when layer_types is None: the list wins
+    ("full_attention_interval", with_(QWEN3_NEXT, layer_types=[L, L, L, F]), {"layer_types": [L, L, L, F]}),
     ("sliding_window_pattern", GEMMA, {"layer_types": [S, S, F, S, S, F], "sliding_window": 16}),
+    # Gemma3TextConfig.__post_init__ builds layer_types from kwargs.get("sliding_window_pattern", 6), never from the
+    # _sliding_window_pattern it stores: transformers 5.24.0 builds [S, S, S, S, S, F] for this config
     ("_sliding_window_pattern", with_(GEMMA, sliding_window_pattern=..., _sliding_window_pattern=2),
-     {"layer_types": [S, F, S, F, S, F]}),
+     {"layer_types": [S, S, S, S, S, F]}),
+    ("sliding_window_pattern", with_(GEMMA, layer_types=[F, S, S, S, S, S]), {"layer_types": [F, S, S, S, S, S]}),
     ("sliding_window", with_(MIXTRAL, sliding_window=16), {"layer_types": [S, S], "sliding_window": 16}),
     ("sliding_window", with_(MIXTRAL, sliding_window=None), {"num_experts": 4}),
     ("sliding_window", with_(LLAMA, sliding_window=16),
@@ -292,6 +293,9 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("type_vocab_size", ROBERTA, {"type_vocab_size": 2}),  # RobertaConfig(type_vocab_size=2)
     ("spatial_merge_size", with_(MISTRAL3, spatial_merge_size=2),
      {"vision": {**MISTRAL3_TOWER, "spatial_merge_size": 2}}),
+    # Mistral3MultiModalProjector: linear_1 and linear_2 bias=config.multimodal_projector_bias
+    ("multimodal_projector_bias", with_(MISTRAL3, multimodal_projector_bias=True),
+     {"vision": {**MISTRAL3_TOWER, "projector_bias": True}}),
     ("spatial_merge_size", with_(MISTRAL3, spatial_merge_size=2, vision_config=...),
      [(("spatial_merge_size",), "import.unsupported",
        "spatial_merge_size sets the vision tower's vision.spatial_merge_size, but the config states no vision_config; "
@@ -410,9 +414,7 @@ VISION_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("embed_dim", with_(QWEN2_VL, vision_config={"hidden_size": 64}),
      {"hidden_size": 1280, "intermediate_size": 5120, "spatial_merge_size": 2}),
     ("mlp_ratio", with_(QWEN2_VL, vision_config={**QWEN2_VL["vision_config"], "mlp_ratio": 2}),
-     [(("vision_config", "mlp_ratio"), "import.unsupported",
-       "vision_config.mlp_ratio is 2: VisionMlp's width is embed_dim * mlp_ratio; the vision_defaults' "
-       "intermediate_size is 4 * hidden_size; only 4 is imported")]),
+     {"hidden_size": 32, "intermediate_size": 64}),  # Qwen2VLVisionBlock: int(embed_dim * mlp_ratio)
 ]
 
 

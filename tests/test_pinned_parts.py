@@ -127,8 +127,8 @@ def test_a_dropped_shared_expert_fails_check(tmp_path: Path, spec: Path) -> None
 
 
 #: What refuses a catalogue spec whose shared expert count is set to 0: the width left without a count, or (the
-#: DeepSeek family, whose MoE kind prices any stated count since transformers builds any n_shared_experts) its
-#: stated figure that can no longer be counted (the shared width is then unknown: a gap the note records).
+#: DeepSeek family, whose MoE kind prices any stated count as transformers builds it: one DeepseekV3MLP of
+#: moe_intermediate_size * n_shared_experts, 0 wide for 0) its stated total, which counted the shared expert.
 ZERO_SHARED_REFUSAL = {"deepseek-r1": "parameters", "deepseek-v3": "parameters", "kimi-k2-instruct": "parameters",
                        "nemotron-3-nano-30b-a3b": "shared", "qwen3-next-80b-a3b": "shared",
                        "qwen3.5-35b-a3b": "shared"}
@@ -139,7 +139,9 @@ def test_a_shared_expert_count_of_zero_fails_check(tmp_path: Path, spec: Path) -
     text = re.sub(r"^num_shared_experts: \d+", "num_shared_experts: 0", spec.read_text(encoding="utf-8"),
                   flags=re.M)
     if ZERO_SHARED_REFUSAL[spec.stem] == "parameters":
-        expected = [f"{line_of(text, '  total:', 'parameters:')}:3 [params.unpriced]"]
+        total = line_of(text, '  total:', 'parameters:')
+        expected = [f"{total}:10 [params.total-mismatch]", f"{total + 1}:11 [params.active-mismatch]"]
+        expected += [f"{total + 2}:8 [params.mtp-mismatch]"] * ("\n  mtp:" in text)  # Kimi-K2 has no MTP
     else:
         expected = [f"{line_of(text, 'shared_expert_intermediate_size:')}:34 [spec.shared-without-count]"]
     assert errors(tmp_path, spec, lambda _: text) == (1, expected)

@@ -116,6 +116,23 @@ CASES = [
     # Qwen3MoeConfig's defaults (128 experts, 8 a token, 768 wide) for a config that leaves them out.
     ("qwen3-30b-a3b.json", lambda config: [config.pop(key) for key in (
         "num_experts", "num_experts_per_tok", "moe_intermediate_size")], 30_532_122_624),
+    # Refused before, exact now (the differential suite's refusals of gemma3, mistral3, qwen2_vl, deepseek_v3 and
+    # roberta, seed 23; transformers 5.24.0's numbers):
+    # Gemma3TextConfig builds layer_types from the period only when none are stated: a stated list wins.
+    ("gemma-3-27b.json", _text("layer_types", ["full_attention"] * 62), 27_432_406_640),
+    # Mistral3MultiModalProjector: linear_1 and linear_2 bias=config.multimodal_projector_bias.
+    ("mistral-small-3.1-24b-instruct.json", _top(multimodal_projector_bias=True), 23_340_282_880),
+    # Qwen2VLVisionBlock: VisionMlp(hidden_dim=int(config.embed_dim * config.mlp_ratio)).
+    ("qwen2-vl-2b-instruct-awq.json", lambda config: config["vision_config"].update(mlp_ratio=2), 1_999_188_480),
+    # DeepseekV3MoE: the shared DeepseekV3MLP is moe_intermediate_size * n_shared_experts wide, 0 for none; a
+    # first_k_dense_replace of every layer builds no MoE layer (the experts' keys then size nothing).
+    ("deepseek-v3.json", _top(n_shared_experts=0), 668_472_073_216),
+    ("deepseek-v3.json", _top(first_k_dense_replace=61), 37_445_852_160),
+    # RobertaForMaskedLM untied: lm_head.decoder keeps its own bias beside lm_head.bias.
+    ("all-roberta-large-v1-resaved.json", _top(tie_word_embeddings=False), 406_933_682),
+    # Other families' keys LlamaConfig and modeling_llama.py never read (import.unread): the same model.
+    ("llama-3.1-8b.json", _top(qk_norm=True, moe_intermediate_size=1024, n_shared_experts=1, moe_layer_freq=2),
+     8_030_261_248),
 ]
 
 

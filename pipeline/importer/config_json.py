@@ -402,8 +402,10 @@ def _attention_interval(ctx: _Context, count: int) -> Tuple[Optional[List[str]],
 
 
 def _attention_sliding_pattern(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
-    return (_every(ctx, count, ("sliding_window_pattern", "_sliding_window_pattern"), "sliding_attention"),
-            _window(ctx, gated=False))
+    """Gemma 3: transformers 5.24.0 configuration_gemma3.py Gemma3TextConfig.__post_init__ builds layer_types, when
+    they are not stated, from ``kwargs.get("sliding_window_pattern", 6)``; the ``_sliding_window_pattern`` it
+    stores (and to_dict writes) is never read back."""
+    return _every(ctx, count, ("sliding_window_pattern",), "sliding_attention"), _window(ctx, gated=False)
 
 
 def _attention_alternate(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
@@ -551,7 +553,7 @@ _RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "window_all": ("sliding_window",),
     "window_all_if_enabled": ("sliding_window", "use_sliding_window"),
     "interval": ("sliding_window", "use_sliding_window", "full_attention_interval"),
-    "sliding_pattern": ("sliding_window", "sliding_window_pattern", "_sliding_window_pattern"),
+    "sliding_pattern": ("sliding_window", "sliding_window_pattern"),
     "alternate": ("sliding_window",),
     "encoder_decoder": ("sliding_window", "use_sliding_window", "num_layers", "num_decoder_layers"),
     "stated": ("sliding_window",),
@@ -756,13 +758,11 @@ def _drop_fields_without_kind(ctx: _Context, body: Sequence[str]) -> None:
             table.pop(name, None)
 
 
-# The keys that give a period of layer types, checked against stated layer_types.
-_PERIOD_KEYS = ("full_attention_interval", "sliding_window_pattern", "_sliding_window_pattern")
-
-
 def _stated_types(ctx: _Context, stated: Optional[_Stated], derived: Optional[List[str]],
                   count: int) -> Optional[List[str]]:
-    """The layer types: as stated (checked against what the family's keys derive), else as derived."""
+    """The layer types: as stated, else as derived. A stated list wins over a period that would derive others, as
+    in every config class that has one (transformers 5.24.0 Gemma3TextConfig, Qwen3NextConfig, Qwen3_5TextConfig
+    ``__post_init__``: the period builds layer_types only ``if self.layer_types is None``)."""
     if stated is None or stated.value is None:
         return derived
     value = stated.value
@@ -773,14 +773,6 @@ def _stated_types(ctx: _Context, stated: Optional[_Stated], derived: Optional[Li
         ctx.refuse(stated.path, "import.value", f"layer_types lists {len(value)} layers, but num_hidden_layers is "
                                                 f"{count}; list one type per body layer")
         return None
-    rule_keys = [key for key in _RULE_KEYS.get(ctx.family.attention, ()) if key in _PERIOD_KEYS]
-    first = next((index for index, (a, b) in enumerate(zip(derived or (), value)) if a != b), None)
-    if rule_keys and first is not None:
-        key = next(key for key in rule_keys if ctx.value(key) is not None)
-        ctx.refuse(stated.path, "import.conflict",
-                   f"layer_types says layer {first} is {value[first]}, but {key} {ctx.value(key)} makes it "
-                   f"{derived[first]}; state one")
-        return None
     return value
 
 
@@ -788,6 +780,27 @@ def _stated_types(ctx: _Context, stated: Optional[_Stated], derived: Optional[Li
 
 def _tower_encoder(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
     return None
+
+
+#: Qwen2VLVisionConfig(mlp_ratio=4) (transformers 5.24.0 configuration_qwen2_vl.py).
+_QWEN2_VL_MLP_RATIO = 4
+
+
+def _tower_ratio_encoder(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
+    """Qwen2-VL: every block an encoder whose VisionMlp is ``int(config.embed_dim * config.mlp_ratio)`` wide
+    (transformers 5.24.0 modeling_qwen2_vl.py Qwen2VLVisionBlock), mlp_ratio 4 when not stated."""
+    stated = tower.get("mlp_ratio")
+    ratio = _QWEN2_VL_MLP_RATIO if stated is None or stated.value is None else stated.value
+    width = fields.values.get("hidden_size")
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or ratio <= 0:
+        ctx.refuse(stated.path, "import.value", f"{_dotted(stated.path)} must be a positive number, got "
+                                                f"{_show(ratio)}")
+        return
+    if isinstance(width, int) and not isinstance(width, bool):
+        default = "" if stated is not None else "not stated: its config class's default "
+        origin = f"int(embed_dim * mlp_ratio), mlp_ratio {default}{ratio}"
+        fields.put("intermediate_size", int(width * ratio), origin,
+                   stated.path if stated is not None else fields.paths.get("hidden_size", ()))
 
 
 def _tower_siglip(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
@@ -836,12 +849,13 @@ def _tower_gated_blocks(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fi
 #: How each family's tower picks its blocks' kinds (of ``op_profiles/vision.yaml``).
 TOWER_RULES: Mapping[str, Callable[[_Context, Mapping[str, _Stated], _Fields], None]] = MappingProxyType({
     "encoder": _tower_encoder,
+    "ratio_encoder": _tower_ratio_encoder,
     "siglip": _tower_siglip,
     "window_blocks": _tower_window_blocks,
     "gated_blocks": _tower_gated_blocks,
 })
 _TOWER_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
-    "siglip": ("image_size",), "window_blocks": ("fullatt_block_indexes",)})
+    "siglip": ("image_size",), "window_blocks": ("fullatt_block_indexes",), "ratio_encoder": ("mlp_ratio",)})
 
 
 
@@ -891,8 +905,10 @@ def _vision(ctx: _Context, stated: _Stated, unknown: List[KeyPath]) -> None:
         default = _Stated(value, stated.path + (key,), default=True, computed=computed)
         for name in rule.fields:
             fields.put(name.removeprefix("vision."), default.value, default.origin, stated.path)
-    for key, rule in family.keys.items():  # a top-level key of the family that sets a tower field
+    for key, rule in family.keys.items():  # a top-level key of the family that sets a tower field, or its default
         item = ctx.keys.get(key)
+        if item is None and key in family.defaults:
+            item = _Stated(family.defaults[key], (key,), default=True)
         if item is not None and rule.fields and rule.fields[0].startswith("vision."):
             for name in rule.fields:
                 fields.put(name.removeprefix("vision."), item.value, item.origin, item.path)
@@ -950,11 +966,12 @@ def _source(origins: Mapping[str, str], paths: Mapping[str, KeyPath], path: Sequ
     return key_path, note
 
 
-def _merge(config: Mapping[str, Any], issues: List[ImportIssue],
-           top_level: frozenset = frozenset()) -> Tuple[Dict[str, _Stated], List[_Stated], List[KeyPath]]:
+def _merge(config: Mapping[str, Any], issues: List[ImportIssue], top_level: frozenset = frozenset(),
+           either: frozenset = frozenset()) -> Tuple[Dict[str, _Stated], List[_Stated], List[KeyPath]]:
     """The top-level and text_config keys as one mapping, the model types stated (top level first), and the
     nestings stated inside text_config (keys no row reads there); a text_config key of *top_level* (the
-    family's ``top_level``: the wrapper decides it) is left out."""
+    family's ``top_level``: the wrapper decides it) is left out, and one of *either* (its ``either_level``)
+    stated at both levels is the level that says true, when one does."""
     keys = {key: _Stated(value, (key,)) for key, value in config.items() if key != "text_config"}
     types = [keys["model_type"]] if "model_type" in keys else []
     text = config.get("text_config")
@@ -973,6 +990,10 @@ def _merge(config: Mapping[str, Any], issues: List[ImportIssue],
             misplaced.append(("text_config", key))
             continue
         if key in top_level:
+            continue
+        if key in either and key in keys:
+            if value is True and keys[key].value is not True:
+                keys[key] = _Stated(value, ("text_config", key))
             continue
         if key in keys and not _same(keys[key].value, value):
             issues.append(ImportIssue(("text_config", key), "import.both-levels",
@@ -1157,9 +1178,10 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
     profile = _pick(keys, types, profiles, arch, picked)
     if profile is None:
         raise ConfigImportError(picked)  # the one reason; a key's problems mean nothing without a family
-    if profile.family.top_level:
+    if profile.family.top_level or profile.family.either_level:
         issues = []
-        keys, types, misplaced = _merge(config, issues, frozenset(profile.family.top_level))
+        keys, types, misplaced = _merge(config, issues, frozenset(profile.family.top_level),
+                                        frozenset(profile.family.either_level))
     issues.extend(picked)
     ctx = _Context(keys, profile)
     ctx.issues.extend(issues)
@@ -1235,6 +1257,8 @@ def _apply_keys(ctx: _Context) -> List[KeyPath]:
             value, computed = value.evaluate(ctx.fields.values), value.text
             if value is None:
                 continue  # a field it reads is missing or wrong; the model IR names that field
+        if rule.fields[:1] and rule.fields[0].startswith("vision."):
+            continue  # a tower field's default: the tower's mapping applies it (_vision)
         TRANSFORMS[rule.transform](rule, _Stated(value, (key,), default=True, computed=computed), ctx)
     return unknown
 

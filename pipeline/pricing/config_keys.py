@@ -107,6 +107,9 @@ VISION_KEYS: Tuple[KeyRule, ...] = (
     _row("num_position_embeddings", "vision.num_position_embeddings"),
     _row("image_size", "vision.num_position_embeddings", "rule",
          _HF + "siglip/modeling_siglip.py SiglipVisionEmbeddings: num_positions = (image_size // patch_size) ** 2"),
+    _row("mlp_ratio", "vision.intermediate_size", "rule",
+         _HF + "qwen2_vl/modeling_qwen2_vl.py Qwen2VLVisionBlock: VisionMlp(hidden_dim=int(config.embed_dim * "
+               "config.mlp_ratio))"),
     _row("fullatt_block_indexes", "vision.layers", "rule",
          _HF + "qwen2_5_vl/modeling_qwen2_5_vl.py: full attention at these blocks, windowed attention elsewhere"),
 )

@@ -17,6 +17,7 @@ read with (schema: ``$defs/family`` of ``schemas/op-profile.schema.json``)::
       shared: [hidden_size, rms_norm_eps]              # its class's keys the importer's shared tables read
       code_reads: {head_dim: getattr(config, "head_dim", ...)}  # undeclared, read by its modelling code
       top_level: {tie_word_embeddings: the wrapper's model ties}  # read at the top level only, not in text_config
+      either_level: {tie_word_embeddings: a true text_config value is forwarded}  # true when either level says true
       variants:                                        # kinds a key's value swaps in (T5 v1.1's gated MLP)
         - {when: {feed_forward_proj: {match: "^gated-"}}, kinds: {encoder: gated_encoder}, source: ...}
 
@@ -223,6 +224,11 @@ class Family:
             ignored where ``text_config`` states them (Gemma 3's and Mistral
             3's ``tie_word_embeddings``: the wrapper's model ties its head by
             its own config).
+        either_level: Keys the wrapper's config sets true when either level
+            states true, each with why: a ``text_config`` true and a top-level
+            false (or the reverse) is true, not a conflict (Qwen2-VL's
+            ``tie_word_embeddings``: ``Qwen2VLConfig.__post_init__`` forwards a
+            true ``text_config`` value to the outer config).
         variants: The kinds its code swaps in by a key's value (:class:`Variant`).
         shared: Its config class's keys that the importer's shared tables map
             or ignore; ``None`` when the section lists none (every shared key
@@ -253,6 +259,7 @@ class Family:
     pattern_lists: Tuple[str, ...] = ()
     pattern_names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     top_level: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    either_level: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     variants: Tuple[Variant, ...] = ()
     shared: Optional[frozenset] = None
     code_reads: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
@@ -312,6 +319,7 @@ def parse_family(data: Mapping[str, Any]) -> Family:
         pattern_lists=tuple(data.get("pattern", {}).get("list_keys", ())),
         pattern_names=MappingProxyType(dict(data.get("pattern", {}).get("names", {}))),
         top_level=MappingProxyType(dict(data.get("top_level", {}))),
+        either_level=MappingProxyType(dict(data.get("either_level", {}))),
         variants=tuple(_variant(entry) for entry in data.get("variants", ())),
         shared=frozenset(data["shared"]) if "shared" in data else None,
         code_reads=MappingProxyType(dict(data.get("code_reads", {}))),

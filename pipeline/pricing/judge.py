@@ -15,7 +15,9 @@ the layer's index in that stack and the relative name
 reference stacks whose first layer holds a tensor of the body's kinds, in the
 reference's order (T5: ``encoder.block``, then ``decoder.block``); the tower's
 layers the stack whose first layer shares the most names with the tower's
-kinds. Model-level tensors are named in full; a tower's own tensors relative
+kinds. Model-level tensors are named in full (a VLM family's ``model.language_model.*``
+is ``model.*`` when the reference builds its text config alone, a causal LM
+without a tower); a tower's own tensors relative
 to the model holding the tower (``visual.merger.ln_q.weight`` is
 ``model.visual.merger.ln_q.weight``), so they match the one reference name
 that ends with theirs. A routed expert's tensor is one expert's shape; the
@@ -231,10 +233,24 @@ def _named(census: Census, body: Sequence[List[Tensor]], tower: Sequence[List[Te
         for tensor in layer:
             tensors[f"{tower_prefix or '(no reference tower)'}.{index}.{tensor.name}"] = (tensor.shape, tensor.part)
     for tensor in model:
-        tensors[tensor.name] = (tensor.shape, tensor.part)
+        tensors[_model_name(census, tensor.name)] = (tensor.shape, tensor.part)
     for tensor in tower_own:
         tensors[_held_name(census, tensor.name)] = (tensor.shape, tensor.part)
     return _Side(tensors, places)
+
+
+#: Where a VLM holds its language model (``Gemma3Model.language_model``, ``Qwen3_5Model.language_model``).
+_LANGUAGE_MODEL = "model.language_model."
+
+
+def _model_name(census: Census, name: str) -> str:
+    """The reference's name for a model-level tensor: its own, except that a profile naming the VLM's language
+    model (``model.language_model.embed_tokens.weight``) names, in a text-only build, the causal-LM class's
+    (``model.embed_tokens.weight``: ``Gemma3ForCausalLM.model`` is the text model itself). A build is text-only
+    when the reference holds no vision part (:attr:`Census.vision` is empty)."""
+    if census.vision or not name.startswith(_LANGUAGE_MODEL):
+        return name
+    return "model." + name[len(_LANGUAGE_MODEL):]
 
 
 def _held_name(census: Census, name: str) -> str:

@@ -93,7 +93,7 @@ SYMBOLS = (
 TOWER_SYMBOLS = (
     "hidden_size", "intermediate_size", "num_attention_heads", "head_dim", "out_hidden_size", "patch_size",
     "spatial_merge_size", "num_position_embeddings", "in_channels", "temporal_patch_size", "text_hidden_size",
-    "pooling_head",
+    "pooling_head", "projector_bias",
 )
 
 _ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Name, ast.Load,
@@ -465,23 +465,31 @@ def layer_sums(weights: Inventory, env: Mapping[str, Any]) -> Optional[Tuple[int
     return found if max(found) <= MAX_SIZE else None  # too large: sizes() names the tensor
 
 
+def _exclusive(first: Optional[str], second: Optional[str]) -> bool:
+    """Whether two ``when`` conditions never hold together: ``X`` and ``not X``."""
+    if first is None or second is None:
+        return False
+    return first.strip() == "not " + second.strip() or second.strip() == "not " + first.strip()
+
+
 def parse_weights(entries: Sequence[Mapping[str, Any]], path: FieldPath,
                   symbols: Sequence[str] = SYMBOLS, parts: Sequence[str] = PARTS) -> Inventory:
     """Build an inventory from a profile's ``weights`` list (already checked against the profile schema).
 
     Raises:
         WeightFormatError: For a bad expression or condition, a part not in
-            *parts*, or two entries of the same ``name``.
+            *parts*, or two entries of the same ``name`` (unless one holds ``when: X`` and the other
+            ``when: not X``: one tensor whose part the flag decides, RoBERTa's ``lm_head.bias``).
     """
     weights = []
-    seen = set()
+    seen: Dict[str, Optional[str]] = {}
     for index, entry in enumerate(entries):
         where = path + (index,)
         if entry["part"] not in parts:
             raise WeightFormatError(where + ("part",), f"part {entry['part']!r} is not one of {list(parts)} here")
-        if entry["name"] in seen:
+        if entry["name"] in seen and not _exclusive(seen[entry["name"]], entry.get("when")):
             raise WeightFormatError(where + ("name",), f"{entry['name']!r} is listed twice")
-        seen.add(entry["name"])
+        seen[entry["name"]] = entry.get("when")
         shape = tuple(compile_expression(size, where + ("shape", axis), symbols)
                       for axis, size in enumerate(entry["shape"]))
         _check_product(shape, where + ("shape",))

@@ -695,7 +695,8 @@ class VisionSpec:
     length in merged visual tokens, which depends on the images a dataset
     serves and is therefore an input, not a property of the checkpoint.
     ``pooling_head`` says whether an attention-pooling head follows the
-    blocks (SigLIP's ``vision_use_head``). ``layers`` is the tower's stack, groups of kinds of the ``vision`` op
+    blocks (SigLIP's ``vision_use_head``); ``projector_bias`` whether the projector's linears hold biases
+    (Mistral 3's ``multimodal_projector_bias``). ``layers`` is the tower's stack, groups of kinds of the ``vision`` op
     profile; without it the tower is one group of the profile's default kind.
     """
 
@@ -712,6 +713,7 @@ class VisionSpec:
     num_position_embeddings: Optional[int] = None
     max_position_embeddings: Optional[int] = None
     pooling_head: Optional[bool] = None
+    projector_bias: Optional[bool] = None
     layers: Optional[Tuple[LayerGroup, ...]] = None
 
     @classmethod
@@ -741,7 +743,7 @@ class VisionSpec:
                 values[key] = issues.take(_text, data[key], path)
             elif key == "layers":
                 values[key] = issues.take(layers_from_list, data[key], path)
-            elif key == "pooling_head":
+            elif key in ("pooling_head", "projector_bias"):
                 values[key] = issues.take(_flag, data[key], path)
             else:
                 values[key] = issues.take(_positive, data[key], path)
