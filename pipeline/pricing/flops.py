@@ -22,9 +22,9 @@ kind's op profile was read from:
   every pair in both. A T5 decoder's second block is cross-attention over
   the encoder's ``S`` tokens, all pairs kept.
 - **Linear attention and state-space mixers** (``attention: linear``): the
-  recurrence per token and value head, ``RECURRENCE[arch] · key_head_dim ·
-  value_head_dim`` FLOPs, plus the depthwise causal convolution, ``2 ·
-  conv_dim · kernel`` per token; no score matrix, so both conventions agree.
+  chunked scan the eager path runs (:data:`LINEAR_SCANS`, :func:`_linear`),
+  padded to whole chunks, plus the depthwise causal convolution; ``causal``
+  counts the in-chunk matrices at their lower triangle.
 - **Training** is 3 × forward (the backward pass costs twice the forward's
   matmuls: the 6N rule), stated as such, not measured.
 
@@ -71,11 +71,13 @@ DTYPE_BYTES: Mapping[str, float] = {
 #: The dtype bytes are priced at when a spec states no ``torch_dtype`` (the catalogue's checkpoints are bfloat16).
 DEFAULT_DTYPE = "bfloat16"
 
-#: FLOPs per token, value head and (key channel x value channel) of a linear kind's recurrence, by arch.
-#: Gated DeltaNet (``torch_recurrent_gated_delta_rule``, ``Qwen3NextGatedDeltaNet`` and
-#: ``Qwen3_5GatedDeltaNet``): read the state against k, write k x delta, read it with q: 3 FMAs, 6.
-#: Mamba2's SSD (``NemotronHMamba2Mixer.torch_forward``): write dt x (x outer B), read it with C: 2 FMAs, 4.
-RECURRENCE: Mapping[str, int] = {"qwen3_next": 6, "qwen3_5": 6, "qwen3_5_moe": 6, "nemotron_h": 4}
+#: How each arch's linear kind scans, in the eager torch path the reference runs: the form and its chunk in tokens.
+#: ``delta``: ``torch_chunk_gated_delta_rule`` (modeling_qwen3_next.py, modeling_qwen3_5.py,
+#: modeling_qwen3_5_moe.py; ``chunk_size=64``, the default its callers keep). ``ssd``: ``mamba2_chunk_scan``
+#: (modeling_nemotron_h.py, ``NemotronHMamba2Mixer``; ``config.chunk_size``, 128 by NemotronHConfig's default
+#: and in every catalogue config).
+LINEAR_SCANS: Mapping[str, Tuple[str, int]] = {"qwen3_next": ("delta", 64), "qwen3_5": ("delta", 64),
+                                               "qwen3_5_moe": ("delta", 64), "nemotron_h": ("ssd", 128)}
 
 #: Kinds whose softmax attention sees every key (no causal mask), by arch; ``"*"``: every kind of it.
 #: RobertaSelfAttention (modeling_roberta.py), T5Attention of the encoder stack (modeling_t5.py,
@@ -238,11 +240,34 @@ def _softmax(spec: "ModelSpec", arch: str, kind: "LayerKind", seq_len: int) -> T
     return full * per_pair + cross, kept * per_pair + cross
 
 
-def _linear(spec: "ModelSpec", arch: str, seq_len: int) -> int:
-    """One linear layer's recurrence and causal convolution over *seq_len* tokens."""
-    recurrence = RECURRENCE[arch] * spec.linear_num_value_heads * spec.linear_key_head_dim * \
-        spec.linear_value_head_dim
-    return seq_len * (recurrence + 2 * _conv_dim(spec) * spec.linear_conv_kernel_dim)
+def _linear(spec: "ModelSpec", arch: str, seq_len: int) -> Tuple[int, int]:
+    """``(dense, causal)`` FLOPs of one linear layer's chunked scan and causal convolution over *seq_len* tokens.
+
+    The sequence is padded to whole chunks of ``C`` tokens (``N`` of them), per value head of key width ``k``
+    and value width ``v``. Gated DeltaNet: ``k_beta @ key^T`` and ``query @ key^T`` (``C x C`` over ``k``) per
+    chunk, then per chunk ``k_cumdecay @ state``, ``query @ state``, ``key^T @ v_new`` (``C x k x v``) and
+    ``intra @ v_new`` (``C x C`` over ``v``); ``solve_triangular`` is not a matmul the counter prices. Mamba2's
+    SSD: ``C B^T`` and its product with ``x`` (``C x C`` over the state and the head), the chunk states and
+    their read (``C x k x v``), and the recurrence between chunk boundaries (``(N + 1)^2 x k x v``). ``causal``
+    counts the ``C x C`` (and chunk-by-chunk) matrices at the lower triangle the masks keep. The depthwise
+    convolution, padded by ``kernel - 1``, is counted over its whole output; its input is at least ``kernel``
+    tokens long, since a prefill's cache hands it the conv state, padded to the kernel
+    (``cache_utils.py``, ``LinearAttentionCacheLayerMixin.update_conv_state``).
+    """
+    form, chunk = LINEAR_SCANS[arch]
+    chunks = -(-seq_len // chunk)
+    k, v = spec.linear_key_head_dim, spec.linear_value_head_dim
+    square, triangle = chunk * chunk, chunk * (chunk + 1) // 2
+    if form == "delta":
+        dense = chunks * (square * (4 * k + 2 * v) + 6 * chunk * k * v)
+        causal = chunks * (triangle * (4 * k + 2 * v) + 6 * chunk * k * v)
+    else:
+        dense = chunks * (2 * square * (k + v) + 4 * chunk * k * v) + 2 * (chunks + 1) ** 2 * k * v
+        causal = chunks * (2 * triangle * (k + v) + 4 * chunk * k * v) + (chunks + 1) * (chunks + 2) * k * v
+    kernel = spec.linear_conv_kernel_dim
+    conv = 2 * _conv_dim(spec) * kernel * (max(seq_len, kernel) + kernel - 1)
+    heads = spec.linear_num_value_heads
+    return heads * dense + conv, heads * causal + conv
 
 
 def _conv_dim(spec: "ModelSpec") -> int:
@@ -277,7 +302,7 @@ def _group(spec: "ModelSpec", arch: str, group: "StackGroup", seq_len: int, symb
     kind = group.kind
     weights = 2 * seq_len * _matmul_active(kind.weights, symbols, spec.num_experts_per_tok or 0)
     if kind.attention == "linear":
-        dense = causal = _linear(spec, arch, seq_len)
+        dense, causal = _linear(spec, arch, seq_len)
     else:
         dense, causal = _softmax(spec, arch, kind, seq_len)
     per_token, state, cross = _kv(spec, arch, kind, elem)
