@@ -240,7 +240,7 @@ SPEC: Dict[str, Any] = {"name": "m", "hidden_size": 4096, "num_hidden_layers": 1
                         "vocab_size": 32000, "num_experts": 64, "moe_intermediate_size": 512, "mtp_depth": 1,
                         "arch": "x"}
 BASE: Dict[str, Any] = {
-    "format_version": 3, "name": "m", "path": "specs/m.yaml", "arch": "x", "digest": "sha256:" + "0" * 64,
+    "format_version": 4, "name": "m", "path": "specs/m.yaml", "arch": "x", "digest": "sha256:" + "0" * 64,
     "groups": [_group("dense", 3), _group("moe", 10, ffn="moe"), _group("moe", 1, mtp=True, ffn="moe")],
     "kinds": {"dense": {"attention": "full", "ffn": "dense", "ops": OPS, "weights": None},
               "moe": {"attention": "full", "ffn": "moe", "ops": {**OPS, "ffMM": 7}, "weights": None}},

@@ -249,8 +249,8 @@ def test_a_file_regen_did_not_write_is_never_overwritten_or_removed(tmp_path: Pa
     # A copy of an artifact under another name: its spec is there, and it is no artifact of regen's.
     ("llama-backup.json", None, "its name 'llama-3.1-8b' is not its file name (that would be llama-3.1-8b.json)"),
     ("mine.json", '{"generator": "modelspec regen"}\n', "it states no format_version"),
-    ("mine.json", '{"generator": "modelspec regen", "format_version": 3, "name": "mine"}\n',
-     "it is not an artifact of format 3 ('path' is a required property at /)"),
+    ("mine.json", '{"generator": "modelspec regen", "format_version": 4, "name": "mine"}\n',
+     "it is not an artifact of format 4 ('path' is a required property at /)"),
     # of an earlier format, only the members every format has are asked for
     ("mine.json", '{"generator": "modelspec regen", "format_version": 2, "name": "mine"}\n',
      "it lacks the name, path or digest every artifact has"),
