@@ -9,11 +9,13 @@ The reference itself (FlopCounterMode) is tests/test_flops_reference.py.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Tuple
 
 import pytest
 
+from pipeline.catalogue.site import flops_segments
 from pipeline.check.runner import check_file
 from pipeline.pricing.flops import ModelFlops, artifact_seq_lens, causal_pairs, model_flops
 from pipeline.pricing.op_profiles import load_op_profiles
@@ -115,3 +117,16 @@ def test_training_is_three_forwards_and_per_token_the_sequence_divided() -> None
     assert ours.per_token("dense") == 1_929_782_493_184 // 128 == 15_076_425_728
     with pytest.raises(ValueError, match="a sequence length is at least 1 token, got 0"):
         priced("specs/llama/llama-3.1-8b.yaml", seq_len=0)
+
+
+def test_the_site_draws_a_flops_bar_per_kind_beside_the_parameter_bar() -> None:
+    document = json.loads((ROOT / "resolved" / "gemma-3-27b.json").read_text(encoding="utf-8"))
+    segments = flops_segments(document["flops"], {"sliding_attention": "#111111", "full_attention": "#222222"})
+    assert [(s["label"], s["count"], s["colour"], s["opacity"]) for s in segments] == [
+        ("sliding_attention matmuls", 52 * 2 * 4096 * 412_876_800, "#111111", "1"),
+        ("sliding_attention attention", 52 * 4096 * 4096 * 2 * 32 * 256, "#111111", "0.55"),
+        ("full_attention matmuls", 10 * 2 * 4096 * 412_876_800, "#222222", "1"),
+        ("full_attention attention", 10 * 4096 * 4096 * 2 * 32 * 256, "#222222", "0.55"),
+        ("head", 2 * 4096 * 262_208 * 5376, "#59a14f", "1")]
+    assert sum(s["count"] for s in segments) == 58_176_733_184 * 4096
+    assert flops_segments({"unpriced": "no weights"}, {}) is None
