@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 
 from pipeline.pricing.parameters import model_symbols, tower_symbols
-from pipeline.pricing.weights import NONE, Unpriced, sizes
+from pipeline.pricing.weights import NONE, sizes
 
 if TYPE_CHECKING:
     from pipeline.pricing.op_profiles import LayerKind, OpProfile
@@ -391,11 +391,3 @@ def flops_document(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack",
         "vision_per_patch": None if tower is None or spec.vision is None else
         tower_flops_per_patch(spec, profile, tower),
     }
-
-
-def flops_or_none(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack", seq_len: int) -> Optional[ModelFlops]:
-    """:func:`model_flops` at *seq_len*, or ``None`` when the spec cannot be priced."""
-    try:
-        return model_flops(spec, profile, stack, seq_len)
-    except Unpriced:
-        return None
