@@ -35,13 +35,15 @@ if TYPE_CHECKING:
 @root_option
 @no_cache_option
 def command(fmt: str, root: Optional[Path], no_cache: bool) -> None:
-    """List the catalogue: name, arch, layers, experts, MTP, tower, parameters.
+    """List the catalogue: name, arch, layers, experts, MTP, tower, parameters, FLOPs per token at 4k.
 
     One row per spec under specs/, sorted by name. layers counts the body
     layers; experts is routed experts, top-k and shared experts; mtp is '-'
     when the spec states no MTP depth; tower is the vision tower's layers;
     total and active are the counted parameters ('-' when the spec's
-    profile cannot count them).
+    profile cannot count them); flops/token@4k is the forward FLOPs per
+    token of a 4,096-token sequence (dense convention), read from the
+    model's artifact in resolved/ ('-' when there is none: run regen).
 
     \b
     Examples:
