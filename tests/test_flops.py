@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Tuple
 
 import pytest
+from click.testing import CliRunner
 
 from pipeline.catalogue.site import flops_segments
+from pipeline.cli import main
 from pipeline.check.runner import check_file
 from pipeline.pricing.flops import ModelFlops, artifact_seq_lens, causal_pairs, model_flops
 from pipeline.pricing.op_profiles import load_op_profiles
@@ -130,3 +132,14 @@ def test_the_site_draws_a_flops_bar_per_kind_beside_the_parameter_bar() -> None:
         ("head", 2 * 4096 * 262_208 * 5376, "#59a14f", "1")]
     assert sum(s["count"] for s in segments) == 58_176_733_184 * 4096
     assert flops_segments({"unpriced": "no weights"}, {}) is None
+
+
+def test_show_states_the_flops_at_the_sequence_length_asked_for() -> None:
+    result = CliRunner().invoke(main, ["show", "gpt2", "--seq-len", "128", "--format", "json", "--root", str(ROOT),
+                                       "--no-cache"])
+    flops = json.loads(result.output)["flops"]
+    # FlopCounterMode's figure for gpt2 at 128 tokens (tests/test_flops_reference.py), float32 bytes.
+    assert (result.exit_code, flops["seq_len"], flops["forward_dense"], flops["kv_cache_bytes"]) == \
+        (0, 128, 32_228_179_968, 128 * 73_728)
+    assert flops["training_dense"] == 3 * 32_228_179_968
+    assert flops["kinds"]["full_attention"]["attention_causal"] == 12 * 128 * 129 // 2 * 2 * 12 * 128

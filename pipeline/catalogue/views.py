@@ -221,8 +221,7 @@ def render_show(view: Dict[str, Any]) -> str:
                    f"{'-' if experts['shared'] is None else experts['shared']} shared)"
     lines = [f"{view['name']}  {view['arch']}  {view['file']}", summary, ""] + _stack_lines(view) + [""]
     lines += _parameter_lines(view["parameters"], view["layers"]["mtp"]) + [""]
-    if "flops" in view:  # a view kept before FLOPs were shown has none
-        lines += _flops_lines(view["flops"]) + [""]
+    lines += _flops_lines(view["flops"]) + [""]
     if view["mla"]:
         lines.append(f"mla: {_dims(view['mla'])}")
     if view["linear"]:
