@@ -65,6 +65,7 @@ def test_llama_artifact_is_exact() -> None:
         "kinds": {"full_attention": {"attention": "full", "ffn": "dense", "ops": OPS_LLAMA, "weights": None}},
         "layers": {"body": 32, "mtp": 0},
         "parameters": {"unpriced": "the op profile states no weights for kind 'full_attention'"},
+        "flops": {"unpriced": "the op profile states no weights for kind 'full_attention'"},
         "weights": {"model": None, "mtp": None},
         "linear_attention": None,
         "spec": {"name": "llama-3.1-8b", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
@@ -237,9 +238,9 @@ def _framed(*parts: Tuple[str, bytes]) -> str:
 
 def test_digest_is_framed_sha256_of_exactly_the_inputs() -> None:
     assert ArtifactInputs("specs/a.yaml", b"spec", b"profile").digest() == _framed(
-        ("format", b"3"), ("path", b"specs/a.yaml"), ("spec", b"spec"), ("profile", b"profile"))
+        ("format", b"4"), ("path", b"specs/a.yaml"), ("spec", b"spec"), ("profile", b"profile"))
     assert ArtifactInputs("specs/a.yaml", b"spec", b"profile", b"tower").digest() == _framed(
-        ("format", b"3"), ("path", b"specs/a.yaml"), ("spec", b"spec"), ("profile", b"profile"),
+        ("format", b"4"), ("path", b"specs/a.yaml"), ("spec", b"spec"), ("profile", b"profile"),
         ("vision-profile", b"tower"))
 
 
