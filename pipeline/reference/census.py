@@ -17,6 +17,12 @@ experts (transformers 5 fuses them into one ``*Experts`` module per layer,
 experts first) and the top-k a token routes to. :mod:`pipeline.pricing.judge`
 compares that with the inventories; nothing here knows a family.
 
+:func:`flop_census` runs one forward of a config's model on the meta device
+under ``torch.utils.flop_counter.FlopCounterMode`` (eager attention, the
+experts' ``batched_mm`` path) and returns its FLOPs and the elements of the
+cache it leaves, which ``tests/test_flops_reference.py`` holds
+:mod:`pipeline.pricing.flops` to.
+
 A ``quantization_config`` is dropped (the counts are of the unquantised
 layout, as the catalogue's) and ``auto_map`` is never followed: the
 reference is transformers' own code.
