@@ -54,7 +54,7 @@ def artifact(relative: str) -> Dict[str, Any]:
 def test_llama_artifact_is_exact() -> None:
     relative = "specs/llama/llama-3.1-8b.yaml"
     assert artifact(relative) == {
-        "format_version": 3,
+        "format_version": 4,
         "generator": "modelspec regen",
         "name": "llama-3.1-8b",
         "path": relative,
@@ -65,6 +65,7 @@ def test_llama_artifact_is_exact() -> None:
         "kinds": {"full_attention": {"attention": "full", "ffn": "dense", "ops": OPS_LLAMA, "weights": None}},
         "layers": {"body": 32, "mtp": 0},
         "parameters": {"unpriced": "the op profile states no weights for kind 'full_attention'"},
+        "flops": {"unpriced": "the op profile states no weights for kind 'full_attention'"},
         "weights": {"model": None, "mtp": None},
         "linear_attention": None,
         "spec": {"name": "llama-3.1-8b", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
@@ -237,9 +238,9 @@ def _framed(*parts: Tuple[str, bytes]) -> str:
 
 def test_digest_is_framed_sha256_of_exactly_the_inputs() -> None:
     assert ArtifactInputs("specs/a.yaml", b"spec", b"profile").digest() == _framed(
-        ("format", b"3"), ("path", b"specs/a.yaml"), ("spec", b"spec"), ("profile", b"profile"))
+        ("format", b"4"), ("path", b"specs/a.yaml"), ("spec", b"spec"), ("profile", b"profile"))
     assert ArtifactInputs("specs/a.yaml", b"spec", b"profile", b"tower").digest() == _framed(
-        ("format", b"3"), ("path", b"specs/a.yaml"), ("spec", b"spec"), ("profile", b"profile"),
+        ("format", b"4"), ("path", b"specs/a.yaml"), ("spec", b"spec"), ("profile", b"profile"),
         ("vision-profile", b"tower"))
 
 
@@ -261,7 +262,7 @@ def test_any_changed_input_changes_the_digest(changed: ArtifactInputs) -> None:
 
 def test_the_format_version_is_an_input(monkeypatch: pytest.MonkeyPatch) -> None:
     before = BASE.digest()
-    monkeypatch.setattr(artifacts, "FORMAT_VERSION", 4)
+    monkeypatch.setattr(artifacts, "FORMAT_VERSION", 5)
     assert BASE.digest() != before
 
 
@@ -342,16 +343,16 @@ INDEX = build_index([IndexEntry("a", "a.json", "specs/a.yaml", "sha256:" + "0" *
     ("mine.json", {"generator": "modelspec regen", "format_version": 2}, "it states no name"),
     ("mine.json", {"generator": "modelspec regen", "format_version": True, "name": "mine"},
      "it states no format_version"),
-    ("mine.json", {"generator": "modelspec regen", "format_version": 3, "name": "mine"},
-     "it is not an artifact of format 3 ('path' is a required property at /)"),
+    ("mine.json", {"generator": "modelspec regen", "format_version": 4, "name": "mine"},
+     "it is not an artifact of format 4 ('path' is a required property at /)"),
     ("llama-3.1-8b.json", {**LLAMA_DOC, "widths": {**LLAMA_DOC["widths"], "routed_expert_width": "wide"}},
-     "it is not an artifact of format 3 ('wide' is not valid under any of the given schemas at "
+     "it is not an artifact of format 4 ('wide' is not valid under any of the given schemas at "
      "/widths/routed_expert_width)"),
     ("llama-3.1-8b.json", {key: value for key, value in LLAMA_DOC.items() if key != "parameters"},
-     "it is not an artifact of format 3 ('parameters' is a required property at /)"),
+     "it is not an artifact of format 4 ('parameters' is a required property at /)"),
     ("llama-3.1-8b.json", {key: value for key, value in OLD_FORMAT.items() if key != "path"},
      "it lacks the name, path or digest every artifact has"),
-    ("index.json", {**INDEX, "artifacts": {}}, "it is not an artifact of format 3 ({} is not of type 'array' at "
+    ("index.json", {**INDEX, "artifacts": {}}, "it is not an artifact of format 4 ({} is not of type 'array' at "
                                                "/artifacts)"),
     ("index.json", {"generator": "modelspec regen", "format_version": 1}, "it lists no artifacts"),
     ("notes.json", {"generator": "a person"}, "it does not carry the mark of modelspec regen"),

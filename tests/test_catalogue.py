@@ -164,26 +164,30 @@ qwen3.5-35b-a3b  qwen3_5_moe  specs/qwen/qwen3.5-35b-a3b.yaml
 35,107,181,936 parameters, 3,901,560,176 active; MTP 1 layer, 844,640,768 parameters apart
   embedding 508,559,360, head 508,559,360, final norm 2,048, vision tower 446,571,248
 
-  kind                  layers      attention             mlp  routed experts  shared experts      router    norms    \
-       total
-  linear_attention          30  1,011,553,920  24,269,352,960  24,159,191,040      94,371,840  15,728,640  122,880  \
-25,281,029,760
-  full_attention            10    272,634,880   8,089,784,320   8,053,063,680      31,457,280   5,242,880   40,960   \
-8,362,460,160
-  full_attention (MTP)       1     27,263,488     808,978,432     805,306,368       3,145,728     524,288    4,096    \
- 836,246,016
+  kind                  layers      attention             mlp  routed experts  shared experts      router    norms           total
+  linear_attention          30  1,011,553,920  24,269,352,960  24,159,191,040      94,371,840  15,728,640  122,880  25,281,029,760
+  full_attention            10    272,634,880   8,089,784,320   8,053,063,680      31,457,280   5,242,880   40,960   8,362,460,160
+  full_attention (MTP)       1     27,263,488     808,978,432     805,306,368       3,145,728     524,288    4,096     836,246,016
+
+flops at 4,096 tokens (forward; a FMA is 2; training = 3 x forward): dense 2.746e+13 (6,705,153,440/token), causal 2.6e+13 (6,346,466,720/token)
+  head 4.166e+12, MTP apart 8.032e+11
+
+  kind                  layers  attention    weights  attn dense  attn causal  kv B/token     state B
+  linear_attention          30  linear     1.537e+13   5.879e+11    4.928e+11           0  33,423,360
+  full_attention            10  full       4.596e+12   2.749e+12    1.375e+12      20,480           0
+  full_attention (MTP)       1  full       5.283e+11   2.749e+11    1.375e+11       2,048           0
+
+bfloat16: weights 70,214,363,872 bytes, KV cache 20,480 bytes/token, 117,309,440 bytes at 4,096 tokens (state 33,423,360 bytes/sequence)
 
 linear attention: num_key_heads 16, key_head_dim 128, num_value_heads 32, value_head_dim 128, conv_kernel_dim 4
-widths: hidden_size 2048, intermediate_size -, effective_head_dim 256, attention_width 4096, routed_expert_width 512, \
-shared_expert_width 512
+widths: hidden_size 2048, intermediate_size -, effective_head_dim 256, attention_width 4096, routed_expert_width 512, shared_expert_width 512
 
 vision tower: 27 layers, 16 heads
 
   layers  repeat  kind     count  attention  ffn
   0-26            encoder     27  full       dense
 
-widths: hidden_size 1152, intermediate_size 4304, out_hidden_size 2048, patch_size 16, spatial_merge_size 2, \
-num_position_embeddings 2304
+widths: hidden_size 1152, intermediate_size 4304, out_hidden_size 2048, patch_size 16, spatial_merge_size 2, num_position_embeddings 2304
 """
 
 
@@ -201,18 +205,23 @@ deepseek-v3  deepseek_v3  specs/deepseek/deepseek-v3.yaml
 671,026,404,352 parameters, 37,552,282,624 active; MTP 1 layer, 11,610,067,968 parameters apart
   embedding 926,679,040, head 926,679,040, final norm 7,168
 
-  kind       layers       attention              mlp   routed experts  shared experts       router    norms           \
- total
-  dense           3     561,321,984    1,189,085,184                0               0            0   43,008    \
-1,750,450,176
-  moe            58  10,852,225,024  656,569,532,416  653,908,770,816   2,554,331,136  106,430,464  831,488  \
-667,422,588,928
-  moe (MTP)       1     187,107,328   11,320,164,352   11,274,289,152      44,040,192    1,835,008   14,336   \
-11,507,286,016
+  kind       layers       attention              mlp   routed experts  shared experts       router    norms            total
+  dense           3     561,321,984    1,189,085,184                0               0            0   43,008    1,750,450,176
+  moe            58  10,852,225,024  656,569,532,416  653,908,770,816   2,554,331,136  106,430,464  831,488  667,422,588,928
+  moe (MTP)       1     187,107,328   11,320,164,352   11,274,289,152      44,040,192    1,835,008   14,336   11,507,286,016
+
+flops at 4,096 tokens (forward; a FMA is 2; training = 3 x forward): dense 3.839e+14 (93,717,397,504/token), causal 3.42e+14 (83,485,794,304/token)
+  head 7.591e+12, MTP apart 7.011e+12
+
+  kind       layers  attention    weights  attn dense  attn causal  kv B/token  state B
+  dense           3  mla        1.434e+13   4.123e+12    2.062e+12       3,456        0
+  moe            58  mla        2.781e+14   7.971e+13    3.987e+13      66,816        0
+  moe (MTP)       1  mla        5.637e+12   1.374e+12    6.874e+11       1,152        0
+
+bfloat16: weights 1,342,052,808,704 bytes, KV cache 70,272 bytes/token, 287,834,112 bytes at 4,096 tokens
 
 mla: q_lora_rank 1536, kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim 128, v_head_dim 128
-widths: hidden_size 7168, intermediate_size 18432, effective_head_dim 56, attention_width 7168, routed_expert_width \
-2048, shared_expert_width 2048
+widths: hidden_size 7168, intermediate_size 18432, effective_head_dim 56, attention_width 7168, routed_expert_width 2048, shared_expert_width 2048
 vision tower: none
 """
     result = run(["show", "llama-3.1-8b", "--root", str(ROOT)])
@@ -225,39 +234,39 @@ def test_list_is_a_table_of_the_catalogue():
     result = run(["list", "--root", str(ROOT)])
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == """\
-name                            arch         layers  experts               mtp  tower                  total          active
-all-roberta-large-v1-resaved    roberta          24  -                       -  -                355,412,057     355,412,057
-command-r-v01                   cohere           40  -                       -  -             34,980,831,232  34,980,831,232
-deepseek-r1                     deepseek_v3      61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624
-deepseek-v3                     deepseek_v3      61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624
-exaone-4.0-32b                  exaone4          64  -                       -  -             32,003,216,384  32,003,216,384
-gemma-3-27b                     gemma3           62  -                       -  27 layers     27,432,406,640  27,432,406,640
-gpt-oss-20b                     gpt_oss          24  32 top-4                -  -             20,914,757,184   4,187,440,704
-gpt2                            gpt2             12  -                       -  -                124,439,808     124,439,808
-granite-3.3-8b-instruct         granite          40  -                       -  -              8,170,864,640   8,170,864,640
-kimi-k2-instruct                deepseek_v3      61  384 top-8 +1 shared     0  -          1,026,408,209,408  32,861,477,888
-llama-2-7b                      llama            32  -                       -  -              6,738,415,616   6,738,415,616
-llama-3.1-70b                   llama            80  -                       -  -             70,553,706,496  70,553,706,496
-llama-3.1-8b                    llama            32  -                       -  -              8,030,261,248   8,030,261,248
-minimax-m2                      minimax_m2       62  256 top-8               -  -            228,689,748,992  11,030,537,216
-mistral-small-3.1-24b-instruct  mistral3         40  -                       -  24 layers     23,340,272,640  23,340,272,640
-mixtral-8x7b                    mixtral          32  8 top-2                 -  -             46,702,792,704  12,879,925,248
-nemotron-3-nano-30b-a3b         nemotron_h       52  128 top-6 +1 shared     -  -             31,577,937,344   3,580,073,408
-olmo-2-1124-7b-instruct         olmo2            32  -                       -  -              7,298,617,344   7,298,617,344
-phi-1                           phi              24  -                       -  -              1,414,562,935   1,414,562,935
-phi-3-mini-4k-instruct          phi3             32  -                       -  -              3,821,079,552   3,821,079,552
-qwen1.5-7b-chat                 qwen2            32  -                       -  -              7,721,324,544   7,721,324,544
-qwen2-vl-2b-instruct-awq        qwen2_vl         28  -                       -  32 layers      2,208,985,600   2,208,985,600
-qwen2.5-7b-instruct             qwen2            28  -                       -  -              7,615,616,512   7,615,616,512
-qwen2.5-vl-7b-instruct          qwen2_5_vl       28  -                       -  32 layers      8,292,166,656   8,292,166,656
-qwen3-0.6b                      qwen3            28  -                       -  -                596,049,920     596,049,920
-qwen3-30b-a3b                   qwen3_moe        48  128 top-8               -  -             30,532,122,624   3,353,032,704
-qwen3-8b                        qwen3            36  -                       -  -              8,190,735,360   8,190,735,360
-qwen3-next-80b-a3b              qwen3_next       48  512 top-10 +1 shared    1  -             79,674,391,296   3,874,929,408
-qwen3.5-27b                     qwen3_5          64  -                       1  27 layers     27,356,728,560  27,356,728,560
-qwen3.5-35b-a3b                 qwen3_5_moe      40  256 top-8 +1 shared     1  27 layers     35,107,181,936   3,901,560,176
-starcoder2-7b                   starcoder2       32  -                       -  -              7,173,923,840   7,173,923,840
-t5-base                         t5               24  -                       -  -                222,903,552     222,903,552
+name                            arch         layers  experts               mtp  tower                  total          active  flops/token@4k
+all-roberta-large-v1-resaved    roberta          24  -                       -  -                355,412,057     355,412,057           1.11G
+command-r-v01                   cohere           40  -                       -  -             34,980,831,232  34,980,831,232          75.33G
+deepseek-r1                     deepseek_v3      61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624          93.72G
+deepseek-v3                     deepseek_v3      61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624          93.72G
+exaone-4.0-32b                  exaone4          64  -                       -  -             32,003,216,384  32,003,216,384          68.33G
+gemma-3-27b                     gemma3           62  -                       -  27 layers     27,432,406,640  27,432,406,640          58.18G
+gpt-oss-20b                     gpt_oss          24  32 top-4                -  -             20,914,757,184   4,187,440,704           8.82G
+gpt2                            gpt2             12  -                       -  -                124,439,808     124,439,808           0.40G
+granite-3.3-8b-instruct         granite          40  -                       -  -              8,170,864,640   8,170,864,640          19.03G
+kimi-k2-instruct                deepseek_v3      61  384 top-8 +1 shared     0  -          1,026,408,209,408  32,861,477,888          73.61G
+llama-2-7b                      llama            32  -                       -  -              6,738,415,616   6,738,415,616          15.36G
+llama-3.1-70b                   llama            80  -                       -  -             70,553,706,496  70,553,706,496         149.74G
+llama-3.1-8b                    llama            32  -                       -  -              8,030,261,248   8,030,261,248          17.16G
+minimax-m2                      minimax_m2       62  256 top-8               -  -            228,689,748,992  11,030,537,216          27.07G
+mistral-small-3.1-24b-instruct  mistral3         40  -                       -  24 layers     23,340,272,640  23,340,272,640          48.49G
+mixtral-8x7b                    mixtral          32  8 top-2                 -  -             46,702,792,704  12,879,925,248          27.64G
+nemotron-3-nano-30b-a3b         nemotron_h       52  128 top-6 +1 shared     -  -             31,577,937,344   3,580,073,408           6.98G
+olmo-2-1124-7b-instruct         olmo2            32  -                       -  -              7,298,617,344   7,298,617,344          15.92G
+phi-1                           phi              24  -                       -  -              1,414,562,935   1,414,562,935           3.43G
+phi-3-mini-4k-instruct          phi3             32  -                       -  -              3,821,079,552   3,821,079,552           9.06G
+qwen1.5-7b-chat                 qwen2            32  -                       -  -              7,721,324,544   7,721,324,544          16.34G
+qwen2-vl-2b-instruct-awq        qwen2_vl         28  -                       -  32 layers      2,208,985,600   2,208,985,600           3.79G
+qwen2.5-7b-instruct             qwen2            28  -                       -  -              7,615,616,512   7,615,616,512          15.78G
+qwen2.5-vl-7b-instruct          qwen2_5_vl       28  -                       -  32 layers      8,292,166,656   8,292,166,656          15.78G
+qwen3-0.6b                      qwen3            28  -                       -  -                596,049,920     596,049,920           2.13G
+qwen3-30b-a3b                   qwen3_moe        48  128 top-8               -  -             30,532,122,624   3,353,032,704           9.30G
+qwen3-8b                        qwen3            36  -                       -  -              8,190,735,360   8,190,735,360          17.55G
+qwen3-next-80b-a3b              qwen3_next       48  512 top-10 +1 shared    1  -             79,674,391,296   3,874,929,408           8.10G
+qwen3.5-27b                     qwen3_5          64  -                       1  27 layers     27,356,728,560  27,356,728,560          53.20G
+qwen3.5-35b-a3b                 qwen3_5_moe      40  256 top-8 +1 shared     1  27 layers     35,107,181,936   3,901,560,176           6.71G
+starcoder2-7b                   starcoder2       32  -                       -  -              7,173,923,840   7,173,923,840          16.76G
+t5-base                         t5               24  -                       -  -                222,903,552     222,903,552           0.90G
 """
 
 
@@ -267,7 +276,8 @@ def test_list_json_has_one_record_per_model():
     assert len(rows) == 32
     assert next(row for row in rows if row["name"] == "deepseek-r1") == {"name": "deepseek-r1", "file": "specs/deepseek/deepseek-r1.yaml", "arch": "deepseek_v3",
                        "layers": 61, "mtp": 1, "experts": {"routed": 256, "per_token": 8, "shared": 1},
-                       "tower_layers": None, "total": 671_026_404_352, "active": 37_552_282_624}
+                       "tower_layers": None, "total": 671_026_404_352, "active": 37_552_282_624,
+                       "flops_per_token_4k": 93_717_397_504}
 
 
 # ---- names and broken specs ----------------------------------------------------------------
@@ -314,8 +324,8 @@ def test_list_leaves_out_a_spec_that_fails_and_exits_1(tmp_path):
     result = run(["list", "--root", str(root)])
     assert result.exit_code == 1
     # good states no biases, so its parameters cannot be counted: no total, no active
-    assert result.stdout == ("name  arch   layers  experts  mtp  tower  total  active\n"
-                             "good  llama       2  -          -  -          -       -\n")
+    assert result.stdout == ("name  arch   layers  experts  mtp  tower  total  active  flops/token@4k\n"
+                             "good  llama       2  -          -  -          -       -               -\n")
     assert result.stderr == ("specs/a/bad.yaml:1:1: error [stack.dense-without-intermediate] the stack has layers of "
                              "kind ['full_attention'] with a dense feed-forward, but intermediate_size is not "
                              "declared; declare the dense width\n")

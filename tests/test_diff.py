@@ -239,8 +239,12 @@ def _group(kind: str, count: int, mtp: bool = False, attention: str = "full", ff
 SPEC: Dict[str, Any] = {"name": "m", "hidden_size": 4096, "num_hidden_layers": 13, "num_attention_heads": 32,
                         "vocab_size": 32000, "num_experts": 64, "moe_intermediate_size": 512, "mtp_depth": 1,
                         "arch": "x"}
+#: An artifact's flops block, as far as a diff reads it.
+FLOPS: Dict[str, Any] = {"at": [{"seq_len": 4096, "per_token_dense": 17_160_000_000,
+                                 "per_token_causal": 16_080_000_000}],
+                         "kv_bytes_per_token": 131_072, "state_bytes": 0}
 BASE: Dict[str, Any] = {
-    "format_version": 3, "name": "m", "path": "specs/m.yaml", "arch": "x", "digest": "sha256:" + "0" * 64,
+    "format_version": 4, "name": "m", "path": "specs/m.yaml", "arch": "x", "digest": "sha256:" + "0" * 64,
     "groups": [_group("dense", 3), _group("moe", 10, ffn="moe"), _group("moe", 1, mtp=True, ffn="moe")],
     "kinds": {"dense": {"attention": "full", "ffn": "dense", "ops": OPS, "weights": None},
               "moe": {"attention": "full", "ffn": "moe", "ops": {**OPS, "ffMM": 7}, "weights": None}},
@@ -320,19 +324,26 @@ def _spec(**changes: Any) -> Dict[str, Any]:
     (_spec(ffn_dim_multiplier=1), _spec(ffn_dim_multiplier=1.0), (Move("ffn_dim_multiplier", 1, 1.0),)),
     # Across format versions, only what both formats mean alike.
     ({**_with(format_version=1, widths={"routed_expert_width": 4096}), "spec": None}, BASE,
-     (Move("format_version", 1, 3),)),
+     (Move("format_version", 1, 4),)),
     ({key: value for key, value in _with(format_version=2).items() if key not in ("parameters", "weights")}, BASE,
-     (Move("format_version", 2, 3),)),
+     (Move("format_version", 2, 4),)),
     # The parameter counts, rounded where that shows the move, exact where it would not.
     (BASE, _with(parameters={**BASE["parameters"], "total": 15_013_852_672, "mtp": 1_153_433_601}),
      (Move("total", "16.0B", "15.0B"), Move("mtp", "1,153,433,600", "1,153,433,601"))),
     (BASE, _with(parameters={"unpriced": "the op profile states no weights for kind 'moe'"}),
      (Move("parameters", "16.0B", None),)),
+    # A FLOPs or KV-cache move is a move: the figure at 4k rounded where that shows it, the bytes exact.
+    (_with(flops=FLOPS), _with(flops={**FLOPS, "at": [{**FLOPS["at"][0], "per_token_dense": 18_010_000_000}],
+                                      "kv_bytes_per_token": 65_536}),
+     (Move("flops/token@4k", "17.16G", "18.01G"), Move("kv_bytes_per_token", "131,072", "65,536"))),
+    (_with(flops=FLOPS), _with(flops={**FLOPS, "at": [{**FLOPS["at"][0], "per_token_causal": 16_080_000_001}]}),
+     (Move("flops/token@4k causal", "16,080,000,000", "16,080,000,001"),)),
+    (_with(flops=FLOPS), _with(flops={"unpriced": "no weights"}), (Move("flops", "priced", None),)),
 ], ids=["digest-only", "arch", "counts", "kind-gone", "mtp", "reordered", "flavour-and-ops", "widths",
         "tower-stack", "path", "facts", "flag-added", "flag-flipped", "fact-removed", "float", "arch-once",
         "tower-added", "tower-removed", "tower-facts", "stated-layers", "list-length", "op-override",
         "record-added", "kind-record-added", "flag-not-number", "float-not-int", "format-version",
-        "format-2", "parameters", "parameters-unpriced"])
+        "format-2", "parameters", "parameters-unpriced", "flops", "flops-exact", "flops-unpriced"])
 def test_model_moves(before: Dict[str, Any], after: Dict[str, Any], expected: Tuple) -> None:
     assert model_moves(before, after) == expected
 

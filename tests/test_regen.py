@@ -249,8 +249,8 @@ def test_a_file_regen_did_not_write_is_never_overwritten_or_removed(tmp_path: Pa
     # A copy of an artifact under another name: its spec is there, and it is no artifact of regen's.
     ("llama-backup.json", None, "its name 'llama-3.1-8b' is not its file name (that would be llama-3.1-8b.json)"),
     ("mine.json", '{"generator": "modelspec regen"}\n', "it states no format_version"),
-    ("mine.json", '{"generator": "modelspec regen", "format_version": 3, "name": "mine"}\n',
-     "it is not an artifact of format 3 ('path' is a required property at /)"),
+    ("mine.json", '{"generator": "modelspec regen", "format_version": 4, "name": "mine"}\n',
+     "it is not an artifact of format 4 ('path' is a required property at /)"),
     # of an earlier format, only the members every format has are asked for
     ("mine.json", '{"generator": "modelspec regen", "format_version": 2, "name": "mine"}\n',
      "it lacks the name, path or digest every artifact has"),
@@ -290,7 +290,7 @@ def test_an_artifact_of_an_earlier_format_is_replaced_and_an_orphan_of_one_remov
         "wrote resolved/llama-3.1-8b.json\n"
         "removed resolved/gone.json (its spec specs/gone.yaml is gone)\n"
         "regen: 1 file written, 1 removed, 3 unchanged in resolved/\n"))
-    assert json.loads((repo / "resolved" / "llama-3.1-8b.json").read_text())["format_version"] == 3
+    assert json.loads((repo / "resolved" / "llama-3.1-8b.json").read_text())["format_version"] == 4
 
 
 def test_an_index_regen_did_not_write_is_not_written_over(repo: Path) -> None:
@@ -513,7 +513,7 @@ def test_the_commit_that_upgrades_the_format_says_so(tmp_path: Path, version: in
     assert (result.exit_code, git(root, "log", "-1", "--format=%B")) == (0, (
         "resolved: regenerate artifacts (1 updated)\n\n"
         "updated resolved/llama-3.1-8b.json\n\n"
-        f"llama-3.1-8b: format_version {version} -> 3\n\n"))
+        f"llama-3.1-8b: format_version {version} -> 4\n\n"))
     assert json.loads(path.read_text(encoding="utf-8")) == document
 
 

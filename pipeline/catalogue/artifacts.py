@@ -11,7 +11,10 @@ multiplicity: a cost model prices every matmul from it); the model's own
 tensors (embedding, position tables, final norms, head) and the MTP layers'
 extras (``weights``); the parameter counts (``parameters``: total, active,
 embedding, head, vision, MTP, FLOPs per token and per group, from
-:mod:`pipeline.pricing.parameters`); the linear-attention dimensions; the vision
+:mod:`pipeline.pricing.parameters`); the FLOPs at 1, 4,096 and
+``max_position_embeddings`` tokens under the ``dense`` and ``causal``
+conventions with the KV-cache, state and weight bytes (``flops``, from
+:mod:`pipeline.pricing.flops`); the linear-attention dimensions; the vision
 tower's stack and tensors; the derived widths (``effective_head_dim``,
 ``attention_width``, ``routed_expert_width``, ``shared_expert_width``); and a
 digest of its inputs. ``resolved/index.json``
@@ -73,6 +76,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.spec.model import ModelSpec
 from pipeline.pricing.op_profiles import LayerKind, OpProfile
+from pipeline.pricing.flops import flops_document
 from pipeline.pricing.parameters import count_parameters, model_symbols, tower_symbols
 from pipeline.check.repo import ARTIFACT_SUFFIX
 from pipeline.check.runner import CheckedSpec
@@ -84,8 +88,9 @@ from pipeline.spec.schema_pass import best_error
 #: The artifact format's version: raised when a key is removed or changes
 #: meaning; part of every digest, so a format change makes every artifact stale.
 #: Version 2 added the spec's facts (``spec``) and made the expert widths
-#: ``null`` for a model without such experts.
-FORMAT_VERSION = 3
+#: ``null`` for a model without such experts. Version 4 added ``flops`` (FLOPs at 1, 4,096 and
+#: ``max_position_embeddings`` tokens under both conventions, KV-cache, state and weight bytes).
+FORMAT_VERSION = 4
 
 #: The mark that says a file in ``resolved/`` was written by ``modelspec regen``.
 GENERATOR = "modelspec regen"
@@ -255,6 +260,7 @@ def build_artifact(checked: CheckedSpec, inputs: ArtifactInputs, profile: OpProf
         "widths": widths(spec),
         "parameters": _parameters(checked, profile),
     }
+    document["flops"] = _flops(checked, profile, document["parameters"])
     symbols = model_symbols(spec)
     if checked.tower is None:
         document["vision"] = None
@@ -274,6 +280,16 @@ def _parameters(checked: CheckedSpec, profile: OpProfile) -> Dict[str, Any]:
     """The ``parameters`` block: the counts, or ``{"unpriced": why}``."""
     try:
         return count_parameters(checked.spec, profile, checked.stack, checked.tower).to_dict()
+    except Unpriced as missing:
+        return {"unpriced": missing.reason}
+
+
+def _flops(checked: CheckedSpec, profile: OpProfile, parameters: Mapping[str, Any]) -> Dict[str, Any]:
+    """The ``flops`` block (:func:`~pipeline.pricing.flops.flops_document`), or ``{"unpriced": why}``."""
+    if "unpriced" in parameters:
+        return {"unpriced": parameters["unpriced"]}
+    try:
+        return flops_document(checked.spec, profile, checked.stack, checked.tower, parameters["total"])
     except Unpriced as missing:
         return {"unpriced": missing.reason}
 

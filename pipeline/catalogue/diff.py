@@ -12,7 +12,10 @@ number of body layers of each kind and of MTP layers, then, if the counts
 agree but the sequence does not, that the stack was reordered; each kind's
 attention and feed-forward flavour and op counts; the derived widths; the
 parameter counts (``total 671.0B -> 660.3B``, then ``active``, ``mtp`` and
-``vision``, exact where the rounded figures agree); the vision tower's stack and kinds; every spec fact that changed, by its field
+``vision``, exact where the rounded figures agree); the FLOPs per token at
+4,096 tokens under both conventions and the KV-cache and state bytes
+(``flops/token@4k 17.16G -> 18.01G``, ``kv_bytes_per_token 131,072 ->
+65,536``); the vision tower's stack and kinds; every spec fact that changed, by its field
 path (``num_key_value_heads 8 -> 1``, ``vision.hidden_size 1152 -> 1280``,
 ``layers[1].count 58 -> 57``; a record or list that appears or goes is
 ``vision added``, a list whose length changes ``layer_types 40 entries -> 48
@@ -261,6 +264,36 @@ def _parameter_moves(before: Mapping[str, Any], after: Mapping[str, Any]) -> Lis
     return moves
 
 
+#: The FLOPs and byte figures a diff tells when they move: ``(move name, sequence length or None, key)``.
+FLOPS_MOVES = (("flops/token@4k", 4096, "per_token_dense"), ("flops/token@4k causal", 4096, "per_token_causal"),
+               ("kv_bytes_per_token", None, "kv_bytes_per_token"), ("state_bytes", None, "state_bytes"))
+
+
+def _flops_figure(flops: Mapping[str, Any], seq_len: Optional[int], key: str) -> Any:
+    """One figure of an artifact's ``flops`` block; ``None`` where it states none."""
+    if seq_len is None:
+        return flops.get(key)
+    return next((entry[key] for entry in flops.get("at", ()) if entry["seq_len"] == seq_len), None)
+
+
+def _flops_moves(before: Optional[Mapping[str, Any]], after: Optional[Mapping[str, Any]]) -> List[Move]:
+    """``flops/token@4k 17.16G -> 18.01G``, ``kv_bytes_per_token 131,072 -> 65,536``: each figure of
+    :data:`FLOPS_MOVES` that moved; a model becoming unpriced, or priced, is ``flops`` to or from ``none``."""
+    before, after = before or {"unpriced": ""}, after or {"unpriced": ""}
+    if ("unpriced" in before) != ("unpriced" in after):
+        return [Move("flops", None if "unpriced" in before else "priced", None if "unpriced" in after else "priced")]
+    if "unpriced" in before:
+        return []
+    moves = []
+    for name, seq_len, key in FLOPS_MOVES:
+        old, new = _flops_figure(before, seq_len, key), _flops_figure(after, seq_len, key)
+        if old != new:
+            shown = [None if value is None else f"{value / 1e9:.2f}G" if seq_len else f"{value:,}"
+                     for value in (old, new)]
+            moves.append(Move(name, *(shown if shown[0] != shown[1] else (f"{old:,}", f"{new:,}"))))
+    return moves
+
+
 def model_moves(before: Mapping[str, Any], after: Mapping[str, Any]) -> Tuple[Move, ...]:
     """Every move between two artifact documents of one model, in the order of the module docstring."""
     moves: List[Move] = []
@@ -275,6 +308,7 @@ def model_moves(before: Mapping[str, Any], after: Mapping[str, Any]) -> Tuple[Mo
                      if before["widths"][width] != after["widths"][width])
     if same_format:
         moves.extend(_parameter_moves(before["parameters"], after["parameters"]))
+        moves.extend(_flops_moves(before.get("flops"), after.get("flops")))
     moves.extend(_tower_moves(before["vision"], after["vision"]))
     if same_format:
         moves.extend(move for move in _value_moves((), before.get("spec", {}), after.get("spec", {}))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, List, Optional
 
+from pipeline.pricing.flops import CONVENTIONS, DEFAULT_SEQ_LENS, model_flops
 from pipeline.pricing.op_profiles import OpProfile
 from pipeline.pricing.parameters import Unpriced, count_parameters
 from pipeline.pricing.stack import LayerStack
@@ -63,8 +64,39 @@ def parameters_view(spec: ModelSpec, stack: LayerStack, tower: Optional[LayerSta
         return {"unpriced": missing.reason}
 
 
+#: The sequence length ``show`` states FLOPs and KV bytes at unless ``--seq-len`` says another.
+SHOW_SEQ_LEN = DEFAULT_SEQ_LENS[-1]
+
+
+def flops_view(spec: ModelSpec, stack: LayerStack, profile: OpProfile, parameters: Dict[str, Any],
+               seq_len: int) -> Dict[str, Any]:
+    """FLOPs of one forward over *seq_len* tokens under both conventions, per kind, and the bytes; or
+    ``{"unpriced": why}``."""
+    if "unpriced" in parameters:
+        return {"unpriced": parameters["unpriced"]}
+    try:
+        figures = model_flops(spec, profile, stack, seq_len, parameters["total"])
+    except Unpriced as missing:
+        return {"unpriced": missing.reason}
+    by_kind: Dict[str, Dict[str, Any]] = {}
+    for group in figures.groups:
+        row = by_kind.setdefault(group.kind + (" (MTP)" if group.mtp else ""), {
+            "attention": group.attention, "layers": 0, "weights": 0, "attention_dense": 0, "attention_causal": 0,
+            "kv_bytes_per_token": 0, "state_bytes": 0})
+        for key, value in (("layers", group.count), ("weights", group.weights), ("attention_dense", group.dense),
+                           ("attention_causal", group.causal), ("kv_bytes_per_token", group.kv_per_token),
+                           ("state_bytes", group.state)):
+            row[key] += value
+    return {"seq_len": seq_len, **{f"forward_{c}": figures.forward(c) for c in CONVENTIONS},
+            **{f"per_token_{c}": figures.per_token(c) for c in CONVENTIONS},
+            **{f"training_{c}": figures.training(c) for c in CONVENTIONS},
+            "head": figures.head, "mtp_dense": figures.mtp("dense"), "dtype": figures.dtype,
+            "weight_bytes": figures.weight_bytes, "kv_bytes_per_token": figures.kv_per_token(),
+            "kv_cache_bytes": figures.kv_bytes(), "state_bytes": figures.state_bytes(), "kinds": by_kind}
+
+
 def show_view(spec: ModelSpec, stack: LayerStack, tower: Optional[LayerStack], file: str,
-              profile: OpProfile) -> Dict[str, Any]:
+              profile: OpProfile, seq_len: int = SHOW_SEQ_LEN) -> Dict[str, Any]:
     """The resolved view of one checked spec, as ``show --format json`` prints it.
 
     Args:
@@ -83,9 +115,10 @@ def show_view(spec: ModelSpec, stack: LayerStack, tower: Optional[LayerStack], f
         ``intermediate_size`` — ``None`` when not declared —
         ``effective_head_dim``, ``attention_width``, ``routed_expert_width``,
         ``shared_expert_width``); ``tower`` (or ``None``); ``parameters``
-        (:func:`parameters_view`).
+        (:func:`parameters_view`); ``flops`` at *seq_len* tokens (:func:`flops_view`).
     """
     has_mla = any(kind.attention == "mla" for kind in stack.distinct_kinds())
+    parameters = parameters_view(spec, stack, tower, profile)
     return {
         "name": spec.name,
         "file": file,
@@ -102,5 +135,6 @@ def show_view(spec: ModelSpec, stack: LayerStack, tower: Optional[LayerStack], f
                    "effective_head_dim": spec.effective_head_dim, "attention_width": spec.attention_width,
                    "routed_expert_width": spec.routed_expert_width, "shared_expert_width": spec.shared_expert_width},
         "tower": _tower_view(spec.vision, tower) if spec.vision is not None and tower is not None else None,
-        "parameters": parameters_view(spec, stack, tower, profile),
+        "parameters": parameters,
+        "flops": flops_view(spec, stack, profile, parameters, seq_len),
     }

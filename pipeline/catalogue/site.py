@@ -143,6 +143,38 @@ def parameter_segments(parameters: Mapping[str, Any]) -> Optional[List[Dict[str,
     return segments
 
 
+#: The sequence length the FLOPs bar is drawn at, one of the artifact's ``flops.at`` lengths.
+FLOPS_BAR_SEQ_LEN = 4096
+
+#: The FLOPs bar's colour of the output head (the kinds have their stack colours).
+HEAD_COLOUR = "#59a14f"
+
+
+def flops_segments(flops: Optional[Mapping[str, Any]], colours: Mapping[str, str]) -> Optional[List[Dict[str, Any]]]:
+    """The FLOPs bar beside the parameter bar: the forward at :data:`FLOPS_BAR_SEQ_LEN` tokens (``dense``), one
+    segment of weight matmuls and one of attention per kind of the body (its layers together), then the head;
+    each with its FLOPs, share of the forward in percent and offset. ``None`` when the artifact states none."""
+    if not flops or "unpriced" in flops:
+        return None
+    at = next((entry for entry in flops["at"] if entry["seq_len"] == FLOPS_BAR_SEQ_LEN), None)
+    if at is None:
+        return None
+    parts: Dict[Tuple[str, str], int] = {}
+    for group in at["groups"]:
+        if not group["mtp"]:
+            parts[(group["kind"], "weights")] = parts.get((group["kind"], "weights"), 0) + group["weights"]
+            parts[(group["kind"], "attention")] = parts.get((group["kind"], "attention"), 0) + group["attention_dense"]
+    total = at["forward_dense"]
+    segments, offset = [], 0.0
+    for (kind, part), value in [*parts.items(), (("head", "weights"), at["head"])]:
+        share = 100.0 * value / total if total else 0.0
+        segments.append({"kind": kind, "part": part, "label": f"{kind} {'matmuls' if part == 'weights' else 'attention'}"
+                         if kind != "head" else "head", "count": value, "share": share, "offset": offset,
+                         "colour": colours.get(kind, HEAD_COLOUR), "opacity": "0.55" if part == "attention" else "1"})
+        offset += share
+    return segments
+
+
 def source_header(text: str) -> str:
     """The spec's header: its leading comment lines without ``#`` and the editor's schema line
     (``# yaml-language-server: ...``), e.g. ``source: deepseek-ai/DeepSeek-V3 config.json, ...``."""
@@ -218,6 +250,7 @@ def _model_page(environment, document: Mapping[str, Any], spec_text: Optional[st
     return environment.get_template("model.html.j2").render(
         root="../", document=document, bands=bands, height=height, tower=tower, kinds=kinds,
         segments=parameter_segments(parameters), parameters=parameters, groups=groups,
+        flops_segments=flops_segments(document.get("flops"), colours), flops=document.get("flops"),
         tower_groups=[] if "unpriced" in parameters else parameters.get("tower_groups", []),
         ops=sorted({op for kind in kinds for op in kind["ops"]}),
         header=source_header(spec_text) if spec_text is not None else None, spec_text=spec_text,

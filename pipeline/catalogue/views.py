@@ -141,6 +141,28 @@ def _parameter_lines(counts: Dict[str, Any], mtp_layers: int) -> List[str]:
         _table(rows, right=tuple(range(1, len(rows[0]))))
 
 
+def _flops_lines(flops: Dict[str, Any]) -> List[str]:
+    """The FLOPs at the view's sequence length under both conventions, per kind, and the bytes."""
+    if "unpriced" in flops:
+        return [f"flops: not priced ({flops['unpriced']})"]
+    n = flops["seq_len"]
+    lines = [f"flops at {n:,} tokens (forward; a FMA is 2; training = 3 x forward): "
+             f"dense {flops['forward_dense']:.4g} ({flops['per_token_dense']:,}/token), "
+             f"causal {flops['forward_causal']:.4g} ({flops['per_token_causal']:,}/token)",
+             f"  head {flops['head']:.4g}" + (f", MTP apart {flops['mtp_dense']:.4g}" if flops["mtp_dense"] else ""),
+             ""]
+    rows = [["kind", "layers", "attention", "weights", "attn dense", "attn causal", "kv B/token", "state B"]]
+    for kind, row in flops["kinds"].items():
+        rows.append([kind, str(row["layers"]), row["attention"], f"{row['weights']:.4g}",
+                     f"{row['attention_dense']:.4g}", f"{row['attention_causal']:.4g}",
+                     f"{row['kv_bytes_per_token']:,}", f"{row['state_bytes']:,}"])
+    lines += _table(rows, right=(1, 3, 4, 5, 6, 7))
+    lines += ["", f"{flops['dtype']}: weights {flops['weight_bytes']:,} bytes, KV cache "
+                  f"{flops['kv_bytes_per_token']:,} bytes/token, {flops['kv_cache_bytes']:,} bytes at {n:,} tokens"
+                  + (f" (state {flops['state_bytes']:,} bytes/sequence)" if flops["state_bytes"] else "")]
+    return lines
+
+
 def _cycle(groups: Sequence[Dict[str, Any]]) -> Tuple[int, int]:
     """``(period, repeats)`` of the longest run of one cycle of groups that opens *groups*; ``(0, 0)`` if none."""
     best = (0, 0)
@@ -199,6 +221,7 @@ def render_show(view: Dict[str, Any]) -> str:
                    f"{'-' if experts['shared'] is None else experts['shared']} shared)"
     lines = [f"{view['name']}  {view['arch']}  {view['file']}", summary, ""] + _stack_lines(view) + [""]
     lines += _parameter_lines(view["parameters"], view["layers"]["mtp"]) + [""]
+    lines += _flops_lines(view["flops"]) + [""]
     if view["mla"]:
         lines.append(f"mla: {_dims(view['mla'])}")
     if view["linear"]:
@@ -224,6 +247,18 @@ def render_list(rows: Sequence[Dict[str, Any]]) -> str:
     return render_list_cells([list_cells(row) for row in rows])
 
 
+#: The column ``list`` adds from each model's artifact: forward FLOPs per token at 4,096 tokens, dense convention.
+FLOPS_COLUMN = "flops/token@4k"
+
+
 def render_list_cells(cells: Sequence[Sequence[str]]) -> str:
-    """:func:`render_list` of rows given as their :func:`list_cells`."""
-    return "\n".join(line[2:] for line in _table([LIST_COLUMNS, *cells], right=(2, 4, 6, 7))) + "\n"
+    """:func:`render_list` of rows given as their :func:`list_cells`, each with its :data:`FLOPS_COLUMN` cell last
+    when it has one more cell than :data:`LIST_COLUMNS`."""
+    columns = LIST_COLUMNS + ((FLOPS_COLUMN,) if cells and len(cells[0]) > len(LIST_COLUMNS) else ())
+    right = (2, 4, 6, 7, 8)[:len(columns) - 4]
+    return "\n".join(line[2:] for line in _table([columns, *cells], right=right)) + "\n"
+
+
+def flops_cell(per_token: Optional[int]) -> str:
+    """The :data:`FLOPS_COLUMN` cell: ``17.16G``, ``-`` when the artifact states none."""
+    return "-" if per_token is None else f"{per_token / 1e9:,.2f}G"

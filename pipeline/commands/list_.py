@@ -35,13 +35,15 @@ if TYPE_CHECKING:
 @root_option
 @no_cache_option
 def command(fmt: str, root: Optional[Path], no_cache: bool) -> None:
-    """List the catalogue: name, arch, layers, experts, MTP, tower, parameters.
+    """List the catalogue: name, arch, layers, experts, MTP, tower, parameters, FLOPs per token at 4k.
 
     One row per spec under specs/, sorted by name. layers counts the body
     layers; experts is routed experts, top-k and shared experts; mtp is '-'
     when the spec states no MTP depth; tower is the vision tower's layers;
     total and active are the counted parameters ('-' when the spec's
-    profile cannot count them).
+    profile cannot count them); flops/token@4k is the forward FLOPs per
+    token of a 4,096-token sequence (dense convention), read from the
+    model's artifact in resolved/ ('-' when there is none: run regen).
 
     \b
     Examples:
@@ -74,7 +76,7 @@ def command(fmt: str, root: Optional[Path], no_cache: bool) -> None:
 def _listed(repo: "SpecRepo", fmt: str, no_cache: bool) -> Tuple[str, bool, "WalkedCatalogue"]:
     """``(the listing as printed, whether a spec failed, the catalogue as walked)``; each failing spec's errors
     are shown on stderr. The snapshot's sources were stat'ed before any spec was read (:func:`walk_catalogue`)."""
-    from pipeline.catalogue.views import render_list_cells
+    from pipeline.catalogue.views import flops_cell, render_list_cells
     from pipeline.check.rows import list_cells
     from pipeline.spec.escape import printable
     from pipeline.spec.problems import Severity
@@ -107,11 +109,25 @@ def _listed(repo: "SpecRepo", fmt: str, no_cache: bool) -> Tuple[str, bool, "Wal
     if fmt == "json":
         rows += json.loads(f"[{','.join(row for _, _, row in indexed)}]")
         rows.sort(key=lambda row: (row["name"], row["file"]))
+        rows = [{**row, "flops_per_token_4k": artifact_flops(repo.resolved, row["name"])} for row in rows]
         return json_text(json.dumps(rows, indent=2)) + "\n", failed, walked
     # the index's cells as they are: no row decoded, none formatted again
     table = [(cells.split(CELL_SEPARATOR) if cells != "-" else list_cells(json.loads(row)), file)
              for file, cells, row in indexed]
     table += [(list_cells(row), row["file"]) for row in rows]
     ordered = sorted((cells[0], file, cells) for cells, file in table)  # by name, then file
-    text = render_list_cells([cells for _, _, cells in ordered])
+    text = render_list_cells([(*cells, flops_cell(artifact_flops(repo.resolved, cells[0]))) for _, _, cells in ordered])
     return printable(text, keep="\n\t"), failed, walked
+
+
+def artifact_flops(resolved: Path, name: str) -> Optional[int]:
+    """Forward FLOPs per token at 4,096 tokens (dense) that *name*'s artifact in *resolved* states, or ``None``.
+
+    Read from the artifact ``regen`` wrote, never computed: ``list`` stays a table of what ``check`` and ``regen``
+    already know (a missing, unreadable or older artifact gives ``None``).
+    """
+    try:
+        document = json.loads((resolved / f"{name}.json").read_text(encoding="utf-8"))
+        return next(entry["per_token_dense"] for entry in document["flops"]["at"] if entry["seq_len"] == 4096)
+    except (OSError, ValueError, KeyError, TypeError, StopIteration):
+        return None

@@ -32,9 +32,11 @@ if TYPE_CHECKING:
 @click.argument("name")
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True,
               help="text: an aligned diagram; json: the resolved view for tools.")
+@click.option("--seq-len", type=click.IntRange(min=1), default=None, metavar="S",
+              help="State FLOPs and KV bytes for a sequence of S tokens (default 4096).")
 @root_option
 @no_cache_option
-def command(name: str, fmt: str, root: Optional[Path], no_cache: bool) -> None:
+def command(name: str, fmt: str, seq_len: Optional[int], root: Optional[Path], no_cache: bool) -> None:
     """Show one catalogue model's resolved layer stack.
 
     Groups of layers with their ranges and counts (a repeated cycle drawn
@@ -42,13 +44,16 @@ def command(name: str, fmt: str, root: Optional[Path], no_cache: bool) -> None:
     flavour, MTP layers marked, the MLA or linear-attention dimensions, the
     derived widths, the parameters (total, active, MTP apart, and per group
     of layers: attention, MLP, routed and shared experts, router, norms) and
-    the vision tower below. --format json adds each kind's op counts, the op
+    the forward FLOPs at 4,096 tokens (--seq-len S for another length) under
+    the dense and causal conventions per kind with the KV-cache, state and
+    weight bytes, and the vision tower below. --format json adds each kind's op counts, the op
     totals over the stack and the whole parameters block of the artifact.
 
     \b
     Examples:
       modelspec show deepseek-v3
       modelspec show qwen3.5-35b-a3b --format json
+      modelspec show gemma-3-27b --seq-len 131072
 
     Exit codes: 0 shown, 1 the spec fails its check (its problems are
     shown) or its name is stated twice, 2 no spec has that name, no specs/
@@ -70,7 +75,7 @@ def command(name: str, fmt: str, root: Optional[Path], no_cache: bool) -> None:
             echo(f"modelspec: {error}", err=True)
             raise SystemExit(1) from None
         raise click.BadParameter(str(error), param_hint="NAME") from None
-    view = _view(repo, entry, None if no_cache else folder)
+    view = _view(repo, entry, None if no_cache else folder, seq_len)
     if fmt == "json":
         echo_rendered(json_text(json.dumps(view, indent=2)))
     else:
@@ -120,13 +125,18 @@ def _named(kept: str, name: str) -> List["Entry"]:
     return [Entry(path, display, stated) for stated, display, path in found]
 
 
-def _view(repo: "SpecRepo", entry: "Entry", folder: Optional[Path]) -> Dict[str, Any]:
+def _view(repo: "SpecRepo", entry: "Entry", folder: Optional[Path], seq_len: Optional[int] = None) -> Dict[str, Any]:
     """:func:`pipeline.catalogue.model_view.show_view` of *entry*'s spec, checked with the five passes; kept in *folder*
     (the cache folder; ``None``: ``--no-cache``) while the spec file and the op profiles stat as they did.
 
     A spec that fails its check has no view: its problems are shown and the command ends with exit code 1.
+    A *seq_len* other than the default is drawn afresh, not kept.
     """
     from pipeline.cache import snapshot
+    from pipeline.catalogue.model_view import SHOW_SEQ_LEN
+
+    if seq_len is not None and seq_len != SHOW_SEQ_LEN:
+        folder = None
 
     sources = [str(entry.path), *snapshot.profile_sources(repo.profiles)]
     taken = snapshot.take(sources) if folder is not None else None
@@ -147,7 +157,8 @@ def _view(repo: "SpecRepo", entry: "Entry", folder: Optional[Path]) -> Dict[str,
                  f"[{problem.code}] {problem.message}", err=True)
         echo(f"modelspec: {entry.file} fails its check; fix it to show its stack", err=True)
         raise SystemExit(1)
-    view = show_view(checked.spec, checked.stack, checked.tower, entry.file, profiles.get(checked.stack.arch))
+    view = show_view(checked.spec, checked.stack, checked.tower, entry.file, profiles.get(checked.stack.arch),
+                     seq_len or SHOW_SEQ_LEN)
     if key is not None and snapshot.take(sources) == taken:  # neither the spec nor a profile changed meanwhile
         snapshot.keep_view(folder, entry.file, key, json.dumps(view))
     return view

@@ -17,6 +17,12 @@ experts (transformers 5 fuses them into one ``*Experts`` module per layer,
 experts first) and the top-k a token routes to. :mod:`pipeline.pricing.judge`
 compares that with the inventories; nothing here knows a family.
 
+:func:`flop_census` runs one forward of a config's model on the meta device
+under ``torch.utils.flop_counter.FlopCounterMode`` (eager attention, the
+experts' ``batched_mm`` path) and returns its FLOPs and the elements of the
+cache it leaves, which ``tests/test_flops_reference.py`` holds
+:mod:`pipeline.pricing.flops` to.
+
 A ``quantization_config`` is dropped (the counts are of the unquantised
 layout, as the catalogue's) and ``auto_map`` is never followed: the
 reference is transformers' own code.
@@ -30,10 +36,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import warnings  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
 from typing import Any, Dict, Mapping, Optional, Tuple  # noqa: E402
 
 import torch  # noqa: E402
 import transformers  # noqa: E402
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 from transformers import AutoConfig  # noqa: E402
 
 from pipeline.pricing.judge import Census  # noqa: E402
@@ -190,3 +198,66 @@ def _top_k(config: Any) -> int:
     text = config.get_text_config() if hasattr(config, "get_text_config") else config
     value = getattr(text, "num_experts_per_tok", None)
     return value if isinstance(value, int) else 0
+
+
+@dataclass(frozen=True)
+class FlopCensus:
+    """What ``FlopCounterMode`` counts over one forward of ``seq_len`` tokens, and the cache it leaves.
+
+    Attributes:
+        seq_len: Tokens in the forward (batch 1).
+        flops: Every FLOP the counter prices (matmuls, convolutions; a FMA is 2), the whole model.
+        cache_elements: Elements the returned cache holds (keys, values, recurrent and conv states), all layers.
+    """
+
+    seq_len: int
+    flops: int
+    cache_elements: int
+
+
+def flop_census(config: Mapping[str, Any], seq_len: int, model_type: Optional[str] = None) -> FlopCensus:
+    """Run one forward of *seq_len* tokens of *config*'s model on the meta device under ``FlopCounterMode``.
+
+    Attention is transformers' eager path and the experts its eager loop: the counter prices neither sdpa's
+    fused kernel nor the grouped-matmul experts (torch 2.13). Nothing is allocated: shapes flow, values do not.
+
+    Raises:
+        BuildError: If transformers cannot read, build or run the config.
+    """
+    built = config_object(config, model_type)
+    cls = model_class(built)
+    try:
+        with warnings.catch_warnings(), torch.device("meta"):
+            warnings.simplefilter("ignore")
+            model = cls._from_config(built, attn_implementation="eager",  # pylint: disable=protected-access
+                                     experts_implementation="batched_mm")
+            ids = torch.zeros((1, seq_len), dtype=torch.long)
+            inputs = {"input_ids": ids, **({"use_cache": True} if _caches(model) else {}),
+                      **({"decoder_input_ids": ids} if built.is_encoder_decoder else {})}
+            with FlopCounterMode(display=False) as counter, torch.no_grad():
+                output = model(**inputs)
+    except Exception as error:  # noqa: BLE001  # ok: any failure to run is the reference's answer
+        raise BuildError(f"transformers {transformers.__version__} cannot run {cls.__name__} on the meta device: "
+                         f"{type(error).__name__}: {error}") from None
+    return FlopCensus(seq_len, int(counter.get_total_flops()), _cache_elements(getattr(output, "past_key_values", None)))
+
+
+def _caches(model: Any) -> bool:
+    """Whether *model* generates with a cache (a decoder: not an encoder-only masked LM)."""
+    return bool(getattr(model.config, "is_decoder", False) or getattr(model, "can_generate", lambda: False)())
+
+
+def _cache_elements(cache: Any) -> int:
+    """Elements of every tensor a returned cache holds (its layers' keys and values, or a hybrid's states)."""
+    if cache is None:
+        return 0
+    tensors = []
+    for layer in getattr(cache, "layers", ()) or ():
+        for value in vars(layer).values():
+            held = value.values() if isinstance(value, dict) else (value,)  # a linear layer's states, by index
+            tensors += [item for item in held if isinstance(item, torch.Tensor)]
+    for name in ("self_attention_cache", "cross_attention_cache"):
+        inner = getattr(cache, name, None)
+        if inner is not None:
+            return sum(_cache_elements(getattr(cache, n)) for n in ("self_attention_cache", "cross_attention_cache"))
+    return sum(t.numel() for t in tensors if t.dim())
