@@ -1208,7 +1208,7 @@ def _apply_keys(ctx: _Context) -> List[KeyPath]:
         else:
             TRANSFORMS[rule.transform](rule, stated, ctx)
     for key, value in family.defaults.items():
-        if ctx.value(key) is not None:
+        if ctx.value(key) is not None or _null_selects_variant(family, ctx, key):
             continue
         computed = ""
         if isinstance(value, Expression):
@@ -1218,6 +1218,14 @@ def _apply_keys(ctx: _Context) -> List[KeyPath]:
         rule = family.keys.get(key) or _RULES[key]
         TRANSFORMS[rule.transform](rule, _Stated(value, (key,), default=True, computed=computed), ctx)
     return unknown
+
+
+def _null_selects_variant(family: Family, ctx: _Context, key: str) -> bool:
+    """Whether *key* is stated as null and a variant of *family* is chosen by that null (DeepSeek-V2's
+    ``q_lora_rank: null``, whose class default is 1536): the null is the model's value, not a key left out."""
+    stated = ctx.keys.get(key)
+    return stated is not None and stated.value is None and any(
+        key in variant.when and variant.when[key].holds(None) for variant in family.variants)
 
 
 # The shared rows every config class reads: PreTrainedConfig's own fields and what the import itself reads.
