@@ -44,7 +44,7 @@ def runs(view: Dict[str, Any]) -> list:
 
 def test_check_on_the_whole_catalogue_exits_0_with_no_warnings():
     result = run(["check", "--strict", "--root", str(ROOT)])
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "32 files checked, no problems\n", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "33 files checked, no problems\n", "")
 
 
 def test_fmt_check_on_the_whole_catalogue_exits_0():
@@ -229,6 +229,7 @@ name                            arch         layers  experts               mtp  
 all-roberta-large-v1-resaved    roberta          24  -                       -  -                355,412,057     355,412,057
 command-r-v01                   cohere           40  -                       -  -             34,980,831,232  34,980,831,232
 deepseek-r1                     deepseek_v3      61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624
+deepseek-v2-lite                deepseek_v2      27  64 top-6 +2 shared      -  -             15,706,484,224   2,661,150,208
 deepseek-v3                     deepseek_v3      61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624
 exaone-4.0-32b                  exaone4          64  -                       -  -             32,003,216,384  32,003,216,384
 gemma-3-27b                     gemma3           62  -                       -  27 layers     27,432,406,640  27,432,406,640
@@ -264,7 +265,7 @@ t5-base                         t5               24  -                       -  
 def test_list_json_has_one_record_per_model():
     result = run(["list", "--format", "json", "--root", str(ROOT)])
     rows = json.loads(result.stdout)
-    assert len(rows) == 32
+    assert len(rows) == 33
     assert next(row for row in rows if row["name"] == "deepseek-r1") == {"name": "deepseek-r1", "file": "specs/deepseek/deepseek-r1.yaml", "arch": "deepseek_v3",
                        "layers": 61, "mtp": 1, "experts": {"routed": 256, "per_token": 8, "shared": 1},
                        "tower_layers": None, "total": 671_026_404_352, "active": 37_552_282_624}
