@@ -230,6 +230,10 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("tie_word_embeddings", LLAMA, {"tie_word_embeddings": False}),
     ("attention_bias", with_(LLAMA, attention_bias=True), {"qkv_bias": True, "o_bias": True}),
     ("attention_bias", with_(QWEN2, attention_bias=False), {"qkv_bias": True, "o_bias": False}),
+    ("attention_bias", with_(LLAMA, model_type="seed_oss", attention_bias=False),
+     {"qkv_bias": False, "o_bias": False, "head_dim": 128}),
+    ("attention_out_bias", with_(LLAMA, model_type="seed_oss", attention_out_bias=True),
+     {"qkv_bias": True, "o_bias": True, "head_dim": 128}),
     ("mlp_bias", with_(LLAMA, mlp_bias=True), {"mlp_bias": True}),
     ("torch_dtype", with_(LLAMA, torch_dtype="torch.bfloat16"), {"torch_dtype": "bfloat16"}),
     ("dtype", with_(LLAMA, dtype="bfloat16", torch_dtype="bfloat16"), {"torch_dtype": "bfloat16"}),
@@ -826,7 +830,7 @@ def test_unknown_model_type_exits_1_naming_the_known_types(tmp_path):
     result = run(["import", str(path), "--root", str(tmp_path)])
     assert result.exit_code == 1
     assert result.stderr.startswith('config.json:2:3: error [import.unknown-model-type] no op profile prices '
-                                    'model_type "bert"; the known model types are cohere, deepseek_v3, ')
+                                    'model_type "bert"; the known model types are cohere, deepseek_v2, deepseek_v3, ')
 
 
 @pytest.mark.parametrize("args, message", [

@@ -31,6 +31,10 @@ REFERENCE = {
     "qwen3": 12_049_461_248, "qwen3_5": 9_407_453_936, "qwen3_5_moe": 35_114_261_360,
     "qwen3_5_moe_text": 34_660_610_688, "qwen3_5_text": 8_953_803_264, "qwen3_moe": 15_350_731_776,
     "qwen3_next": 79_674_391_296, "roberta": 124_696_665, "starcoder2": 3_030_371_328, "t5": 60_506_624,
+    "seed_oss": 28_921_040_896, "olmo": 6_888_095_744,
+    # deepseek_v2 is left out: DeepseekV2Config's num_experts_per_tok defaults to None, so its defaults route to no
+    # expert and the importer refuses them (stack.moe-without-experts), though transformers builds the model
+    # (38,612,307,968 parameters).
     # transformers 5.24.0 has no causal-LM class for the Qwen2-VL and Qwen2.5-VL text configs: AutoModel builds
     # Qwen2VLTextModel / Qwen2_5_VLTextModel (71,460,495,360), and modelspec prices the language model with the
     # untied lm_head Qwen2VLForConditionalGeneration adds to it (vocab_size 152064 x hidden_size 8192).

@@ -1250,7 +1250,7 @@ def _apply_keys(ctx: _Context) -> List[KeyPath]:
             TRANSFORMS[rule.transform](rule, stated, ctx)
     for key, value in family.defaults.items():
         rule = family.keys.get(key) or _RULES[key]
-        if ctx.value(key) is not None or _alias_stated(ctx, key, rule):
+        if ctx.value(key) is not None or _alias_stated(ctx, key, rule) or _null_selects_variant(family, ctx, key):
             continue
         computed = ""
         if isinstance(value, Expression):
@@ -1272,6 +1272,14 @@ def _alias_stated(ctx: _Context, key: str, rule: KeyRule) -> bool:
                 and other_rule.fields[:1] == rule.fields[:1] and other_rule.transform == "copy"):
             return True
     return False
+
+
+def _null_selects_variant(family: Family, ctx: _Context, key: str) -> bool:
+    """Whether *key* is stated as null and a variant of *family* is chosen by that null (DeepSeek-V2's
+    ``q_lora_rank: null``, whose class default is 1536): the null is the model's value, not a key left out."""
+    stated = ctx.keys.get(key)
+    return stated is not None and stated.value is None and any(
+        key in variant.when and variant.when[key].holds(None) for variant in family.variants)
 
 
 # The shared rows every config class reads: PreTrainedConfig's own fields and what the import itself reads.
