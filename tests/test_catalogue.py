@@ -238,6 +238,7 @@ name                            arch         layers  experts               mtp  
 all-roberta-large-v1-resaved    roberta          24  -                       -  -                355,412,057     355,412,057           1.11G
 command-r-v01                   cohere           40  -                       -  -             34,980,831,232  34,980,831,232          75.33G
 deepseek-r1                     deepseek_v3      61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624          93.72G
+deepseek-v2-lite                deepseek_v2      27  64 top-6 +2 shared      -  -             15,706,484,224   2,661,150,208           6.04G
 deepseek-v3                     deepseek_v3      61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624          93.72G
 exaone-4.0-32b                  exaone4          64  -                       -  -             32,003,216,384  32,003,216,384          68.33G
 gemma-3-27b                     gemma3           62  -                       -  27 layers     27,432,406,640  27,432,406,640          58.18G
