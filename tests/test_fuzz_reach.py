@@ -35,17 +35,23 @@ PROFILES = load_op_profiles()
 #: What an edit of a spec's bytes writes.
 PRINTABLE = [*range(0x20, 0x7F), 0x0A]
 
-#: The sizes a generated spec redraws (each independently, or keeps).
-REDRAWN = ("vocab_size", "intermediate_size", "max_position_embeddings", "num_hidden_layers")
+#: The sizes a generated spec redraws (each independently, or keeps); its depth is multiplied.
+SIZES = ("vocab_size", "intermediate_size", "max_position_embeddings")
 
 
 @st.composite
 def valid_specs(draw: Callable[..., Any]) -> Dict[str, Any]:
-    """A catalogue spec with some of its sizes redrawn and its stated parameters sometimes dropped."""
+    """A catalogue spec with some of its sizes redrawn, its depth multiplied and its stated parameters sometimes
+    dropped."""
     spec = dict(draw(st.sampled_from(SPECS)))
-    for key in REDRAWN:
+    for key in SIZES:
         if key in spec and draw(st.booleans()):
             spec[key] = draw(st.integers(1, 1 << 17))
+    if "layers" not in spec:  # a deeper model: every layer type, dense layer and encoder half kept
+        times = draw(st.integers(1, 3))
+        spec["num_hidden_layers"] *= times
+        if "layer_types" in spec:
+            spec["layer_types"] = list(spec["layer_types"]) * times
     if draw(st.booleans()):
         spec.pop("parameters", None)
     return spec
