@@ -86,19 +86,52 @@ def oracle_groups(reference: Dict[str, Any]) -> Iterator[Tuple[int, Dict[str, An
         yield offset + expand(group["layers"])[0], group
 
 
+#: Whether a tower's patch embedding (a convolution) has a bias, by the reference's ``model_type``: for the
+#: models whose reference folds the projector into ``vision`` (Qwen's ``visual.merger`` lives in ``model.visual``),
+#: the projector is ``vision`` less the tower's blocks and its embeddings (transformers: ``Qwen2VisionPatchEmbed``
+#: and Qwen2.5-VL's have ``bias=False``, ``Qwen3_5VisionPatchEmbed`` ``bias=True``).
+PATCH_BIAS = {"qwen2_vl": False, "qwen2_5_vl": False, "qwen3_5": True, "qwen3_5_moe": True}
+
+
+def tower_embeddings(spec: ModelSpec, bias: bool) -> int:
+    """A Qwen tower's parameters outside its blocks and its merger: the patch embedding (a convolution over
+    in_channels x temporal_patch_size x patch_size^2 into the tower's width) and the learnt position table."""
+    vision = spec.vision
+    kernel = vision.in_channels * (vision.temporal_patch_size or 1) * vision.patch_size ** 2
+    return vision.hidden_size * (kernel + bias + (vision.num_position_embeddings or 0))
+
+
+def reference_projector(spec: ModelSpec, reference: Dict[str, Any]) -> int:
+    """The projector's parameters by the reference: its own figure, or (where it folds the projector into
+    ``vision``) ``vision`` less the tower's blocks (its ``stacks``' vision region) and embeddings."""
+    if reference["projector"] or not reference["vision"]:
+        return reference["projector"]
+    blocks = sum(stack["params"] for stack in reference["stacks"].values() if stack["region"] == "vision")
+    return reference["vision"] - blocks - tower_embeddings(spec, PATCH_BIAS[reference["model_type"]])
+
+
 @pytest.mark.parametrize("path", SPECS, ids=lambda path: path.stem)
 def test_the_totals_are_the_reference_implementations(path: Path) -> None:
     counts, reference = counts_of(path), oracle(path)
+    spec, stack, _ = resolved(path)
+    mtp_layers = sum(group.count for group in stack.groups if group.mtp)
     assert {"total": counts.total, "active": counts.active, "embedding": counts.embedding, "head": counts.head,
             "final_norm": counts.final_norm, "position": counts.position, "vision": counts.vision,
-            "other": counts.other, "layers": counts.layers} == {
+            "projector": counts.projector, "other": counts.other, "layers": counts.layers,
+            "tower_layers": sum(group.total for group in counts.tower_groups),
+            "mtp": counts.mtp if not mtp_layers else 0} == {
         "total": reference["total"], "active": reference["active"], "embedding": reference["embedding"],
         "head": reference["head"], "final_norm": reference["final_norm"],
         # GPT-2's wpe and RoBERTa's position and token-type tables are the reference's embedding_other; a tower's
-        # projector is part of vision here.
+        # projector is part of vision here, and apart in the reference unless it folds it in (reference_projector).
         "position": reference["embedding_other"], "vision": reference["vision"] + reference["projector"],
-        "other": reference["other"], "layers": reference["layers"] + reference["encoder_layers"]}
-    assert counts.projector == reference["projector"] or reference["projector"] == 0
+        "projector": reference_projector(spec, reference), "other": reference["other"],
+        "layers": reference["layers"] + reference["encoder_layers"],
+        "tower_layers": sum(stack["params"] for stack in reference["stacks"].values() if stack["region"] == "vision"),
+        # transformers builds no MTP layer (the reference's mtp is 0 for every model): a model without MTP layers
+        # counts 0, one with them is held to its stated figure (test_fast_paths) and DeepSeek's own (below).
+        "mtp": reference["mtp"]}
+    assert reference["mtp"] == 0 and (counts.mtp > 0) == (mtp_layers > 0)
 
 
 @pytest.mark.parametrize("path", SPECS, ids=lambda path: path.stem)
