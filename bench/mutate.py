@@ -198,11 +198,12 @@ def _copy_tree(into: Path) -> Path:
 
 def run_tests(tree: Optional[Path], tests: Sequence[str], timeout: float) -> Tuple[str, float]:
     """Run *tests* with the package of *tree* first on the path (the worktree's when ``None``): ``"survived"``
-    (they pass), ``"killed"`` (a failure or an error), ``"timeout"``; and the seconds taken."""
+    (they pass), ``"killed"`` (a failure or an error), ``"timeout"``; and the seconds taken. ``python -P``: the
+    working directory (the worktree) is not put before ``PYTHONPATH``, so the mutant is what is imported."""
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     if tree is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(tree), *filter(None, [os.environ.get("PYTHONPATH")])])
-    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow",
+    command = [sys.executable, "-P", "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow",
                "-o", "addopts=", "--timeout", str(int(timeout)), *tests]
     started = time.monotonic()
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -240,6 +241,14 @@ def _arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _imports_the_copy(tree: Path) -> bool:
+    """Whether a child run with *tree* on the path imports the package from it (not the worktree's)."""
+    env = dict(os.environ, PYTHONPATH=str(tree), PYTHONDONTWRITEBYTECODE="1")
+    found = subprocess.run([sys.executable, "-P", "-c", "import pipeline; print(pipeline.__file__)"], cwd=ROOT,
+                           env=env, capture_output=True, text=True, check=False).stdout.strip()
+    return found.startswith(str(tree))
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Sample, run and report; exit 0 (the report is the output), 2 when the unmutated tests fail."""
     args = _arguments(argv)
@@ -264,6 +273,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     results: List[Tuple[Mutant, str]] = []
     with tempfile.TemporaryDirectory(prefix="mutate-") as folder:
         tree = _copy_tree(Path(folder))
+        if not _imports_the_copy(tree):
+            print("a run with the copy on PYTHONPATH still imports the worktree's package: nothing to measure")
+            return 2
         target = tree / path
         for number, mutant in enumerate(sample, 1):
             target.write_text(apply(source, mutant), encoding="utf-8")
