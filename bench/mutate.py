@@ -15,8 +15,9 @@ Why not mutmut: mutmut 3 runs every mutant of a module (no sampling, no seed), c
 ``mutants/`` and runs the suite through its own trampoline; on a loaded 2-core machine a module's few hundred
 mutants take hours. This script samples 40 and runs only the tests the module's row of :data:`COVERS` names.
 
-Each mutant runs in a copy of ``pipeline/`` (with ``schemas/`` and ``op_profiles/`` linked beside it) put first
-on ``PYTHONPATH``, so the worktree is never edited and a child ``modelspec`` process imports the mutant too. A
+Each mutant runs in a copy of the worktree (``pipeline/`` and ``tests/`` copied, the rest linked), its working
+folder, put first on ``PYTHONPATH`` (``python -P``: the worktree is not), so the worktree is never edited, an edit
+to it during a run changes nothing, and a child ``modelspec`` process imports the mutant too. A
 mutant has ``--timeout`` seconds (default: five times the unmutated run, at least 60 s), then its process group is
 killed and it counts as ``timeout``. The score is (killed + timeout) / (sampled - equivalent); equivalent mutants
 (a change no test can see, e.g. a cache size) are listed in ``bench/mutate_equivalent.txt`` by their stable id
@@ -45,11 +46,12 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The tests that cover each module: what a mutant of it is run against.
 COVERS: Dict[str, Tuple[str, ...]] = {
     "pipeline/pricing/parameters.py": ("tests/test_parameters.py", "tests/test_fast_paths.py"),
-    "pipeline/pricing/weights.py": ("tests/test_parameters.py", "tests/test_fast_paths.py", "tests/test_stack.py"),
+    "pipeline/pricing/weights.py": ("tests/test_fast_paths.py", "tests/test_parameters.py", "tests/test_op_profiles.py",
+                                    "tests/test_shape_bounds.py"),
     "pipeline/spec/escape.py": ("tests/test_escape.py", "tests/test_hostile_text.py"),
-    "pipeline/cache/stamps.py": ("tests/test_result_cache.py", "tests/test_stamps.py"),
-    "pipeline/cache/results.py": ("tests/test_result_cache.py", "tests/test_fast_paths.py"),
-    "pipeline/cache/verdicts.py": ("tests/test_result_cache.py", "tests/test_fast_paths.py"),
+    "pipeline/cache/stamps.py": ("tests/test_result_cache.py", "tests/test_profile_cache.py"),
+    "pipeline/cache/results.py": ("tests/test_result_cache.py", "tests/test_profile_cache.py"),
+    "pipeline/cache/verdicts.py": ("tests/test_result_cache.py",),
     "pipeline/cache/snapshot.py": ("tests/test_snapshot.py", "tests/test_elsewhere.py"),
     "pipeline/cache/names.py": ("tests/test_elsewhere.py",),
     "pipeline/cache/whole_check.py": ("tests/test_kept_check.py",),
@@ -188,16 +190,23 @@ def diff(source: str, changed: str, path: str) -> str:
                                         f"a/{path}", f"b/{path}", n=1))
 
 
+#: What a mutant's tree copies (the rest of the worktree is linked): the package mutated and the tests run, so
+#: that an edit to the worktree during a long run changes neither.
+COPIED = ("pipeline", "tests")
+
+
 def _copy_tree(into: Path) -> Path:
-    """A copy of ``pipeline/`` under *into*, with the data folders linked beside it; the package's path."""
-    shutil.copytree(ROOT / "pipeline", into / "pipeline", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("schemas", "op_profiles"):
-        (into / name).symlink_to(ROOT / name)
+    """A copy of the worktree under *into*: ``pipeline/`` and ``tests/`` copied, everything else linked."""
+    for entry in ROOT.iterdir():
+        if entry.name in COPIED:
+            shutil.copytree(entry, into / entry.name, ignore=shutil.ignore_patterns("__pycache__"))
+        elif entry.name not in (".venv", ".git"):
+            (into / entry.name).symlink_to(entry)
     return into
 
 
 def run_tests(tree: Optional[Path], tests: Sequence[str], timeout: float) -> Tuple[str, float]:
-    """Run *tests* with the package of *tree* first on the path (the worktree's when ``None``): ``"survived"``
+    """Run *tests* in *tree* with its package first on the path (the worktree's when ``None``): ``"survived"``
     (they pass), ``"killed"`` (a failure or an error), ``"timeout"``; and the seconds taken. ``python -P``: the
     working directory (the worktree) is not put before ``PYTHONPATH``, so the mutant is what is imported."""
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
@@ -206,7 +215,7 @@ def run_tests(tree: Optional[Path], tests: Sequence[str], timeout: float) -> Tup
     command = [sys.executable, "-P", "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow",
                "-o", "addopts=", "--timeout", str(int(timeout)), *tests]
     started = time.monotonic()
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    process = subprocess.Popen(command, cwd=tree or ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True)
     try:
         code = process.wait(timeout=timeout)
@@ -263,12 +272,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for mutant in sample:
             print(mutant.ident(path), diff(source, apply(source, mutant), path), sep="\n")
         return 0
-    outcome, seconds = run_tests(None, tests, args.timeout or 3600)
-    if outcome != "survived":
-        print(f"the unmutated tests do not pass ({outcome}): nothing to measure")
-        return 2
-    timeout = args.timeout or max(60.0, 5 * seconds)
-    print(f"unmutated run {seconds:.0f} s; {timeout:.0f} s a mutant", flush=True)
     known = equivalents()
     results: List[Tuple[Mutant, str]] = []
     with tempfile.TemporaryDirectory(prefix="mutate-") as folder:
@@ -276,6 +279,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if not _imports_the_copy(tree):
             print("a run with the copy on PYTHONPATH still imports the worktree's package: nothing to measure")
             return 2
+        outcome, seconds = run_tests(tree, tests, args.timeout or 3600)
+        if outcome != "survived":
+            print(f"the unmutated tests do not pass ({outcome}): nothing to measure")
+            return 2
+        timeout = args.timeout or max(60.0, 5 * seconds)
+        print(f"unmutated run {seconds:.0f} s; {timeout:.0f} s a mutant", flush=True)
         target = tree / path
         for number, mutant in enumerate(sample, 1):
             target.write_text(apply(source, mutant), encoding="utf-8")

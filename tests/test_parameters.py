@@ -11,6 +11,7 @@ attention, MLP and norms, and every tensor's name and shape.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Tuple
@@ -23,10 +24,12 @@ from pipeline.catalogue.diff import model_moves
 from pipeline.cli import main
 from pipeline.spec.model import ModelSpec
 from pipeline.pricing.op_profiles import load_op_profiles
-from pipeline.pricing.parameters import Unpriced, count_parameters, layer_breakdown, layer_tensors, model_symbols
+from pipeline.pricing.parameters import (Unpriced, count_parameters, layer_breakdown, layer_tensors, model_symbols,
+                                         tower_symbols)
 from pipeline.check.runner import check_file
 from pipeline.pricing.stack import LayerStack
-from pipeline.pricing.weights import FFN_PARTS, WeightFormatError, compile_expression, parse_condition
+from pipeline.pricing.weights import (FFN_PARTS, NONE, TOWER_SYMBOLS, WeightFormatError, compile_expression,
+                                      parse_condition, parse_weights, sizes)
 
 ROOT = Path(__file__).resolve().parent.parent
 ORACLE = Path(__file__).parent / "data" / "oracle"
@@ -305,3 +308,32 @@ def test_diff_tells_parameter_moves() -> None:
     assert moves == ["total 671.0B -> 660.3B", "active 37,552,282,624 -> 37,552,282,000"]
     after["parameters"] = {"unpriced": "the op profile states no weights for kind 'moe'"}
     assert [move.text() for move in model_moves(before, after)] == ["parameters 671.0B -> none"]
+
+
+def test_a_width_that_resolves_to_nothing_is_unstated_not_zero() -> None:
+    spec, _, _ = resolved(ROOT / "specs" / "qwen" / "qwen3-30b-a3b.yaml")
+    assert model_symbols(spec)["moe_intermediate_size"] == spec.moe_intermediate_size > 0
+    bare = dataclasses.replace(spec, moe_intermediate_size=None, intermediate_size=None,
+                               shared_expert_intermediate_size=None)
+    assert (bare.routed_expert_width, bare.shared_expert_width) == (0, 0)
+    symbols = model_symbols(bare)
+    assert (symbols["moe_intermediate_size"], symbols["shared_expert_intermediate_size"]) == (None, None)
+    assert symbols["num_shared_experts"] == 0  # read as 0 when absent, as the stack rules read it
+
+
+def test_a_tower_inventory_reads_the_towers_head_width() -> None:
+    spec, _, _ = resolved(ROOT / "specs" / "qwen" / "qwen2-vl-2b-instruct-awq.yaml")
+    inventory = parse_weights([{"role": "q", "name": "q.weight", "shape": ["head_dim", "text_hidden_size"],
+                                "part": "projector"}], ("vision",), TOWER_SYMBOLS, ("projector",))
+    symbols = tower_symbols(spec.vision, spec.hidden_size)
+    assert symbols["head_dim"] == 1280 // 16 == spec.vision.hidden_size // spec.vision.num_attention_heads
+    assert sizes(inventory, symbols) == [("projector", "layer", 80 * 1536, True)]
+
+
+def test_a_kind_without_weights_is_unpriced_by_name() -> None:
+    spec, stack, _ = resolved(ROOT / "specs" / "llama" / "llama-3.1-8b.yaml")
+    kind = dataclasses.replace(stack.groups[0].kind, weights=NONE)
+    with pytest.raises(Unpriced) as raised:
+        layer_tensors(kind, model_symbols(spec), " of the test")
+    assert (raised.value.field, raised.value.reason) == (
+        None, "the op profile states no weights for kind 'full_attention' of the test")
