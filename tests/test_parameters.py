@@ -24,8 +24,8 @@ from pipeline.catalogue.diff import model_moves
 from pipeline.cli import main
 from pipeline.spec.model import ModelSpec
 from pipeline.pricing.op_profiles import load_op_profiles
-from pipeline.pricing.parameters import (Unpriced, count_parameters, layer_breakdown, layer_tensors, model_symbols,
-                                         tower_symbols)
+from pipeline.pricing.parameters import (Unpriced, count_parameters, count_totals, layer_breakdown, layer_tensors,
+                                         model_symbols, tower_symbols)
 from pipeline.check.runner import check_file
 from pipeline.pricing.stack import LayerStack
 from pipeline.pricing.weights import (FFN_PARTS, NONE, TOWER_SYMBOLS, WeightFormatError, compile_expression,
@@ -337,3 +337,16 @@ def test_a_kind_without_weights_is_unpriced_by_name() -> None:
         layer_tensors(kind, model_symbols(spec), " of the test")
     assert (raised.value.field, raised.value.reason) == (
         None, "the op profile states no weights for kind 'full_attention' of the test")
+
+
+def test_a_layer_summing_past_2_63_with_no_tensor_past_it_is_unpriced_by_both_paths() -> None:
+    # 3 MLP tensors of 4096 x 3 * 2^49 (each below 2^63 - 1, their sum above): the compiled sums give up, and the
+    # fast path falls back to the full count, which refuses the total (it used to unpack None: a crash).
+    spec, stack, tower = resolved(ROOT / "specs" / "llama" / "llama-3.1-8b.yaml")
+    huge = dataclasses.replace(spec, intermediate_size=3 << 49)
+    for count in (count_totals, count_parameters):
+        with pytest.raises(Unpriced) as raised:
+            count(huge, PROFILES.get(stack.arch), stack, tower)
+        assert (raised.value.field, raised.value.reason) == (
+            None, "the spec's fields count more than 2^63 - 1 parameters; no model holds that: a width or a count "
+                  "of the spec is wrong")
