@@ -25,7 +25,7 @@ from pipeline.cli import main
 from pipeline.spec.model import ModelSpec
 from pipeline.pricing.op_profiles import load_op_profiles
 from pipeline.pricing.parameters import (Unpriced, count_parameters, count_totals, layer_breakdown, layer_tensors,
-                                         model_symbols, tower_symbols)
+                                         model_symbols, stated_holds, tower_symbols)
 from pipeline.check.runner import check_file
 from pipeline.pricing.stack import LayerStack
 from pipeline.pricing.weights import (FFN_PARTS, NONE, TOWER_SYMBOLS, WeightFormatError, compile_expression,
@@ -350,3 +350,33 @@ def test_a_layer_summing_past_2_63_with_no_tensor_past_it_is_unpriced_by_both_pa
         assert (raised.value.field, raised.value.reason) == (
             None, "the spec's fields count more than 2^63 - 1 parameters; no model holds that: a width or a count "
                   "of the spec is wrong")
+
+
+def test_routed_experts_without_a_top_k_are_unpriced_by_name() -> None:
+    spec, stack, tower = resolved(ROOT / "specs" / "qwen" / "qwen3-30b-a3b.yaml")
+    bare = dataclasses.replace(spec, num_experts_per_tok=None)
+    for count in (count_totals, count_parameters):
+        with pytest.raises(Unpriced) as raised:
+            count(bare, PROFILES.get(stack.arch), stack, tower)
+        assert raised.value.field == "num_experts_per_tok"
+        assert raised.value.reason.endswith("holds routed experts, so its count needs num_experts and "
+                                            "num_experts_per_tok")
+
+
+def test_a_total_past_2_63_of_tensors_below_it_is_unpriced() -> None:
+    # an untied embedding and head of 2^50 x 4096 = 2^62 each: no tensor, and no layer, is past 2^63 - 1; the
+    # model is, and both paths refuse it
+    spec, stack, tower = resolved(ROOT / "specs" / "llama" / "llama-3.1-8b.yaml")
+    huge = dataclasses.replace(spec, vocab_size=1 << 50)
+    for count in (count_totals, count_parameters):
+        with pytest.raises(Unpriced) as raised:
+            count(huge, PROFILES.get(stack.arch), stack, tower)
+        assert raised.value.field is None and raised.value.reason.startswith("the spec's fields count more than")
+
+
+def test_the_stated_figures_hold_only_when_they_are_the_counted_ones() -> None:
+    spec, stack, tower = resolved(ROOT / "specs" / "llama" / "llama-3.1-8b.yaml")
+    totals = count_totals(spec, PROFILES.get(stack.arch), stack, tower)
+    assert totals == (8_030_261_248, 8_030_261_248) and stated_holds(spec, totals)
+    assert not stated_holds(spec, (totals[0] + 1, totals[1]))
+    assert not stated_holds(dataclasses.replace(spec, parameters=None), totals)
