@@ -247,6 +247,8 @@ def _arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
                         help="seconds per mutant (default: five times the unmutated run, at least 60)")
     parser.add_argument("--tests", nargs="+", default=None, help="the test files (default: the module's COVERS row)")
     parser.add_argument("--list", action="store_true", help="print the sampled mutants' diffs, run nothing")
+    parser.add_argument("--only", nargs="+", default=None, metavar="ID",
+                        help="run only the sampled mutants of these ids (a run's survivors, again after new tests)")
     return parser.parse_args(argv)
 
 
@@ -266,6 +268,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10**6)
     every = mutants(source)
     sample = sorted(random.Random(seed).sample(every, min(args.n, len(every))), key=lambda m: (m.line, m.col))
+    sample = [mutant for mutant in sample if args.only is None or mutant.ident(path) in args.only]
     tests = args.tests or [test for test in COVERS.get(path, ()) if (ROOT / test).exists()]
     print(f"{path}: {len(sample)} of {len(every)} mutants, seed {seed}, tests {' '.join(tests)}", flush=True)
     if args.list:
