@@ -17,16 +17,18 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
+import yaml
 
 from click.testing import CliRunner, Result
 
 from pipeline.catalogue.diff import model_moves
 from pipeline.cli import main
 from pipeline.spec.model import ModelSpec
+from pipeline.spec.yaml_source import load_bytes
 from pipeline.pricing.op_profiles import load_op_profiles
 from pipeline.pricing.parameters import (Unpriced, count_parameters, count_totals, layer_breakdown, layer_tensors,
                                          model_symbols, stated_holds, tower_symbols)
-from pipeline.check.runner import check_file
+from pipeline.check.runner import check_document, check_file
 from pipeline.pricing.stack import LayerStack
 from pipeline.pricing.weights import (FFN_PARTS, NONE, TOWER_SYMBOLS, WeightFormatError, compile_expression,
                                       parse_condition, parse_weights, sizes)
@@ -380,3 +382,15 @@ def test_the_stated_figures_hold_only_when_they_are_the_counted_ones() -> None:
     assert totals == (8_030_261_248, 8_030_261_248) and stated_holds(spec, totals)
     assert not stated_holds(spec, (totals[0] + 1, totals[1]))
     assert not stated_holds(dataclasses.replace(spec, parameters=None), totals)
+
+
+def test_an_mtp_mismatch_names_each_mtp_layers_share() -> None:
+    # two MTP layers where DeepSeek-V3 has one: the stated mtp is half the count, and the message counts per layer
+    data = yaml.safe_load((ROOT / "specs" / "deepseek" / "deepseek-v3.yaml").read_text(encoding="utf-8"))
+    data["mtp_depth"] = 2
+    checked = check_document(load_bytes(json.dumps(data).encode(), "x.yaml"), PROFILES)
+    assert [(problem.code, problem.message) for problem in checked.result.problems] == [(
+        "params.mtp-mismatch",
+        "parameters.mtp states 11,610,067,968 but the spec's fields count 23,220,135,936 (+11,610,067,968); "
+        "counted: moe MTP layers 2 x 11.51B, MTP extras 0.21B. Correct the field that is not the model's, or the "
+        "stated figure")]
