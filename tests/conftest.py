@@ -17,6 +17,7 @@ import pytest
 from hypothesis import settings
 
 from budget import FACTOR
+from pipeline.cache import stamps
 
 settings.register_profile("modelspec", derandomize=FACTOR == 1)
 settings.load_profile("modelspec")
@@ -48,3 +49,16 @@ def golden(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
         assert text == path.read_bytes().decode("utf-8"), f"{name} differs from its golden file"
 
     return check
+
+
+@pytest.fixture
+def frozen_clock(monkeypatch: pytest.MonkeyPatch) -> Callable[[], int]:
+    """The cache's clock (:data:`pipeline.cache.stamps.clock`) stopped at the moment the test starts.
+
+    A file the test writes has an mtime at or after that moment, so it stays racy (within ``RACY_NS``) for the
+    whole test however slowly a loaded machine runs it, and a file aged to 2020 is never racy: no verdict of the
+    cache depends on how many seconds the test took. A forked child (the snapshot's stat check) inherits it.
+    """
+    now = stamps.clock()
+    monkeypatch.setattr(stamps, "clock", lambda: now)
+    return stamps.clock

@@ -28,6 +28,9 @@ from pipeline.cache.results import PROFILES_FILE, PROFILES_HEADER, cache_keys, l
 from pipeline.cache.stamps import CACHE_DIR_ENV
 from spec_repos import GIT_ENV, SPECS, commit_all, edit, git_repo, make_repo, modelspec_argv, run
 
+#: The cache's clock stopped at each test's start (tests/conftest.py): no verdict depends on the run's speed.
+pytestmark = pytest.mark.usefixtures("frozen_clock")
+
 DEEPSEEK, LLAMA, QWEN = SPECS
 OLD = 1_600_000_000  # an mtime (2020) long before any entry's reading: the stat rule applies
 

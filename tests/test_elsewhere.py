@@ -8,7 +8,6 @@ import contextlib
 import json
 import os
 import shutil
-import time
 from pathlib import Path
 from typing import Callable, Iterator, Tuple
 
@@ -19,13 +18,16 @@ from pipeline.cache import results as result_cache
 
 from pipeline.check import discovery
 
-from pipeline.cache import snapshot
+from pipeline.cache import snapshot, stamps
 from pipeline.cli import main
 from pipeline.cache.names import SNAPSHOT
 from pipeline.check.repo import SpecRepo
 from pipeline.cache.stamps import CACHE_DIR_ENV, stat_text
 from spec_repos import commit_all, git
 from test_snapshot import OLD, age, age_written
+
+#: The cache's clock stopped at each test's start (tests/conftest.py): no verdict depends on the run's speed.
+pytestmark = pytest.mark.usefixtures("frozen_clock")
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = "specs/llama/llama-3.1-8b.yaml"
@@ -94,10 +96,10 @@ def test_a_check_of_one_file_again_takes_the_other_names_from_the_snapshot(repo:
 
 
 def make_racy(path: Path) -> None:
-    """Make *path* racy for every reading this test makes: its mtime is not RACY_NS older than the reading.
-    An hour ahead rather than now, so that however late a loaded machine runs the check, it is in the window."""
-    ahead = time.time_ns() + 3600 * 10**9
-    os.utime(path, ns=(ahead, ahead))
+    """Make *path* racy for every reading this test makes: its mtime is the cache's clock, which the test has
+    stopped (``frozen_clock``), so it is within RACY_NS of every reading however late a loaded machine runs it."""
+    now = stamps.now_ns()
+    os.utime(path, ns=(now, now))
 
 
 def test_the_snapshot_records_the_checked_file_and_a_new_one_as_racy(repo: Path) -> None:
@@ -114,7 +116,7 @@ def test_a_racy_other_file_sends_the_next_check_the_long_way(repo: Path, monkeyp
     (repo / OTHER).write_text((repo / OTHER).read_text(encoding="utf-8").replace("name: llama-2-7b",
                                                                                  "name: llama-3.1-8b"),
                               encoding="utf-8")
-    os.utime(repo / OTHER, ns=(time.time_ns(), time.time_ns()))
+    os.utime(repo / OTHER, ns=(stamps.now_ns(), stamps.now_ns()))  # edited now: racy
     assert check(repo, str(repo / TARGET)) == uncached(repo, str(repo / TARGET))
     assert CLASH.format(OTHER) in check(repo, str(repo / TARGET))[1]
 

@@ -26,6 +26,9 @@ from typing import Dict
 
 import pytest
 
+#: pip and pre-commit build environments: over a minute each under load, so 600 s, not the suite's 120.
+pytestmark = pytest.mark.timeout(600)
+
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 

@@ -33,6 +33,9 @@ from pipeline.spec.resources import bundled_profiles_dir
 from pipeline.cache.stamps import CACHE_DIR_ENV
 from test_snapshot import CHANGES, OLD, age, age_written
 
+#: The cache's clock stopped at each test's start (tests/conftest.py): no verdict depends on the run's speed.
+pytestmark = pytest.mark.usefixtures("frozen_clock")
+
 ROOT = Path(__file__).resolve().parent.parent
 FORMATS = ["text", "json", "junit", "sarif", "github", "markdown"]
 TARGET = "specs/llama/llama-3.1-8b.yaml"

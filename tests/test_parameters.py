@@ -11,22 +11,27 @@ attention, MLP and norms, and every tensor's name and shape.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
+import yaml
 
 from click.testing import CliRunner, Result
 
 from pipeline.catalogue.diff import model_moves
 from pipeline.cli import main
 from pipeline.spec.model import ModelSpec
+from pipeline.spec.yaml_source import load_bytes
 from pipeline.pricing.op_profiles import load_op_profiles
-from pipeline.pricing.parameters import Unpriced, count_parameters, layer_breakdown, layer_tensors, model_symbols
-from pipeline.check.runner import check_file
+from pipeline.pricing.parameters import (Unpriced, count_parameters, count_totals, layer_breakdown, layer_tensors,
+                                         model_symbols, stated_holds, tower_symbols)
+from pipeline.check.runner import check_document, check_file
 from pipeline.pricing.stack import LayerStack
-from pipeline.pricing.weights import FFN_PARTS, WeightFormatError, compile_expression, parse_condition
+from pipeline.pricing.weights import (FFN_PARTS, NONE, TOWER_SYMBOLS, WeightFormatError, compile_expression,
+                                      parse_condition, parse_weights, sizes)
 
 ROOT = Path(__file__).resolve().parent.parent
 ORACLE = Path(__file__).parent / "data" / "oracle"
@@ -86,19 +91,52 @@ def oracle_groups(reference: Dict[str, Any]) -> Iterator[Tuple[int, Dict[str, An
         yield offset + expand(group["layers"])[0], group
 
 
+#: Whether a tower's patch embedding (a convolution) has a bias, by the reference's ``model_type``: for the
+#: models whose reference folds the projector into ``vision`` (Qwen's ``visual.merger`` lives in ``model.visual``),
+#: the projector is ``vision`` less the tower's blocks and its embeddings (transformers: ``Qwen2VisionPatchEmbed``
+#: and Qwen2.5-VL's have ``bias=False``, ``Qwen3_5VisionPatchEmbed`` ``bias=True``).
+PATCH_BIAS = {"qwen2_vl": False, "qwen2_5_vl": False, "qwen3_5": True, "qwen3_5_moe": True}
+
+
+def tower_embeddings(spec: ModelSpec, bias: bool) -> int:
+    """A Qwen tower's parameters outside its blocks and its merger: the patch embedding (a convolution over
+    in_channels x temporal_patch_size x patch_size^2 into the tower's width) and the learnt position table."""
+    vision = spec.vision
+    kernel = vision.in_channels * (vision.temporal_patch_size or 1) * vision.patch_size ** 2
+    return vision.hidden_size * (kernel + bias + (vision.num_position_embeddings or 0))
+
+
+def reference_projector(spec: ModelSpec, reference: Dict[str, Any]) -> int:
+    """The projector's parameters by the reference: its own figure, or (where it folds the projector into
+    ``vision``) ``vision`` less the tower's blocks (its ``stacks``' vision region) and embeddings."""
+    if reference["projector"] or not reference["vision"]:
+        return reference["projector"]
+    blocks = sum(stack["params"] for stack in reference["stacks"].values() if stack["region"] == "vision")
+    return reference["vision"] - blocks - tower_embeddings(spec, PATCH_BIAS[reference["model_type"]])
+
+
 @pytest.mark.parametrize("path", SPECS, ids=lambda path: path.stem)
 def test_the_totals_are_the_reference_implementations(path: Path) -> None:
     counts, reference = counts_of(path), oracle(path)
+    spec, stack, _ = resolved(path)
+    mtp_layers = sum(group.count for group in stack.groups if group.mtp)
     assert {"total": counts.total, "active": counts.active, "embedding": counts.embedding, "head": counts.head,
             "final_norm": counts.final_norm, "position": counts.position, "vision": counts.vision,
-            "other": counts.other, "layers": counts.layers} == {
+            "projector": counts.projector, "other": counts.other, "layers": counts.layers,
+            "tower_layers": sum(group.total for group in counts.tower_groups),
+            "mtp": counts.mtp if not mtp_layers else 0} == {
         "total": reference["total"], "active": reference["active"], "embedding": reference["embedding"],
         "head": reference["head"], "final_norm": reference["final_norm"],
         # GPT-2's wpe and RoBERTa's position and token-type tables are the reference's embedding_other; a tower's
-        # projector is part of vision here.
+        # projector is part of vision here, and apart in the reference unless it folds it in (reference_projector).
         "position": reference["embedding_other"], "vision": reference["vision"] + reference["projector"],
-        "other": reference["other"], "layers": reference["layers"] + reference["encoder_layers"]}
-    assert counts.projector == reference["projector"] or reference["projector"] == 0
+        "projector": reference_projector(spec, reference), "other": reference["other"],
+        "layers": reference["layers"] + reference["encoder_layers"],
+        "tower_layers": sum(stack["params"] for stack in reference["stacks"].values() if stack["region"] == "vision"),
+        # transformers builds no MTP layer (the reference's mtp is 0 for every model): a model without MTP layers
+        # counts 0, one with them is held to its stated figure (test_fast_paths) and DeepSeek's own (below).
+        "mtp": reference["mtp"]}
+    assert reference["mtp"] == 0 and (counts.mtp > 0) == (mtp_layers > 0)
 
 
 @pytest.mark.parametrize("path", SPECS, ids=lambda path: path.stem)
@@ -272,3 +310,87 @@ def test_diff_tells_parameter_moves() -> None:
     assert moves == ["total 671.0B -> 660.3B", "active 37,552,282,624 -> 37,552,282,000"]
     after["parameters"] = {"unpriced": "the op profile states no weights for kind 'moe'"}
     assert [move.text() for move in model_moves(before, after)] == ["parameters 671.0B -> none"]
+
+
+def test_a_width_that_resolves_to_nothing_is_unstated_not_zero() -> None:
+    spec, _, _ = resolved(ROOT / "specs" / "qwen" / "qwen3-30b-a3b.yaml")
+    assert model_symbols(spec)["moe_intermediate_size"] == spec.moe_intermediate_size > 0
+    bare = dataclasses.replace(spec, moe_intermediate_size=None, intermediate_size=None,
+                               shared_expert_intermediate_size=None)
+    assert (bare.routed_expert_width, bare.shared_expert_width) == (0, 0)
+    symbols = model_symbols(bare)
+    assert (symbols["moe_intermediate_size"], symbols["shared_expert_intermediate_size"]) == (None, None)
+    assert symbols["num_shared_experts"] == 0  # read as 0 when absent, as the stack rules read it
+
+
+def test_a_tower_inventory_reads_the_towers_head_width() -> None:
+    spec, _, _ = resolved(ROOT / "specs" / "qwen" / "qwen2-vl-2b-instruct-awq.yaml")
+    inventory = parse_weights([{"role": "q", "name": "q.weight", "shape": ["head_dim", "text_hidden_size"],
+                                "part": "projector"}], ("vision",), TOWER_SYMBOLS, ("projector",))
+    symbols = tower_symbols(spec.vision, spec.hidden_size)
+    assert symbols["head_dim"] == 1280 // 16 == spec.vision.hidden_size // spec.vision.num_attention_heads
+    assert sizes(inventory, symbols) == [("projector", "layer", 80 * 1536, True)]
+
+
+def test_a_kind_without_weights_is_unpriced_by_name() -> None:
+    spec, stack, _ = resolved(ROOT / "specs" / "llama" / "llama-3.1-8b.yaml")
+    kind = dataclasses.replace(stack.groups[0].kind, weights=NONE)
+    with pytest.raises(Unpriced) as raised:
+        layer_tensors(kind, model_symbols(spec), " of the test")
+    assert (raised.value.field, raised.value.reason) == (
+        None, "the op profile states no weights for kind 'full_attention' of the test")
+
+
+def test_a_layer_summing_past_2_63_with_no_tensor_past_it_is_unpriced_by_both_paths() -> None:
+    # 3 MLP tensors of 4096 x 3 * 2^49 (each below 2^63 - 1, their sum above): the compiled sums give up, and the
+    # fast path falls back to the full count, which refuses the total (it used to unpack None: a crash).
+    spec, stack, tower = resolved(ROOT / "specs" / "llama" / "llama-3.1-8b.yaml")
+    huge = dataclasses.replace(spec, intermediate_size=3 << 49)
+    for count in (count_totals, count_parameters):
+        with pytest.raises(Unpriced) as raised:
+            count(huge, PROFILES.get(stack.arch), stack, tower)
+        assert (raised.value.field, raised.value.reason) == (
+            None, "the spec's fields count more than 2^63 - 1 parameters; no model holds that: a width or a count "
+                  "of the spec is wrong")
+
+
+def test_routed_experts_without_a_top_k_are_unpriced_by_name() -> None:
+    spec, stack, tower = resolved(ROOT / "specs" / "qwen" / "qwen3-30b-a3b.yaml")
+    bare = dataclasses.replace(spec, num_experts_per_tok=None)
+    for count in (count_totals, count_parameters):
+        with pytest.raises(Unpriced) as raised:
+            count(bare, PROFILES.get(stack.arch), stack, tower)
+        assert raised.value.field == "num_experts_per_tok"
+        assert raised.value.reason.endswith("holds routed experts, so its count needs num_experts and "
+                                            "num_experts_per_tok")
+
+
+def test_a_total_past_2_63_of_tensors_below_it_is_unpriced() -> None:
+    # an untied embedding and head of 2^50 x 4096 = 2^62 each: no tensor, and no layer, is past 2^63 - 1; the
+    # model is, and both paths refuse it
+    spec, stack, tower = resolved(ROOT / "specs" / "llama" / "llama-3.1-8b.yaml")
+    huge = dataclasses.replace(spec, vocab_size=1 << 50)
+    for count in (count_totals, count_parameters):
+        with pytest.raises(Unpriced) as raised:
+            count(huge, PROFILES.get(stack.arch), stack, tower)
+        assert raised.value.field is None and raised.value.reason.startswith("the spec's fields count more than")
+
+
+def test_the_stated_figures_hold_only_when_they_are_the_counted_ones() -> None:
+    spec, stack, tower = resolved(ROOT / "specs" / "llama" / "llama-3.1-8b.yaml")
+    totals = count_totals(spec, PROFILES.get(stack.arch), stack, tower)
+    assert totals == (8_030_261_248, 8_030_261_248) and stated_holds(spec, totals)
+    assert not stated_holds(spec, (totals[0] + 1, totals[1]))
+    assert not stated_holds(dataclasses.replace(spec, parameters=None), totals)
+
+
+def test_an_mtp_mismatch_names_each_mtp_layers_share() -> None:
+    # two MTP layers where DeepSeek-V3 has one: the stated mtp is half the count, and the message counts per layer
+    data = yaml.safe_load((ROOT / "specs" / "deepseek" / "deepseek-v3.yaml").read_text(encoding="utf-8"))
+    data["mtp_depth"] = 2
+    checked = check_document(load_bytes(json.dumps(data).encode(), "x.yaml"), PROFILES)
+    assert [(problem.code, problem.message) for problem in checked.result.problems] == [(
+        "params.mtp-mismatch",
+        "parameters.mtp states 11,610,067,968 but the spec's fields count 23,220,135,936 (+11,610,067,968); "
+        "counted: moe MTP layers 2 x 11.51B, MTP extras 0.21B. Correct the field that is not the model's, or the "
+        "stated figure")]

@@ -31,6 +31,9 @@ from pipeline.cli import _COMMANDS
 from pipeline.check.repo import find_repo
 from pipeline.check.discovery import find_spec_files
 
+#: pip and pre-commit build environments: over a minute each under load, so 600 s, not the suite's 120.
+pytestmark = pytest.mark.timeout(600)
+
 REPO = Path(__file__).resolve().parents[1]
 
 #: The hooks, by id, as a user's ``.pre-commit-config.yaml`` names them, with the command each runs.

@@ -31,6 +31,9 @@ from pipeline.pricing.op_profiles import _load_folder, bundled_profiles_dir
 from pipeline.cache.results import HEADER, RESULTS_FILE, ResultCache, parse_record
 from pipeline.cache.stamps import CACHE_DIR_ENV
 
+#: The cache's clock stopped at each test's start (tests/conftest.py): no verdict depends on the run's speed.
+pytestmark = pytest.mark.usefixtures("frozen_clock")
+
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 FORMATS = ("text", "json", "junit", "sarif", "github", "markdown")

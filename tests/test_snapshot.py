@@ -22,6 +22,9 @@ from pipeline.pricing.op_profiles import _load_folder
 from pipeline.spec.resources import bundled_profiles_dir
 from pipeline.cache.stamps import CACHE_DIR_ENV
 
+#: The cache's clock stopped at each test's start (tests/conftest.py): no verdict depends on the run's speed.
+pytestmark = pytest.mark.usefixtures("frozen_clock")
+
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 OLD = 1_600_000_000  # an mtime (2020) long before any run: a snapshot may stand for what has it

@@ -45,12 +45,11 @@ from __future__ import annotations
 
 import itertools
 import os
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from pipeline.cache import snapshot
+from pipeline.cache import snapshot, stamps
 from pipeline.check.discovery import spec_files_and_reals
 from pipeline.check.verdict import names_of
 
@@ -211,7 +210,7 @@ def _long_way(repo: "SpecRepo", taken: Set[str], cache: Optional["ResultCache"],
         from pipeline.check.runner import spec_names  # pylint: disable=import-outside-toplevel
 
         return spec_names(pairs)
-    now = time.time_ns()
+    now = stamps.now_ns()
     stated = list(cache.stated_names(pairs))
     if not linked and repo.spelled_real:
         _kept_by_check(cache.folder, key, walked, shown, {path: found for (path, _), found in zip(pairs, stated)},

@@ -62,7 +62,6 @@ import json
 import os
 import stat as stat_module
 import tempfile
-import time
 from collections.abc import Mapping, Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,7 +72,7 @@ from pipeline.spec.writes import WriteRefused, link_refusal, refuse_write
 from pipeline.spec.escape import first_unprintable
 from pipeline.spec.problems import PASSES, FileResult, InlineIgnore, Location, Outcome, Problem, Severity
 from pipeline.check.verdict import Verdict, read_spec_bytes, shared_outcomes, stated_name_of
-from pipeline.cache.stamps import RACY, RACY_NS, content_digest, environment_digest, stat_text
+from pipeline.cache.stamps import RACY, RACY_NS, content_digest, environment_digest, now_ns, stat_text
 from pipeline.check.rows import list_cells
 from pipeline.pricing.op_profiles import profile_files
 
@@ -278,7 +277,7 @@ class Record(NamedTuple):
 
     Attributes:
         stat: :func:`stat_text` of the file when it was read.
-        read_ns: When it was read (``time.time_ns()``), for the racy-stat rule.
+        read_ns: When it was read (:func:`~pipeline.cache.stamps.now_ns`), for the racy-stat rule.
         digest: SHA-256 of its bytes.
         environment: The :func:`environment_digest` it was read under.
         stated: The name its mapping states, as JSON (``null`` when it states no text name).
@@ -1254,7 +1253,3 @@ def regular_file_stat(path: "str | os.PathLike[str]") -> Optional[os.stat_result
         return None
     return status if stat_module.S_ISREG(status.st_mode) else None
 
-
-def now_ns() -> int:
-    """The wall clock, for :attr:`Record.read_ns`."""
-    return time.time_ns()

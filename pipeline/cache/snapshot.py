@@ -50,14 +50,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, AbstractSet, Callable, Iterable, List, Optional, Sequence, Tuple
 
 from pipeline.spec.files import open_regular
-from pipeline.cache.stamps import RACY, RACY_NS, environment_digest, fingerprint, stat_text
+from pipeline.cache.stamps import RACY, RACY_NS, environment_digest, fingerprint, now_ns, stat_text
 
 if TYPE_CHECKING:
     from pipeline.check.repo import SpecRepo
@@ -105,7 +104,7 @@ def take(paths: Sequence[str]) -> Optional[str]:
     stat'ed (a dangling link among them) or holds a line break, or its mtime
     is within :data:`~pipeline.cache.stamps.RACY_NS` of now.
     """
-    now = time.time_ns()
+    now = now_ns()
     lines = []
     for path in paths:
         if "\n" in path:

@@ -13,8 +13,9 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import time
 from pathlib import Path
-from typing import List
+from typing import Callable, List
 
 try:  # CPython's own BLAKE2, which hashlib.blake2b is too: without hashlib, which loads OpenSSL (3 to 5 ms a run)
     from _blake2 import blake2b
@@ -35,6 +36,17 @@ CACHE_FOLDER = ".modelspec_cache"
 #: How much older than its reading a file's mtime must be for its ``stat`` to stand for its bytes (2 s:
 #: file systems with a coarse clock tick stamp a rewrite in the same tick with the same mtime).
 RACY_NS = 2_000_000_000
+
+
+#: The clock every cache reads (ns since the epoch) to tell a racy stat: ``time.time_ns``. The one place the cache
+#: reads the time, handed in by replacing it (tests/conftest.py's ``frozen_clock``): with a clock that does not
+#: move, whether a file written during a run is racy depends on nothing but its mtime, however loaded the machine.
+clock: Callable[[], int] = time.time_ns
+
+
+def now_ns() -> int:
+    """The time by :data:`clock`: when a file was read or stat'ed, for the racy rule."""
+    return clock()
 
 
 #: The stat a snapshot or the catalogue index records for a file whose mtime was within :data:`RACY_NS` of its

@@ -253,8 +253,10 @@ def count_totals(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack",
     sums: Dict[str, Tuple[int, int, int]] = {}
     for kind in stack.distinct_kinds():
         found = layer_sums(kind.weights, symbols)
-        if found is None or (found[1] and not (experts and top_k)):  # the full path names what is missing
-            _layer_sums(spec, stack, symbols)
+        if found is None or (found[1] and not (experts and top_k)):
+            # the full path names what is missing, or (a layer's sum above MAX_SIZE, no tensor alone) counts it
+            counts = count_parameters(spec, profile, stack, tower)
+            return counts.total, counts.active
         sums[kind.name] = found
     total = active = 0
     for group in stack.groups:
