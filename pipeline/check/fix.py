@@ -25,14 +25,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
 
+from pipeline.check.fixable import REMOVING, UNQUOTE as _UNQUOTE
 from pipeline.spec.layout import REMOVE, Edit, Formatted, format_text
 from pipeline.spec.problems import Problem, dotted
 from pipeline.spec.yaml_source import MAX_NUMBER_CHARS
-
-#: Codes whose fix removes the key.
-REMOVING = frozenset({"roundtrip.null", "roundtrip.default"})
-
-_UNQUOTE = re.compile(r"; write (?P<value>\S+) without quotes$")
 
 
 @dataclass(frozen=True)
@@ -115,23 +111,3 @@ def fixed_text(text: str, file: str, schema: Optional[str], fixes: Sequence[Fix]
     """*text* with *fixes* made, in fmt's layout (see :func:`pipeline.spec.layout.format_text`)."""
     return format_text(text, file, schema, tuple(fix.edit for fix in fixes))
 
-
-#: Codes a fix may answer (:func:`fix_for`); :func:`fixable` says which problems of them it does.
-_FIXING = frozenset({*REMOVING, "roundtrip.torch-prefix", "spec.not-integer", "schema.type"})
-
-_WRITE_INTEGER = re.compile(r"; write -?[0-9]+$")
-
-
-def fixable(problem: Problem) -> bool:
-    """Whether ``check --fix`` makes the fix *problem* states, judged from the problem alone (its code, field path
-    and message, not the file), as the reports' ``[*]`` marker and "N fixable" count say it."""
-    if problem.code not in _FIXING or not problem.path:
-        return False
-    if problem.code in REMOVING or problem.code == "roundtrip.torch-prefix":
-        return True
-    unquote = _UNQUOTE.search(problem.message)
-    if unquote:
-        text = unquote.group("value")
-        return text in ("true", "false") or (re.fullmatch(r"-?[0-9]+", text) is not None
-                                             and len(text.lstrip("-")) <= MAX_NUMBER_CHARS)
-    return problem.code == "spec.not-integer" and _WRITE_INTEGER.search(problem.message) is not None

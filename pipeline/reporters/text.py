@@ -21,7 +21,7 @@ from typing import List, Mapping
 
 import click
 
-from pipeline.check.fix import fixable
+from pipeline.check.fixable import fixable
 from pipeline.spec.problems import FileResult, Outcome, Problem, RunResult, Severity
 from pipeline.reporters.summary import problem_line, summary_sentence
 
