@@ -147,3 +147,19 @@ def test_diff_json_gives_parameter_counts_as_integers() -> None:
     document = json.loads(render_json(CatalogueDiff("a", "b", (), (), (ModelChange("m", moves),), 0, (), ())))
     assert document["changed"] == [{"name": "m", "moves": [{"what": "total", "before": 8_030_261_248,
                                                             "after": 8_030_261_249, "event": None}]}]
+
+
+def test_a_count_mismatch_hints_at_the_field_changed_since_the_last_artifact(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parent.parent
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "resolved").mkdir()
+    spec = (root / "specs/deepseek/deepseek-v3.yaml").read_text(encoding="utf-8")
+    (tmp_path / "specs" / "deepseek-v3.yaml").write_text(
+        spec.replace("moe_intermediate_size: 2048", "moe_intermediate_size: 2000"), encoding="utf-8")
+    plain = CliRunner().invoke(main, ["check", "--root", str(tmp_path), "--no-cache"])
+    (tmp_path / "resolved" / "deepseek-v3.json").write_bytes((root / "resolved/deepseek-v3.json").read_bytes())
+    hinted = CliRunner().invoke(main, ["check", "--root", str(tmp_path), "--no-cache"])
+    assert (plain.stderr, hinted.stderr) == ("", (
+        "specs/deepseek-v3.yaml: hint: since resolved/deepseek-v3.json, moe_intermediate_size 2048 -> 2000 (the "
+        "last regen's artifact; not part of the verdict)\n"))
+    assert (hinted.exit_code, hinted.stdout) == (plain.exit_code, plain.stdout)  # a hint, not a verdict

@@ -9,6 +9,7 @@ broken op profile, or modelspec crashed on a file).
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -328,6 +329,8 @@ def _checked(plan: Plan):
 
     result = check_once()
     _warn_unsilenced(request.ignore, result)
+    if request.fmt == "text" and not request.quiet:
+        _hint_changed_fields(result, repo, {display: Path(path) for path, display in plan.pairs})
     fixed, fixed_files = 0, set()
     for _ in range(_FIX_ROUNDS if request.fix else 0):
         count, changed = _fix(result, {display: Path(path) for path, display in plan.pairs}, repo, request.quiet)
@@ -355,6 +358,47 @@ def _warn_unsilenced(ignore: Sequence[str], result) -> None:
         if hit:
             echo(f"modelspec: --ignore {selector} cannot silence {', '.join(hit)}: errors and "
                  f"{', '.join(sorted(UNSILENCED))} are always reported; fix them instead", err=True)
+
+
+#: The codes of a count the spec's fields contradict, whose likely cause a hint names.
+_COUNT_CODES = ("params.total-mismatch", "params.active-mismatch", "params.mtp-mismatch", "params.vision-mismatch")
+
+
+def _hint_changed_fields(result, repo, paths: Dict[str, Path]) -> None:
+    """For each file with a count mismatch, say on stderr which fields differ from its last artifact
+    (``resolved/NAME.json``, when there is one): a hint at the field that likely changed, never part of the
+    verdict or the reports (``check`` does not depend on ``resolved/``)."""
+    from pipeline.spec.yaml_source import load_path
+
+    for file_result in result.files:
+        if not any(problem.code in _COUNT_CODES for problem in file_result.problems):
+            continue
+        data = load_path(paths[file_result.file], file_result.file).data
+        artifact = repo.resolved / f"{data.get('name')}.json" if isinstance(data, dict) else None
+        try:
+            kept = json.loads(artifact.read_text(encoding="utf-8"))["spec"] if artifact else None
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        moved = changed_fields(kept, data) if isinstance(kept, dict) else []
+        if moved:
+            echo(f"{file_result.file}: hint: since {repo.report_name(artifact)}, {'; '.join(moved)} "
+                 "(the last regen's artifact; not part of the verdict)", err=True)
+
+
+def changed_fields(before: Dict[str, Any], after: Dict[str, Any], prefix: str = "") -> List[str]:
+    """``["moe_intermediate_size 2048 -> 2000", "vision removed"]``: the fields of two spec mappings that differ,
+    nested mappings by their dotted keys, ``parameters`` left out (it is what the hint explains)."""
+    moved = []
+    for key in [*before, *(key for key in after if key not in before)]:
+        name, old, new = f"{prefix}{key}", before.get(key), after.get(key)
+        if name == "parameters" or old == new:
+            continue
+        if isinstance(old, dict) and isinstance(new, dict):
+            moved += changed_fields(old, new, f"{name}.")
+        else:
+            moved.append(f"{name} removed" if key not in after else f"{name} added" if key not in before
+                         else f"{name} {json.dumps(old)} -> {json.dumps(new)}")
+    return moved
 
 
 def _answer(request: Request, repo, result, codes):
