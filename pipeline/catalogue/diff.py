@@ -393,6 +393,13 @@ def render_json(diff: CatalogueDiff) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
+def _first_problem(errors) -> str:
+    """``line 8: [spec.kv-heads-divide] num_attention_heads (8) must ...`` (and how many more): why a spec fails."""
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"line {first.line}: [{first.code}] {first.message.splitlines()[0]}{more}"
+
+
 #: Resolutions (:class:`pipeline.catalogue.regen.Resolution`) one side of a comparison made, for the other to take, by
 #: ``(op profiles, display, spec bytes)``, each as a digest: :func:`load_catalogue`'s *shared*.
 SharedResolutions = Dict[Tuple[str, str, str], Any]
@@ -419,7 +426,8 @@ def load_catalogue(repo: SpecRepo, label: str, progress: Optional[Callable[[int]
     profiles = load_op_profiles(repo.profiles, ProfileCache(profiles_cache) if profiles_cache else None)
     for item in _resolutions(repo, files, profiles, progress, shared):
         if item.document is None:
-            failing[item.path] = "fails modelspec check" if item.errors else "its layer stack does not resolve"
+            failing[item.path] = f"fails modelspec check: {_first_problem(item.errors)}" if item.errors \
+                else "its layer stack does not resolve"
         elif item.document["name"] in models:
             failing[item.path] = f"its name is also {models[item.document['name']]['path']}'s"
         else:
