@@ -349,8 +349,8 @@ def test_a_move_is_coloured_by_its_direction_with_the_reason() -> None:
 def test_values_are_spelled_as_yaml_and_small_shares_as_under_one_percent() -> None:
     from pipeline.catalogue.site import share_text, yaml_text
 
-    assert [yaml_text(value) for value in (False, True, None, 0.0, 4096, 0.5, "bfloat16")] == [
-        "false", "true", "null", "0", "4096", "0.5", "bfloat16"]
+    assert [yaml_text(value) for value in (False, True, None, 0.0, 4096, 0.5, "bfloat16", "0.0M", "11.6B")] == [
+        "false", "true", "null", "0", "4096", "0.5", "bfloat16", "0", "11.6B"]
     assert [share_text(value) for value in (0.0, 0.004, 0.99, 1.0, 12.345, 100.0)] == [
         "0", "<1", "<1", "1", "12.3", "100"]
 

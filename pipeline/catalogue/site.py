@@ -177,13 +177,16 @@ def share_text(value: float) -> str:
 
 
 def yaml_text(value: Any) -> str:
-    """A spec value as YAML spells it: ``false``, ``true``, ``null``, ``4096`` (an integral float too)."""
+    """A spec value as YAML spells it: ``false``, ``true``, ``null``, ``4096`` (an integral float too), and a
+    parameter count of nothing as ``0`` (not ``0.0M``)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
+    if value in ("0.0M", "0.0B"):  # a count that became nothing, as the diff's text rounds it
+        return "0"
     return str(value)
 
 
