@@ -163,3 +163,13 @@ def test_a_count_mismatch_hints_at_the_field_changed_since_the_last_artifact(tmp
         "specs/deepseek-v3.yaml: hint: since resolved/deepseek-v3.json, moe_intermediate_size 2048 -> 2000 (the "
         "last regen's artifact; not part of the verdict)\n"))
     assert (hinted.exit_code, hinted.stdout) == (plain.exit_code, plain.stdout)  # a hint, not a verdict
+
+
+def test_exit_zero_holds_for_a_kept_answer_too(tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "bad.yaml").write_text("name: [x\n", encoding="utf-8")
+    first = CliRunner().invoke(main, ["check", "--root", str(tmp_path), "--exit-zero"])
+    again = CliRunner().invoke(main, ["check", "--root", str(tmp_path), "--exit-zero"])  # answered from the snapshot
+    plain = CliRunner().invoke(main, ["check", "--root", str(tmp_path)])
+    assert (first.exit_code, again.exit_code, plain.exit_code) == (0, 0, 1)
+    assert first.stdout == again.stdout == plain.stdout

@@ -130,7 +130,10 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
         raise click.UsageError(f"--statistics is a text report; it does not take --format {fmt}")
     request = Request(tuple(paths), fmt, tuple(outputs), strict, select, ignore, fix, quiet, jobs, color,
                       no_cache, changed_since, excludes, stdin_filename, statistics)
-    code = run(request, root)
+    try:
+        code = run(request, root)
+    except SystemExit as answered:  # the kept answer of an unchanged catalogue ends the run early
+        code = answered.code
     raise SystemExit(0 if exit_zero and code == 1 else code)
 
 
