@@ -104,7 +104,7 @@ class Move:
     before: Any = None
     after: Any = None
     event: Optional[str] = None
-    counts: Optional[Tuple[Optional[int], Optional[int]]] = None
+    counts: Optional[Tuple[Optional[int], Optional[int]]] = field(default=None, compare=False)
 
     def text(self, arrow: str = "->") -> str:
         """``moe 58 -> 57``, ``qkv_bias false -> true``, ``moe.ffMM none -> 8``; an event is ``vision added``."""
