@@ -31,6 +31,7 @@ _COMMANDS: Dict[str, Tuple[str, str]] = {
     "diff": ("diff", "Show what a change does to the catalogue's resolved stacks."),
     "reference": ("reference", "Compare a config's weight inventories with transformers', tensor by tensor."),
     "site": ("site", "Write the catalogue's static web site: an index, a page per model, a diff page."),
+    "rule": ("rule", "Explain a problem code (or --all): what it means, its fix, whether it can be silenced."),
 }
 
 

@@ -51,14 +51,16 @@ def configured(tmp_path: Path) -> Path:
     return tmp_path
 
 
-NULL_LINE = ("specs/acme/acme-1b.yaml:8:26: warning [roundtrip.null] max_position_embeddings is null, which is the "
+NULL_LINE = ("specs/acme/acme-1b.yaml:8:26: warning [roundtrip.null] [*] max_position_embeddings is null, which is the "
              "same as leaving it out; remove the line\n")
 
 #: What each README command prints in the configured repository: exit code and stdout.
 README_RESULTS = [
-    (1, NULL_LINE + "0 errors, 1 warning in 1 file (1 file clean); --strict: warnings fail the run\n"),
-    (0, NULL_LINE + "0 errors, 1 warning in 1 file (1 file clean)\n"),
-    (1, NULL_LINE + "0 errors, 1 warning in 1 file (1 file clean); --strict: warnings fail the run\n"),
+    (1, NULL_LINE + "0 errors, 1 warning in 1 file (1 file clean); --strict: warnings fail the run; "
+     "1 fixable with `--fix`\n"),
+    (0, NULL_LINE + "0 errors, 1 warning in 1 file (1 file clean); 1 fixable with `--fix`\n"),
+    (1, NULL_LINE + "0 errors, 1 warning in 1 file (1 file clean); --strict: warnings fail the run; "
+     "1 fixable with `--fix`\n"),
 ]
 
 
@@ -79,8 +81,8 @@ def test_without_the_inline_ignore_the_warning_shows(configured: Path) -> None:
     spec.write_text(spec.read_text("utf-8").replace("  # modelspec: ignore[roundtrip.torch-prefix]", ""), "utf-8")
     code, out, _ = run(configured, ["check", "--no-strict"])
     assert (code, out) == (0, NULL_LINE + "specs/acme/acme-1b.yaml:9:14: warning [roundtrip.torch-prefix] "
-                           "torch_dtype 'torch.bfloat16' is read as 'bfloat16'; write bfloat16\n"
-                           "0 errors, 2 warnings in 1 file (1 file clean)\n")
+                           "[*] torch_dtype 'torch.bfloat16' is read as 'bfloat16'; write bfloat16\n"
+                           "0 errors, 2 warnings in 1 file (1 file clean); 2 fixable with `--fix`\n")
 
 
 def test_an_excluded_file_named_on_the_command_line_is_checked(configured: Path) -> None:
@@ -173,13 +175,13 @@ INLINE_CASES = {
         "max_position_embeddings: null  # modelspec: ignore[roundtrip]\n", 0, ""),
     "an unknown code": (
         "max_position_embeddings: null  # modelspec: ignore[roundtrip.nul]\n", 0,
-        "specs/a.yaml:8:26: warning [roundtrip.null] max_position_embeddings is null, which is the same as leaving "
+        "specs/a.yaml:8:26: warning [roundtrip.null] [*] max_position_embeddings is null, which is the same as leaving "
         "it out; remove the line\n"
         "specs/a.yaml:8:32: warning [ignore.unknown-code] ignore[roundtrip.nul]: 'roundtrip.nul' names no code "
         "modelspec reports; did you mean roundtrip.null or roundtrip or roundtrip.lost?\n"),
     "a directive that is not an ignore": (
         "max_position_embeddings: null  # modelspec: ignore roundtrip.null\n", 0,
-        "specs/a.yaml:8:26: warning [roundtrip.null] max_position_embeddings is null, which is the same as leaving "
+        "specs/a.yaml:8:26: warning [roundtrip.null] [*] max_position_embeddings is null, which is the same as leaving "
         "it out; remove the line\n"
         "specs/a.yaml:8:32: warning [ignore.malformed] a '# modelspec:' comment must be '# modelspec: "
         "ignore[CODE, ...]', naming the codes it silences on this line (e.g. # modelspec: ignore[roundtrip.null])\n"),
@@ -211,6 +213,7 @@ def test_an_error_cannot_be_ignored_and_the_ignore_says_so(tmp_path: Path) -> No
         "num_key_value_heads (3); each key/value head serves a whole group of query heads\n"
         "specs/a.yaml:6:25: warning [ignore.unused] ignore[spec.kv-heads-divide] silences nothing on this line; an "
         "error cannot be ignored (spec.kv-heads-divide here is an error): fix the spec; remove it\n"
+        "specs/a.yaml: skipped stack, roundtrip (an earlier pass failed; fix its errors and check again)\n"
         "1 error, 1 warning in 1 file (0 files clean)\n"))
 
 

@@ -212,7 +212,7 @@ def _run(*args: str) -> subprocess.CompletedProcess:
     (("import", "{fifo}"), 1, "error [import.json] not a regular file (a FIFO, device or folder would block or "
                               "mislead the read); a config is a file"),
     (("check",), 1, "error [yaml.unreadable] not a regular file"),
-    (("fmt", "--check"), 1, "error [yaml.unreadable] not a regular file"),
+    (("fmt", "--check"), 2, "error [yaml.unreadable] not a regular file"),  # fmt cannot read it: 2, as ruff
     (("regen", "--check"), 1, "yaml.unreadable"),
     (("list",), 1, "yaml.unreadable"),
     (("show", "llama-3.1-8b"), 0, ""),
@@ -248,7 +248,8 @@ def test_diff_tells_a_fifo_in_the_working_tree_as_a_spec_that_does_not_resolve(t
         pipe.symlink_to(tmp_path / "outside")
     done = _run("diff", "HEAD", "--root", str(repo))
     assert (done.returncode, done.stdout.splitlines()[-1]) == (
-        0, "does not resolve at working tree: specs/llama/pipe.yaml (fails modelspec check)")
+        0, "does not resolve at working tree: specs/llama/pipe.yaml (fails modelspec check: line 1: [yaml.unreadable] "
+           "not a regular file (a FIFO, device or folder would block or mislead the read); a spec is a file)")
     assert "Traceback" not in done.stderr
 
 

@@ -28,6 +28,11 @@ intermediate_size: 28672
 """
 
 
+#: Why the fixture's broken spec does not resolve: its first problem, and how many more.
+BROKEN_WHY = ("(fails modelspec check: line 1: [schema.required] num_attention_heads is required and not stated "
+              "(and 3 more))")
+
+
 @pytest.fixture
 def two_commits(tmp_path: Path) -> Path:
     """A repository with two tagged commits.
@@ -77,8 +82,8 @@ def test_diff_defaults_to_the_working_tree(two_commits: Path) -> None:
     assert (result.exit_code, result.stdout) == (0, (
         "resolved stacks v2 -> working tree: 0 added, 0 removed, 1 changed, 2 unchanged\n"
         "deepseek-v3: MTP 2 -> 3; mtp_depth 2 -> 3\n"
-        "does not resolve at v2: specs/broken.yaml (fails modelspec check)\n"
-        "does not resolve at working tree: specs/broken.yaml (fails modelspec check)\n"))
+        "does not resolve at v2: specs/broken.yaml %s\n"
+        "does not resolve at working tree: specs/broken.yaml %s\n" % (BROKEN_WHY, BROKEN_WHY)))
 
 
 def test_diff_of_a_revision_with_itself_is_empty(two_commits: Path) -> None:
@@ -185,12 +190,16 @@ def test_a_spec_that_stops_resolving_is_a_change(tmp_path: Path) -> None:
     base = "main"
     assert (result.exit_code, result.stdout) == (1, (
         f"resolved stacks {base} -> working tree: 0 added, 0 removed, 0 changed, 2 unchanged, 1 newly failing\n"
-        f"does not resolve at working tree: {DEEPSEEK} (fails modelspec check)\n"))
+        f"does not resolve at working tree: {DEEPSEEK} (fails modelspec check: line 12: [spec.experts-per-tok-above] "
+        "num_experts_per_tok (512) is larger than num_experts (256); a token cannot be routed to more experts than "
+        "there are)\n"))
     markdown = run(root, "diff", "main", "--format", "markdown")
     assert markdown.stdout == (
         f"### Resolved stacks: `{base}` → `working tree`\n\n"
         "0 added, 0 removed, 0 changed, 2 unchanged, 1 newly failing.\n\n"
-        f"- :warning: `{DEEPSEEK}` does not resolve at `working tree`: fails modelspec check\n")
+        f"- :warning: `{DEEPSEEK}` does not resolve at `working tree`: fails modelspec check: line 12: "
+        "\\[spec.experts-per-tok-above\\] num\\_experts\\_per\\_tok (512) is larger than num\\_experts (256); a token "
+        "cannot be routed to more experts than there are\n")
 
 
 def test_a_spec_that_resolves_again_is_a_change(two_commits: Path) -> None:

@@ -131,6 +131,8 @@ def test_an_unreadable_folder_fails_check(tmp_path: Path, monkeypatch: pytest.Mo
     assert result.stdout.splitlines() == lines[:2] + [
         "specs/qwen:1:1: error [yaml.unreadable] a folder that cannot be read (Permission denied), so the specs in "
         "it are not checked; give it read permission, or exclude it",
+        "specs/qwen: skipped schema, semantic, stack, roundtrip (an earlier pass failed; fix its errors and check "
+        "again)",
         "1 error, 2 warnings in 3 files (0 files clean)"]
 
 

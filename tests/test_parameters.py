@@ -240,8 +240,8 @@ def test_a_changed_width_fails_check_with_both_numbers(tmp_path: Path) -> None:
     line = next(line for line in result.output.splitlines() if "params.total-mismatch" in line)
     assert line == (
         "specs/deepseek-v3.yaml:37:10: error [params.total-mismatch] parameters.total states 671,026,404,352 but "
-        "the spec's fields count 655,640,550,400 (-15,385,853,952); counted: moe layers 58 x 11.24B, dense layers "
-        "3 x 0.58B, embedding 0.93B, head 0.93B. Correct the field that is not the model's, or the stated figure")
+        "the spec's fields count 655,640,550,400 (-15,385,853,952); counted: moe layers 58 × 11.24B, dense layers "
+        "3 × 0.58B, embedding 0.93B, head 0.93B. Correct the field that is not the model's, or the stated figure")
     assert "params.active-mismatch" in result.output and "37,013,478,400" in result.output
 
 
@@ -392,5 +392,30 @@ def test_an_mtp_mismatch_names_each_mtp_layers_share() -> None:
     assert [(problem.code, problem.message) for problem in checked.result.problems] == [(
         "params.mtp-mismatch",
         "parameters.mtp states 11,610,067,968 but the spec's fields count 23,220,135,936 (+11,610,067,968); "
-        "counted: moe MTP layers 2 x 11.51B, MTP extras 0.21B. Correct the field that is not the model's, or the "
+        "counted: moe MTP layers 2 × 11.51B, MTP extras 0.21B. Correct the field that is not the model's, or the "
         "stated figure")]
+def _mismatch(tmp_path: Path, source: str, old: str, new: str) -> str:
+    """The ``params.total-mismatch`` line of a check of *source* with *old* written *new*."""
+    (tmp_path / "specs").mkdir(exist_ok=True)
+    path = ROOT / source
+    (tmp_path / "specs" / path.name).write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    result = run_cli("check", "--root", str(tmp_path), "--no-cache")
+    return next(line for line in result.output.splitlines() if "params.total-mismatch" in line)
+
+
+def test_a_mismatch_groups_equal_groups_wherever_they_stand(tmp_path: Path) -> None:
+    # Nemotron-H interleaves 23 MoE, 23 Mamba and 6 attention layers: one entry per kind, not 52
+    line = _mismatch(tmp_path, "specs/nemotron/nemotron-3-nano-30b-a3b.yaml", "moe_intermediate_size: 1856",
+                     "moe_intermediate_size: 1800")
+    assert line.split("counted: ")[1] == (
+        "moe layers 23 × 1.26B, mamba layers 23 × 0.04B, embedding 0.35B, head 0.35B, attention layers 6 × 0.02B. "
+        "Correct the field that is not the model's, or the stated figure")
+
+
+def test_a_mismatch_rounding_would_hide_is_broken_down_in_digits(tmp_path: Path) -> None:
+    line = _mismatch(tmp_path, "specs/nemotron/nemotron-3-nano-30b-a3b.yaml", "  total: 31577937344",
+                     "  total: 31577938344")
+    assert line.split("count ")[1] == (
+        "31,577,937,344 (-1,000); counted: moe layers 23 × 1,297,468,032, mamba layers 23 × 38,744,896, "
+        "embedding 352,321,536, head 352,321,536, attention layers 6 × 23,399,040. Correct the field that is not "
+        "the model's, or the stated figure")

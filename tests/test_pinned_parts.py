@@ -174,7 +174,7 @@ def test_the_unstated_part_is_named_with_the_figure_to_write(tmp_path: Path) -> 
     result = run_cli("check", "--root", str(tmp_path))
     assert result.output.splitlines()[0] == (
         "specs/deepseek-v3.yaml:37:3: error [params.part-unstated] parameters states no mtp, but the spec's fields "
-        "count 11,610,067,968 (moe MTP layers 1 x 11.51B, MTP extras 0.10B); state mtp: 11610067968 (modelspec "
+        "count 11,610,067,968 (moe MTP layers 1 × 11.51B, MTP extras 0.10B); state mtp: 11610067968 (modelspec "
         "import writes it), so a change to it fails check")
 
 

@@ -113,11 +113,11 @@ def test_parameter_segments_sum_to_every_total() -> None:
 
 def test_parameter_segments_of_deepseek() -> None:
     counts = {segment["key"]: segment["count"] for segment in parameter_segments(artifact("deepseek-v3")["parameters"])}
-    # MLP / experts: 3 dense MLPs (1,189,085,184) + 58 layers' routed (653,908,770,816) and shared (2,554,331,136) experts
+    # apart: 3 dense MLPs, and 58 layers' routed and shared experts (together the 657,652,187,136 of show's MLP)
     assert 1189085184 + 653908770816 + 2554331136 == 657652187136
     assert counts == {"embedding": 926679040, "position": 0, "attention": 11413547008,
-                      "mlp": 657652187136, "router": 106430464, "norms": 881664, "vision": 0, "projector": 0,
-                      "head": 926679040, "other": 0}
+                      "mlp": 1189085184, "routed": 653908770816, "shared": 2554331136, "router": 106430464,
+                      "norms": 881664, "vision": 0, "projector": 0, "head": 926679040, "other": 0}
 
 
 def test_unpriced_model_says_why() -> None:
@@ -252,7 +252,8 @@ def test_diff_page(tmp_path: Path) -> None:
     page = Elements((out / "diff.html").read_text(encoding="utf-8"))
     assert page.having("p", id="counts")[0][1] == "0 added, 0 removed, 1 changed, 2 unchanged."
     moves = [text for _, text in page.having("td")]
-    assert moves[:6] == ["moe", "58", "57", "MTP", "1", "2"]
+    assert moves[:8] == ["moe", "58", "57", "loss: 1 fewer", "MTP", "1", "2", "gain: 1 more"]
+    assert [attrs["class"] for attrs, _ in page.having("tr") if attrs.get("class")][:2] == ["loss", "gain"]
     assert len(page.having("rect", cls="band")) == 62 + 62
     assert 'href="diff.html"' in (out / "index.html").read_text(encoding="utf-8")
 
@@ -360,3 +361,35 @@ def files_spec(files: Dict[str, str]) -> str:
     """The one spec copy's file name in *files*."""
     (name,) = [file[len("spec/"):] for file in files if file.startswith("spec/")]
     return name
+
+
+def test_a_move_is_coloured_by_its_direction_with_the_reason() -> None:
+    from pipeline.catalogue.diff import Move
+    from pipeline.catalogue.site import move_direction
+
+    assert [move_direction(move) for move in (
+        Move("MTP", 1, 0), Move("moe", 58, 60), Move("total", "671.0B", "660.3B"), Move("qkv_bias", False, True),
+        Move("vision", event="removed"), Move("vision", event="added"), Move("rope_scaling", None, 8.0))] == [
+        ("loss", "1 fewer"), ("gain", "2 more"), ("loss", "smaller"), ("change", "changed"), ("loss", "removed"),
+        ("gain", "added"), ("gain", "added")]
+
+
+def test_values_are_spelled_as_yaml_and_small_shares_as_under_one_percent() -> None:
+    from pipeline.catalogue.site import share_text, yaml_text
+
+    assert [yaml_text(value) for value in (False, True, None, 0.0, 4096, 0.5, "bfloat16", "0.0M", "11.6B")] == [
+        "false", "true", "null", "0", "4096", "0.5", "bfloat16", "0", "11.6B"]
+    assert [share_text(value) for value in (0.0, 0.004, 0.99, 1.0, 12.345, 100.0)] == [
+        "0", "<1", "<1", "1", "12.3", "100"]
+
+
+def test_the_legend_names_mtp_and_tower_layers() -> None:
+    from pipeline.catalogue.site import Band, legend_layers
+
+    def band(kind: str, mtp: bool = False) -> Band:
+        return Band(0, kind, "full", "moe", mtp, 0, 4, "#000")
+
+    body = [band("moe")] * 58 + [band("dense")] * 3 + [band("moe", True)]
+    tower = [band("encoder")] * 27
+    assert [legend_layers(kind, body, tower) for kind in ("moe", "dense", "encoder")] == [
+        "58 + 1 MTP", "3", "27 (tower)"]

@@ -24,7 +24,9 @@ def test_check_reads_stdin_and_names_it(tmp_path: Path) -> None:
     result = run(["check", "-"], BAD.encode(), tmp_path)
     assert (result.exit_code, result.stdout) == (1, (
         "-:6:22: error [spec.kv-heads-divide] num_attention_heads (7) must be a multiple of num_key_value_heads (2); "
-        "each key/value head serves a whole group of query heads\n1 error, 0 warnings in 1 file (0 files clean)\n"))
+        "each key/value head serves a whole group of query heads\n"
+        "-: skipped stack, roundtrip (an earlier pass failed; fix its errors and check again)\n"
+        "1 error, 0 warnings in 1 file (0 files clean)\n"))
     named = run(["check", "-", "--stdin-filename", "specs/a/a.yaml", "--format", "github"], BAD.encode(), tmp_path)
     assert named.stdout.startswith("::error file=specs/a/a.yaml,line=6,col=22,")
 
@@ -48,7 +50,7 @@ def test_fmt_formats_stdin_to_stdout(tmp_path: Path) -> None:
     tidy = run(["fmt", "-", "--check"], result.stdout.encode(), tmp_path)
     assert (tidy.exit_code, tidy.stdout) == (0, "")
     broken = run(["fmt", "-"], b"name: [x\n", tmp_path)
-    assert broken.exit_code == 1 and broken.stdout == "" and broken.stderr.startswith("-:2:1: error [yaml.syntax] ")
+    assert broken.exit_code == 2 and broken.stdout == "" and broken.stderr.startswith("-:2:1: error [yaml.syntax] ")
 
 
 def test_import_reads_the_config_from_stdin(tmp_path: Path) -> None:

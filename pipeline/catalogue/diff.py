@@ -101,12 +101,15 @@ class Move:
         after: The value after; ``None`` when it is absent now.
         event: For an event, what happened (``added``, ``removed``,
             ``reordered``), and then *before* and *after* are ``None``.
+        counts: For a parameter count, ``(before, after)`` as integers (*before* and *after* are the text a
+            reader sees, ``671.0B``); the JSON document gives these.
     """
 
     what: str
     before: Any = None
     after: Any = None
     event: Optional[str] = None
+    counts: Optional[Tuple[Optional[int], Optional[int]]] = field(default=None, compare=False)
 
     def text(self, arrow: str = "->") -> str:
         """``moe 58 -> 57``, ``qkv_bias false -> true``, ``moe.ffMM none -> 8``; an event is ``vision added``."""
@@ -252,7 +255,8 @@ def _parameter_moves(before: Mapping[str, Any], after: Mapping[str, Any]) -> Lis
     uncountable, or countable, is told as ``parameters`` moving to or from ``none``."""
     if ("unpriced" in before) != ("unpriced" in after):
         return [Move("parameters", None if "unpriced" in before else _size(before["total"]),
-                     None if "unpriced" in after else _size(after["total"]))]
+                     None if "unpriced" in after else _size(after["total"]),
+                     counts=(before.get("total"), after.get("total")))]
     if "unpriced" in before:
         return []
     moves = []
@@ -260,7 +264,7 @@ def _parameter_moves(before: Mapping[str, Any], after: Mapping[str, Any]) -> Lis
         old, new = before[key], after[key]
         if old != new:
             shown = (_size(old), _size(new))
-            moves.append(Move(key, *(shown if shown[0] != shown[1] else (f"{old:,}", f"{new:,}"))))
+            moves.append(Move(key, *(shown if shown[0] != shown[1] else (f"{old:,}", f"{new:,}")), counts=(old, new)))
     return moves
 
 
@@ -407,7 +411,8 @@ DIFF_SCHEMA_VERSION = 1
 def render_json(diff: CatalogueDiff) -> str:
     """The comparison as the JSON document of ``schemas/catalogue-diff.schema.json``, ending in a newline."""
     def move(item: Move) -> Dict[str, Any]:
-        return {"what": item.what, "before": item.before, "after": item.after, "event": item.event}
+        before, after = item.counts if item.counts is not None else (item.before, item.after)
+        return {"what": item.what, "before": before, "after": after, "event": item.event}
 
     document = {
         "schema_version": DIFF_SCHEMA_VERSION,
@@ -423,6 +428,13 @@ def render_json(diff: CatalogueDiff) -> str:
         "no_longer_failing": list(diff.no_longer_failing),
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _first_problem(errors) -> str:
+    """``line 8: [spec.kv-heads-divide] num_attention_heads (8) must ...`` (and how many more): why a spec fails."""
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"line {first.line}: [{first.code}] {first.message.splitlines()[0]}{more}"
 
 
 #: Resolutions (:class:`pipeline.catalogue.regen.Resolution`) one side of a comparison made, for the other to take, by
@@ -458,7 +470,8 @@ def catalogue_of(label: str, resolutions: Sequence[Any]) -> Catalogue:
     failing: Dict[str, str] = {}
     for item in resolutions:
         if item.document is None:
-            failing[item.path] = "fails modelspec check" if item.errors else "its layer stack does not resolve"
+            failing[item.path] = f"fails modelspec check: {_first_problem(item.errors)}" if item.errors \
+                else "its layer stack does not resolve"
         elif item.document["name"] in models:
             failing[item.path] = f"its name is also {models[item.document['name']]['path']}'s"
         else:

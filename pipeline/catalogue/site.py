@@ -48,7 +48,8 @@ PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b
 
 #: The parameter bar's segments, in order: (key, label, colour). ``mtp`` is drawn apart: it is not in ``total``.
 SEGMENTS = (("embedding", "embedding", "#9c755f"), ("position", "position", "#bab0ac"),
-            ("attention", "attention", "#4e79a7"), ("mlp", "MLP / experts", "#f28e2b"),
+            ("attention", "attention", "#4e79a7"), ("mlp", "MLP", "#f28e2b"),
+            ("routed", "routed experts", "#edc948"), ("shared", "shared experts", "#8cd17d"),
             ("router", "router", "#e15759"), ("norms", "norms", "#76b7b2"), ("vision", "vision tower", "#b07aa1"),
             ("projector", "projector", "#ff9da7"), ("head", "head", "#59a14f"), ("other", "other", "#79706e"))
 
@@ -114,9 +115,9 @@ def parameter_segments(parameters: Mapping[str, Any]) -> Optional[List[Dict[str,
     """The parameter bar's segments (:data:`SEGMENTS`) of a priced artifact's ``parameters``, each with its
     count, share of ``total`` in percent and offset; ``None`` when unpriced.
 
-    The body's groups (not the MTP ones) give attention, MLP / experts (the
-    dense MLP, routed and shared experts and the shared expert's gate),
-    router and norms (with the final norm); ``vision`` is the tower without
+    The body's groups (not the MTP ones) give attention, the dense MLP,
+    routed experts, shared experts (with the shared expert's gate), router
+    and norms (with the final norm); ``vision`` is the tower without
     its projector, which is a segment of its own. The segments sum to ``total``.
 
     Raises:
@@ -127,7 +128,9 @@ def parameter_segments(parameters: Mapping[str, Any]) -> Optional[List[Dict[str,
     body = [group for group in parameters["groups"] if not group["mtp"]]
     counts = {"embedding": parameters["embedding"], "position": parameters["position"],
               "attention": sum(group["attention"] for group in body),
-              "mlp": sum(group["mlp"] - group["router"] for group in body),
+              "mlp": sum(group["dense_mlp"] for group in body),
+              "routed": sum(group["routed_experts"] for group in body),
+              "shared": sum(group["shared_experts"] + group["shared_expert_gate"] for group in body),
               "router": sum(group["router"] for group in body),
               "norms": sum(group["norms"] for group in body) + parameters["final_norm"],
               "vision": parameters["vision"] - parameters["projector"], "projector": parameters["projector"], "head": parameters["head"],
@@ -199,6 +202,67 @@ def _experts(spec: Mapping[str, Any]) -> Optional[str]:
     return text + ")"
 
 
+def share_text(value: float) -> str:
+    """A share of the total as the page prints it, before its ``%``: ``12.5``, ``0.25``; a part above zero that
+    rounds below 1 % is ``<1`` (never a ``0`` beside a part the model has)."""
+    if 0 < value < 1:
+        return "<1"
+    return f"{value:.1f}".rstrip("0").rstrip(".")
+
+
+def yaml_text(value: Any) -> str:
+    """A spec value as YAML spells it: ``false``, ``true``, ``null``, ``4096`` (an integral float too), and a
+    parameter count of nothing as ``0`` (not ``0.0M``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if value in ("0.0M", "0.0B"):  # a count that became nothing, as the diff's text rounds it
+        return "0"
+    return str(value)
+
+
+#: What moved where more is a gain and less a loss (layers, MTP layers, experts, widths, parameter counts).
+_EVENT_DIRECTION = {"added": ("gain", "added"), "removed": ("loss", "removed")}
+
+
+def move_direction(move: Any) -> Tuple[str, str]:
+    """``(direction, reason)`` of a diff move, coloured by it on the diff page: ``("loss", "1 fewer")`` for an MTP
+    layer lost, ``("gain", "more")``, ``("loss", "removed")``, ``("change", "changed")`` when neither is more."""
+    if move.event is not None:
+        return _EVENT_DIRECTION.get(move.event, ("change", move.event))
+    before, after = _number(move.before), _number(move.after)
+    if before is None or after is None or before == after:
+        if move.before is None and move.after is not None:
+            return "gain", "added"
+        if move.after is None and move.before is not None:
+            return "loss", "removed"
+        return "change", "changed"
+    if after < before:
+        return "loss", f"{_amount(before - after)} fewer" if isinstance(move.before, int) else "smaller"
+    return "gain", f"{_amount(after - before)} more" if isinstance(move.before, int) else "larger"
+
+
+def _amount(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def _number(value: Any) -> Optional[float]:
+    """A move's value as a number (``671.0B``, ``124.4M``, ``8,030,261,248``, ``58``), else ``None``."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    text = str(value).replace(",", "")
+    scale = {"B": 1e9, "M": 1e6}.get(text[-1:], 1)
+    try:
+        return float(text[:-1] if scale != 1 else text) * scale
+    except ValueError:
+        return None
+
+
 def _size(value: Optional[int]) -> str:
     """``671.0B``, ``124.4M``, ``12.3K``; an em dash for none."""
     if value is None:
@@ -228,7 +292,9 @@ def _environment():
                                      trim_blocks=True, lstrip_blocks=True)
     environment.filters["size"] = _size
     environment.filters["exact"] = lambda value: "\u2014" if value is None else f"{value:,}"
-    environment.filters["pct"] = lambda value: f"{value:.3f}".rstrip("0").rstrip(".")
+    environment.filters["pct"] = share_text
+    environment.filters["yaml"] = yaml_text
+    environment.filters["direction"] = move_direction
     return environment
 
 
@@ -243,7 +309,8 @@ def _model_page(environment, document: Mapping[str, Any], spec_text: Optional[st
     bands, height = stack_bands(document, colours)
     tower = stack_bands(document["vision"], colours) if document["vision"] else None
     kinds = [{"name": kind, "colour": colour, **(document["kinds"].get(kind)
-                                                 or document["vision"]["kinds"][kind])}
+                                                 or document["vision"]["kinds"][kind]),
+              "layers": legend_layers(kind, bands, tower[0] if tower else [])}
              for kind, colour in colours.items()]
     parameters = document["parameters"]
     groups = [] if "unpriced" in parameters else parameters["groups"]
@@ -256,6 +323,18 @@ def _model_page(environment, document: Mapping[str, Any], spec_text: Optional[st
         header=source_header(spec_text) if spec_text is not None else None, spec_text=spec_text,
         spec_href=_href(spec_file(document["path"])), summary=model_summary(document),
         row=_row(document))
+
+
+def legend_layers(kind: str, bands: List[Band], tower: List[Band]) -> str:
+    """How many layers of *kind* the legend counts, each place named: ``58``, ``58 + 1 MTP``, ``27 (tower)``,
+    ``1 MTP``."""
+    body = sum(1 for band in bands if band.kind == kind and not band.mtp)
+    mtp = sum(1 for band in bands if band.kind == kind and band.mtp)
+    in_tower = sum(1 for band in tower if band.kind == kind)
+    parts = [str(body)] if body else []
+    parts += [f"{mtp} MTP"] if mtp else []
+    parts += [f"{in_tower} (tower)"] if in_tower else []
+    return " + ".join(parts) or "0"
 
 
 def spec_file(path: str) -> str:

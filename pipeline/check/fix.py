@@ -25,14 +25,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
 
+from pipeline.check.fixable import REMOVING, UNQUOTE as _UNQUOTE
 from pipeline.spec.layout import REMOVE, Edit, Formatted, format_text
 from pipeline.spec.problems import Problem, dotted
 from pipeline.spec.yaml_source import MAX_NUMBER_CHARS
-
-#: Codes whose fix removes the key.
-REMOVING = frozenset({"roundtrip.null", "roundtrip.default"})
-
-_UNQUOTE = re.compile(r"; write (?P<value>\S+) without quotes$")
 
 
 @dataclass(frozen=True)
@@ -114,3 +110,4 @@ def made(fixes: Sequence[Fix]) -> Tuple[List[Fix], List[Fix]]:
 def fixed_text(text: str, file: str, schema: Optional[str], fixes: Sequence[Fix]) -> Formatted:
     """*text* with *fixes* made, in fmt's layout (see :func:`pipeline.spec.layout.format_text`)."""
     return format_text(text, file, schema, tuple(fix.edit for fix in fixes))
+

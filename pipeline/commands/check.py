@@ -9,6 +9,7 @@ broken op profile, or modelspec crashed on a file).
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -73,15 +74,21 @@ def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[
                    "runs large enough to pay for starting them (a few hundred files to check); small runs, and "
                    "files the result cache answers, stay in one process.")
 @click.option("--color/--no-color", default=None,
-              help="Colour the text report. Default: when stdout is a terminal and NO_COLOR is unset.")
+              help="Colour the text report, piped or not. Default: when FORCE_COLOR is set, or stdout is a "
+                   "terminal and NO_COLOR is unset.")
+@click.option("--statistics", is_flag=True,
+              help="Text report: how many problems of each code, most frequent first ([*]: --fix fixes them), "
+                   "instead of the problems.")
+@click.option("--exit-zero", is_flag=True,
+              help="Exit 0 even when problems fail the run (2 still says modelspec could not check).")
 @no_cache_option
 @changed_since_option
 @exclude_option
 @stdin_filename_option
 def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: List[Tuple[str, Path]],
             strict: Optional[bool], select: Tuple[str, ...], ignore: Tuple[str, ...], fix: bool, quiet: bool,
-            jobs: Optional[int], color: Optional[bool], no_cache: bool, changed_since: Optional[str],
-            excludes: Tuple[str, ...], stdin_filename: Optional[str]) -> None:
+            jobs: Optional[int], color: Optional[bool], statistics: bool, exit_zero: bool, no_cache: bool,
+            changed_since: Optional[str], excludes: Tuple[str, ...], stdin_filename: Optional[str]) -> None:
     """Check spec files: every problem of every file, located, in one run.
 
     \b
@@ -119,16 +126,23 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
     a broken op profile, a report that could not be written, or an internal
     error.
     """
+    if statistics and fmt != "text":
+        raise click.UsageError(f"--statistics is a text report; it does not take --format {fmt}")
     request = Request(tuple(paths), fmt, tuple(outputs), strict, select, ignore, fix, quiet, jobs, color,
-                      no_cache, changed_since, excludes, stdin_filename)
-    raise SystemExit(run(request, root))
+                      no_cache, changed_since, excludes, stdin_filename, statistics)
+    try:
+        code = run(request, root)
+    except SystemExit as answered:  # the kept answer of an unchanged catalogue ends the run early
+        code = answered.code
+    raise SystemExit(0 if exit_zero and code == 1 else code)
 
 
 @dataclass(frozen=True)
 class Request:
     """A ``check`` as it was asked for: its arguments and options, before anything is read.
 
-    ``paths`` ``-`` is stdin; ``color`` ``None`` is "on a terminal, unless ``NO_COLOR``".
+    ``paths`` ``-`` is stdin; ``color`` ``None`` is "``FORCE_COLOR``, else on a terminal, unless ``NO_COLOR``";
+    ``statistics`` is a text report of counts per code.
     """
 
     paths: Tuple[Path, ...]
@@ -145,6 +159,7 @@ class Request:
     changed_since: Optional[str]
     excludes: Tuple[str, ...]
     stdin_filename: Optional[str]
+    statistics: bool = False
 
     @property
     def stdin(self) -> bool:
@@ -153,8 +168,13 @@ class Request:
 
     @property
     def use_color(self) -> bool:
-        """Whether the stdout report is coloured."""
-        return self.color if self.color is not None else (sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+        """Whether the stdout report is coloured: ``--color``/``--no-color``, else ``FORCE_COLOR`` set (not
+        empty), else a terminal without ``NO_COLOR``."""
+        if self.color is not None:
+            return self.color
+        if os.environ.get("FORCE_COLOR"):
+            return True
+        return sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
     @property
     def asks_for_the_catalogue(self) -> bool:
@@ -328,6 +348,9 @@ def _checked(plan: Plan):
         return suppress(result, plan.config, codes, request.select, request.ignore, repo.report_base)
 
     result = check_once()
+    _warn_unsilenced(request.ignore, result)
+    if request.fmt == "text" and not request.quiet:
+        _hint_changed_fields(result, repo, {display: Path(path) for path, display in plan.pairs})
     fixed, fixed_files = 0, set()
     for _ in range(_FIX_ROUNDS if request.fix else 0):
         count, changed = _fix(result, {display: Path(path) for path, display in plan.pairs}, repo, request.quiet)
@@ -345,6 +368,62 @@ def _checked(plan: Plan):
     return result, codes, verdicts
 
 
+def _warn_unsilenced(ignore: Sequence[str], result) -> None:
+    """Say on stderr which ``--ignore`` selectors name a problem of this run no ignore silences (an error, or a
+    warning of :data:`~pipeline.spec.problems.UNSILENCED`): the report still shows it."""
+    from pipeline.check.config import matches
+    from pipeline.check.suppress import silenceable
+    from pipeline.spec.problems import UNSILENCED
+
+    for selector in ignore:
+        hit = sorted({problem.code for problem in result.problems
+                      if not silenceable(problem) and matches(selector, problem.code)})
+        if hit:
+            echo(f"modelspec: --ignore {selector} cannot silence {', '.join(hit)}: errors and "
+                 f"{', '.join(sorted(UNSILENCED))} are always reported; fix them instead", err=True)
+
+
+#: The codes of a count the spec's fields contradict, whose likely cause a hint names.
+_COUNT_CODES = ("params.total-mismatch", "params.active-mismatch", "params.mtp-mismatch", "params.vision-mismatch")
+
+
+def _hint_changed_fields(result, repo, paths: Dict[str, Path]) -> None:
+    """For each file with a count mismatch, say on stderr which fields differ from its last artifact
+    (``resolved/NAME.json``, when there is one): a hint at the field that likely changed, never part of the
+    verdict or the reports (``check`` does not depend on ``resolved/``)."""
+    from pipeline.spec.yaml_source import load_path
+
+    for file_result in result.files:
+        if not any(problem.code in _COUNT_CODES for problem in file_result.problems):
+            continue
+        data = load_path(paths[file_result.file], file_result.file).data
+        artifact = repo.resolved / f"{data.get('name')}.json" if isinstance(data, dict) else None
+        try:
+            kept = json.loads(artifact.read_text(encoding="utf-8"))["spec"] if artifact else None
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        moved = changed_fields(kept, data) if isinstance(kept, dict) else []
+        if moved:
+            echo(f"{file_result.file}: hint: since {repo.report_name(artifact)}, {'; '.join(moved)} "
+                 "(the last regen's artifact; not part of the verdict)", err=True)
+
+
+def changed_fields(before: Dict[str, Any], after: Dict[str, Any], prefix: str = "") -> List[str]:
+    """``["moe_intermediate_size 2048 -> 2000", "vision removed"]``: the fields of two spec mappings that differ,
+    nested mappings by their dotted keys, ``parameters`` left out (it is what the hint explains)."""
+    moved = []
+    for key in [*before, *(key for key in after if key not in before)]:
+        name, old, new = f"{prefix}{key}", before.get(key), after.get(key)
+        if name == "parameters" or old == new:
+            continue
+        if isinstance(old, dict) and isinstance(new, dict):
+            moved += changed_fields(old, new, f"{name}.")
+        else:
+            moved.append(f"{name} removed" if key not in after else f"{name} added" if key not in before
+                         else f"{name} {json.dumps(old)} -> {json.dumps(new)}")
+    return moved
+
+
 def _answer(request: Request, repo, result, codes):
     """The run's :class:`~pipeline.cache.whole_check.Answer`: its exit code, the stdout report and each
     ``--output`` report, every format showing the same capped problems and the count of the rest."""
@@ -355,7 +434,7 @@ def _answer(request: Request, repo, result, codes):
     capped = shown(result)
     return Answer(result.exit_code,
                   _render(request.fmt, capped, codes, color=request.use_color, quiet=request.quiet,
-                          source_root=source_root),
+                          source_root=source_root, statistics=request.statistics),
                   tuple(_render(out_fmt, capped, codes, color=False, quiet=False, source_root=source_root)
                         for out_fmt, _ in request.outputs))
 
@@ -367,7 +446,7 @@ def _answer_key(repo, request: Request) -> str:
 
     return answer_key(repo, [request.fmt, [[out_fmt, str(path)] for out_fmt, path in request.outputs],
                              request.strict, list(request.select), list(request.ignore), request.quiet,
-                             request.use_color])
+                             request.use_color, request.statistics])
 
 
 def _answer_or_sources(repo, key: str, outputs: Sequence[Tuple[str, Path]]):
@@ -482,7 +561,7 @@ def _print(report: str) -> bool:
         return not report
     try:
         if report:
-            echo_rendered(report, nl=False)
+            echo_rendered(report, nl=False, color=True)  # the reporter chose; Click must not strip it when piped
         sys.stdout.flush()
     except OSError as error:
         echo(f"modelspec: cannot write the report to stdout: {error.strerror or error}", err=True)
@@ -499,7 +578,8 @@ def _run(pairs, profiles, jobs: Optional[int], cache):
         return verdicts(pairs, profiles, jobs, progress=update, cache=cache)
 
 
-def _render(fmt: str, result, codes: Dict[str, str], color: bool, quiet: bool, source_root: str) -> str:
+def _render(fmt: str, result, codes: Dict[str, str], color: bool, quiet: bool, source_root: str,
+            statistics: bool = False) -> str:
     """The report of *fmt*, with the text format's options (and SARIF's *source_root*, the ``file:`` URI of
     the folder report paths are relative to) applied."""
     import dataclasses
@@ -508,7 +588,7 @@ def _render(fmt: str, result, codes: Dict[str, str], color: bool, quiet: bool, s
 
     reporter = registered(fmt)
     if fmt == "text":
-        reporter = dataclasses.replace(reporter, color=color, quiet=quiet)
+        reporter = dataclasses.replace(reporter, color=color, quiet=quiet, statistics=statistics)
     elif fmt == "sarif":
         reporter = dataclasses.replace(reporter, source_root=source_root)
     return reporter.render(result, codes)

@@ -52,7 +52,8 @@ def command(paths: Tuple[Path, ...], check: bool, show_diff: bool, root: Optiona
       modelspec fmt - < a.yaml > b.yaml      # stdin to stdout (an editor's formatter)
 
     Exit codes: 0 nothing to change (or all written), 1 a file would change
-    (--check, --diff) or was refused, 2 usage error.
+    (--check, --diff), 2 a file fmt cannot read or parse (as ruff), or a
+    usage error.
     """
     from pipeline.catalogue.atomic import write_atomic
     from pipeline.spec.writes import home_of, write_refusal
@@ -66,7 +67,7 @@ def command(paths: Tuple[Path, ...], check: bool, show_diff: bool, root: Optiona
     targets = {}
     for path in files:
         targets.setdefault(path.resolve(), path)
-    failed = False
+    failed = refused = False
 
     def original(path: Path) -> str:
         return path.read_bytes().decode("utf-8-sig")
@@ -75,7 +76,7 @@ def command(paths: Tuple[Path, ...], check: bool, show_diff: bool, root: Optiona
         for problem in result.problems:
             echo(f"{problem.file}:{problem.line}:{problem.column}: {problem.severity.value} "
                        f"[{problem.code}] {problem.message}", err=True)
-        failed = failed or bool(result.problems)
+        refused = refused or bool(result.problems)
         if not result.changed:
             continue
         if show_diff:
@@ -96,7 +97,7 @@ def command(paths: Tuple[Path, ...], check: bool, show_diff: bool, root: Optiona
         except OSError as error:
             raise click.FileError(str(path), hint=error.strerror) from None
         echo(f"reformatted {repo.report_name(path)}")
-    raise SystemExit(1 if failed else 0)
+    raise SystemExit(2 if refused else 1 if failed else 0)
 
 
 def _format_stdin(paths: Tuple[Path, ...], repo, check: bool, show_diff: bool, stdin_filename: Optional[str]) -> None:
@@ -124,7 +125,7 @@ def _format_stdin(paths: Tuple[Path, ...], repo, check: bool, show_diff: bool, s
         echo(f"{problem.file}:{problem.line}:{problem.column}: {problem.severity.value} [{problem.code}] "
              f"{problem.message}", err=True)
     if result is None or result.text is None:
-        raise SystemExit(1)
+        raise SystemExit(2)
     if show_diff or check:
         if show_diff:
             echo(unified_diff(text, result.text, name), nl=False)

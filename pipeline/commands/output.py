@@ -12,6 +12,8 @@ it is.
 
 from __future__ import annotations
 
+from typing import Optional
+
 import click
 
 from pipeline.spec.escape import printable
@@ -27,6 +29,7 @@ def echo(text: str = "", err: bool = False, nl: bool = True) -> None:
     click.echo(printable(text, keep="\n\t"), err=err, nl=nl)
 
 
-def echo_rendered(text: str, err: bool = False, nl: bool = True) -> None:
-    """Print a report its renderer already escaped for its medium, as it is."""
-    click.echo(text, err=err, nl=nl)
+def echo_rendered(text: str, err: bool = False, nl: bool = True, color: Optional[bool] = None) -> None:
+    """Print a report its renderer already escaped for its medium, as it is; *color* ``True`` keeps its ANSI
+    styles when the stream is no terminal (Click strips them then)."""
+    click.echo(text, err=err, nl=nl, color=color)

@@ -393,30 +393,55 @@ def _billions(value: int) -> str:
     return f"{value / 1e9:.2f}B"
 
 
-def breakdown(counts: ParameterCounts) -> str:
-    """Where the counted parameters are, largest first: ``moe layers 58 x 11.51B = 667.42B, embedding 0.93B, ...``."""
-    pieces = [(group.total, f"{group.kind} layers {group.count} x {_billions(group.total // group.count)}")
-              for group in counts.groups if not group.mtp]
-    pieces += [(value, f"{name} {_billions(value)}") for name, value in
+def _grouped(groups: Sequence[GroupParameters], label: str, exact: bool = False) -> List[Tuple[int, str]]:
+    """``(parameters, "moe layers 58 × 11.51B")`` of *groups*, equal ones (one kind, one size a layer) summed
+    wherever they stand in the stack; a size a layer is given in full digits where its rounding would read the
+    same as another of its kind's (``moe layers 3 × 1,290,000,000, moe layers 55 × 1,290,010,112``), and
+    everywhere when *exact*."""
+    merged: Dict[Tuple[str, int], int] = {}
+    for group in groups:
+        key = (group.kind, group.total // group.count)
+        merged[key] = merged.get(key, 0) + group.count
+    rounded: Dict[Tuple[str, str], int] = {}
+    for kind, each in merged:
+        rounded[(kind, _billions(each))] = rounded.get((kind, _billions(each)), 0) + 1
+    return [(each * count, f"{kind} {label} {count} × "
+                           f"{f'{each:,}' if exact or rounded[(kind, _billions(each))] > 1 else _billions(each)}")
+            for (kind, each), count in merged.items()]
+
+
+def _billions_or_digits(value: int, exact: bool) -> str:
+    """``0.93B``, or ``926,679,040`` when *exact*."""
+    return f"{value:,}" if exact else _billions(value)
+
+
+def breakdown(counts: ParameterCounts, exact: bool = False) -> str:
+    """Where the counted parameters are, largest first: ``moe layers 58 × 11.51B, embedding 0.93B, ...``; every
+    figure in full digits when *exact* (a difference the rounding to 0.01B would hide)."""
+    pieces = _grouped([group for group in counts.groups if not group.mtp], "layers", exact)
+    pieces += [(value, f"{name} {_billions_or_digits(value, exact)}") for name, value in
                (("embedding", counts.embedding), ("head", counts.head), ("position", counts.position),
                 ("vision", counts.vision), ("other", counts.other)) if value]
     return ", ".join(text for _, text in sorted(pieces, key=lambda piece: -piece[0]))
 
 
-def _part_breakdown(key: str, counts: ParameterCounts) -> str:
+def _part_breakdown(key: str, counts: ParameterCounts, exact: bool = False) -> str:
     """Where the counted parameters of the stated part *key* are (:func:`breakdown` for the total and active)."""
     if key == "mtp":
-        pieces = [f"{group.kind} MTP layers {group.count} x {_billions(group.total // group.count)}"
-                  for group in counts.groups if group.mtp]
+        pieces = [text for _, text in _grouped([group for group in counts.groups if group.mtp], "MTP layers", exact)]
         extras = counts.mtp - sum(group.total for group in counts.groups if group.mtp)
-        return ", ".join(pieces + ([f"MTP extras {_billions(extras)}"] if extras else [])) or "no MTP layer"
+        return ", ".join(pieces + ([f"MTP extras {_billions_or_digits(extras, exact)}"] if extras else [])) or \
+            "no MTP layer"
     if key == "vision":
-        pieces = [f"{group.kind} tower layers {group.count} x {_billions(group.total // group.count)}"
-                  for group in counts.tower_groups]
+        pieces = [text for _, text in _grouped(counts.tower_groups, "tower layers", exact)]
         rest = counts.vision - sum(group.total for group in counts.tower_groups)
-        return ", ".join(pieces + ([f"tower outside its layers {_billions(rest)}"] if rest else [])) or \
-            "no vision tower"
-    return breakdown(counts)
+        return ", ".join(pieces + ([f"tower outside its layers {_billions_or_digits(rest, exact)}"] if rest
+                                   else [])) or "no vision tower"
+    return breakdown(counts, exact)
+
+
+#: A difference smaller than this hides in a breakdown rounded to 0.01B: the breakdown is then given in digits.
+_ROUNDING = 5_000_000
 
 
 def counted_parts(spec: "ModelSpec", counts: ParameterCounts) -> Dict[str, Optional[int]]:
@@ -443,10 +468,11 @@ def stated_issues(spec: "ModelSpec", counts: ParameterCounts) -> List[Tuple[Fiel
                           f"state {key}: {counted} (modelspec import writes it), so a change to it fails check"))
         if value is None or value == counted:
             continue
+        exact = abs(counted - value) < _ROUNDING
         found.append((("parameters", key), code,
                       f"parameters.{key} states {value:,} but the spec's fields count {counted:,} "
-                      f"({counted - value:+,}); counted: {_part_breakdown(key, counts)}. Correct the field that is "
-                      f"not the model's, or the stated figure"))
+                      f"({counted - value:+,}); counted: {_part_breakdown(key, counts, exact)}. Correct the field "
+                      "that is not the model's, or the stated figure"))
     return found
 
 
