@@ -306,7 +306,7 @@ def test_show_of_a_name_no_readable_spec_states_points_at_the_files_that_state_n
     age(repo / "specs")
     expected = run(repo, "show", "broken-model", "--no-cache")
     assert expected[0] == 2 and expected[2].splitlines()[-1] == (
-        "Error: Invalid value for NAME: no spec in the catalogue is named 'broken-model'; none of the 32 names is "
+        "Error: Invalid value for NAME: no spec in the catalogue is named 'broken-model'; none of the 33 names is "
         "close to it (modelspec list shows them all); specs/llama/broken.yaml states no name that can be read "
         "(modelspec check says why)")
     assert run(repo, "show", "broken-model") == expected

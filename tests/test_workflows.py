@@ -320,8 +320,8 @@ def test_the_nightly_pull_request_is_made_with_a_token_that_starts_pr_checks() -
     assert checkout["with"] == {"persist-credentials": False}
     opener = next(step for step in steps if step.get("name") == "Open or update the pull request")
     assert opener["env"]["GH_TOKEN"] == token
-    readme = (WORKFLOWS.parents[1] / "README.md").read_text(encoding="utf-8")
-    assert "NIGHTLY_PR_TOKEN" in readme
+    docs = (WORKFLOWS.parents[1] / "docs" / "workflows.md").read_text(encoding="utf-8")
+    assert "NIGHTLY_PR_TOKEN" in docs  # where a maintainer reads how to give the nightly job its token
 
 
 def test_the_nightly_site_is_built_and_published_from_the_default_branch() -> None:
