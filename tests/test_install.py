@@ -42,7 +42,8 @@ GOOD = ("---\nname: tiny-good\nhidden_size: 896\nnum_hidden_layers: 4\nnum_atten
 BAD = GOOD.replace("tiny-good", "tiny-bad").replace("num_attention_heads: 8", "num_attention_heads: 7")
 
 BAD_LINE = ("specs/tiny/bad.yaml:7:22: error [spec.kv-heads-divide] num_attention_heads (7) must be a multiple of "
-            "num_key_value_heads (2); each key/value head serves a whole group of query heads")
+            "num_key_value_heads (2); each key/value head serves a whole group of query heads\n"
+            "specs/tiny/bad.yaml: skipped stack, roundtrip (an earlier pass failed; fix its errors and check again)")
 
 
 def readme_block(marker: str) -> str:

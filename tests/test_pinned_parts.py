@@ -69,10 +69,18 @@ def without_block(key: str) -> Callable[[str], str]:
 
 def one_layer_fewer(layers: int) -> Callable[[str], str]:
     """An edit taking *layers* body layers away: ``num_hidden_layers`` lower, and the last ``layer_types`` entries
-    gone when it states them (so the stack stays consistent and only the count can tell)."""
+    gone, or the last ``layers`` group that many shorter, when it states them (so the stack stays consistent and
+    only the count can tell)."""
     def edit(text: str) -> str:
         text = re.sub(r"^num_hidden_layers: (\d+)", lambda m: f"num_hidden_layers: {int(m.group(1)) - layers}",
                       text, flags=re.M)
+        counts = list(re.finditer(r"^    count: (\d+)$", text.split("\nlayers:\n", 1)[1], flags=re.M)) \
+            if "\nlayers:\n" in text else []
+        if counts:  # the groups a spec states (DeepSeek-V2-Lite's renamed kinds): the last one shorter
+            head, groups = text.split("\nlayers:\n", 1)
+            last = counts[-1]
+            groups = groups[:last.start(1)] + str(int(last.group(1)) - layers) + groups[last.end(1):]
+            text = head + "\nlayers:\n" + groups
         lines = text.splitlines(keepends=True)
         if any(line.startswith("layer_types:") for line in lines):
             start = next(i for i, line in enumerate(lines) if line.startswith("layer_types:"))
@@ -114,6 +122,7 @@ def test_a_dropped_tower_fails_check_at_the_stated_vision_figure(tmp_path: Path,
 #: What refuses a catalogue spec whose shared expert is deleted (its count, width and gate lines): the profile's
 #: ``assumes: num_shared_experts: 1`` (at the spec's ``arch``), or the width left without a count.
 SHARED_REFUSAL = {"deepseek-r1": "stack.profile-assumes", "deepseek-v3": "stack.profile-assumes",
+                  "deepseek-v2-lite": "stack.profile-assumes",
                   "kimi-k2-instruct": "stack.profile-assumes", "nemotron-3-nano-30b-a3b": "stack.profile-assumes",
                   "qwen3-next-80b-a3b": "stack.profile-assumes", "qwen3.5-35b-a3b": "stack.profile-assumes"}
 
@@ -130,6 +139,7 @@ def test_a_dropped_shared_expert_fails_check(tmp_path: Path, spec: Path) -> None
 #: DeepSeek family, whose MoE kind prices any stated count as transformers builds it: one DeepseekV3MLP of
 #: moe_intermediate_size * n_shared_experts, 0 wide for 0) its stated total, which counted the shared expert.
 ZERO_SHARED_REFUSAL = {"deepseek-r1": "parameters", "deepseek-v3": "parameters", "kimi-k2-instruct": "parameters",
+                       "deepseek-v2-lite": "parameters",
                        "nemotron-3-nano-30b-a3b": "shared", "qwen3-next-80b-a3b": "shared",
                        "qwen3.5-35b-a3b": "shared"}
 

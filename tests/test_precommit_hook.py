@@ -50,7 +50,8 @@ MESSY = ("name: tiny-messy\nhidden_size: 896\nnum_hidden_layers: 4\nnum_attentio
          "qkv_bias: false\no_bias: false\nmlp_bias: false\nnorm_bias: false\n")
 
 BAD_LINE = ("specs/tiny/bad.yaml:7:22: error [spec.kv-heads-divide] num_attention_heads (7) must be a multiple of "
-            "num_key_value_heads (2); each key/value head serves a whole group of query heads")
+            "num_key_value_heads (2); each key/value head serves a whole group of query heads\n"
+            "specs/tiny/bad.yaml: skipped stack, roundtrip (an earlier pass failed; fix its errors and check again)")
 
 #: (files in the throwaway repository, try-repo's exit status, the hook results as printed, the files after).
 SCENARIOS = {
