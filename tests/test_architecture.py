@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Dict, List, Set, Tuple
 
 import pytest
+from radon.complexity import cc_visit
 
 PACKAGE = Path(__file__).resolve().parent.parent / "pipeline"
 
@@ -145,3 +146,14 @@ def test_the_core_imports_nothing_above_it(layer: str, below: Tuple[str, ...]) -
             for target, line, _ in _imports(name, tree, set(modules)):
                 owner = ".".join(target.split(".")[:2])
                 assert owner in allowed, f"{name}:{line} imports {target}"
+
+
+#: The most branches a function of pipeline/ may take (radon's cyclomatic complexity; issue 26: above 20, split it).
+MOST_COMPLEX = 20
+
+
+def test_no_function_is_more_complex_than_twenty() -> None:
+    found = [(str(path.relative_to(PACKAGE.parent)), block.name, block.complexity)
+             for path in sorted(PACKAGE.rglob("*.py"))
+             for block in cc_visit(path.read_text(encoding="utf-8")) if block.complexity > MOST_COMPLEX]
+    assert found == []

@@ -875,26 +875,45 @@ def _vision(ctx: _Context, stated: _Stated, unknown: List[KeyPath]) -> None:
     tower = {key: _Stated(value, stated.path + (key,)) for key, value in config.items()}
     fields = _Fields(ctx.issues)
     for key, item in list(tower.items()):
-        if key in family.vision_ignored:
-            continue
-        rule = family.vision_keys.get(key) or (_VISION_RULES.get(key) if _reads_tower(family, key) else None)
-        if rule is None:
-            if key not in VISION_IGNORED:
-                unknown.append(item.path)
-            continue
-        if _refuse_non_finite(ctx, item):
-            del tower[key]
-            continue
-        if rule.transform == "rule" and key not in _TOWER_KEYS.get(family.tower, ()):
-            if item.value is not None:
-                ctx.refuse(item.path, "import.unsupported",
-                           f"{_dotted(item.path)} is read only by another family's tower ({rule.source}); remove it")
-            continue
-        if rule.transform in ("copy", "both"):
-            for name in rule.fields:
-                fields.put(name.removeprefix("vision."), item.value, item.origin, item.path)
-        else:
-            TRANSFORMS[rule.transform](rule, item, ctx)
+        _apply_tower_key(ctx, tower, fields, key, item, unknown)
+    _apply_tower_defaults(ctx, tower, fields, stated)
+    TOWER_RULES[family.tower](ctx, tower, fields)
+    ctx.fields.put("vision", fields.values, "vision_config", stated.path)
+    for name, origin in fields.origins.items():
+        ctx.fields.origins[f"vision.{name}"] = origin
+        ctx.fields.paths[f"vision.{name}"] = fields.paths[name]
+
+
+def _apply_tower_key(ctx: _Context, tower: Dict[str, _Stated], fields: _Fields, key: str, item: _Stated,
+                     unknown: List[KeyPath]) -> None:
+    """Run the rule of one ``vision_config`` key (or list it in *unknown*)."""
+    family = ctx.family
+    if key in family.vision_ignored:
+        return
+    rule = family.vision_keys.get(key) or (_VISION_RULES.get(key) if _reads_tower(family, key) else None)
+    if rule is None:
+        if key not in VISION_IGNORED:
+            unknown.append(item.path)
+        return
+    if _refuse_non_finite(ctx, item):
+        del tower[key]
+        return
+    if rule.transform == "rule" and key not in _TOWER_KEYS.get(family.tower, ()):
+        if item.value is not None:
+            ctx.refuse(item.path, "import.unsupported",
+                       f"{_dotted(item.path)} is read only by another family's tower ({rule.source}); remove it")
+        return
+    if rule.transform in ("copy", "both"):
+        for name in rule.fields:
+            fields.put(name.removeprefix("vision."), item.value, item.origin, item.path)
+    else:
+        TRANSFORMS[rule.transform](rule, item, ctx)
+
+
+def _apply_tower_defaults(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields, stated: _Stated) -> None:
+    """The tower defaults for keys ``vision_config`` leaves out, then the family's top-level keys (or their
+    defaults) that set a tower field."""
+    family = ctx.family
     for key, value in family.vision_defaults.items():
         if key in tower and tower[key].value is not None:
             continue
@@ -912,11 +931,6 @@ def _vision(ctx: _Context, stated: _Stated, unknown: List[KeyPath]) -> None:
         if item is not None and rule.fields and rule.fields[0].startswith("vision."):
             for name in rule.fields:
                 fields.put(name.removeprefix("vision."), item.value, item.origin, item.path)
-    TOWER_RULES[family.tower](ctx, tower, fields)
-    ctx.fields.put("vision", fields.values, "vision_config", stated.path)
-    for name, origin in fields.origins.items():
-        ctx.fields.origins[f"vision.{name}"] = origin
-        ctx.fields.paths[f"vision.{name}"] = fields.paths[name]
 
 
 # ---- the import ----------------------------------------------------------------------
@@ -1225,29 +1239,41 @@ def _apply_keys(ctx: _Context) -> List[KeyPath]:
     for field_name, value in family.fixed.items():
         ctx.fields.fix(field_name, value, ctx.type_name)
     for key, stated in list(ctx.keys.items()):
-        if (key in family.unread or key in family.ignored or key == family.pattern_key
-                or key in family.pattern_lists):
-            continue  # the pattern keys are read by the pattern layout
-        rule = family.keys.get(key) or _RULES.get(key)
-        if rule is not None and key not in family.keys and not _reads(family, key):
+        _apply_stated(ctx, key, stated, unknown)
+    _apply_defaults(ctx)
+    return unknown
+
+
+def _apply_stated(ctx: _Context, key: str, stated: _Stated, unknown: List[KeyPath]) -> None:
+    """Run the rule of one stated key (or list it in *unknown*)."""
+    family = ctx.family
+    if key in family.unread or key in family.ignored or key == family.pattern_key or key in family.pattern_lists:
+        return  # the pattern keys are read by the pattern layout
+    rule = family.keys.get(key) or _RULES.get(key)
+    if rule is not None and key not in family.keys and not _reads(family, key):
+        unknown.append(stated.path)
+        del ctx.keys[key]  # a key its config class does not read: no layer rule reads it either
+        return
+    if rule is None:
+        if key not in IGNORED and key not in family.variant_keys:  # a variant's key is read by the stack
             unknown.append(stated.path)
-            del ctx.keys[key]  # a key its config class does not read: no layer rule reads it either
-            continue
-        if rule is None:
-            if key not in IGNORED and key not in family.variant_keys:  # a variant's key is read by the stack
-                unknown.append(stated.path)
-            continue
-        if _refuse_non_finite(ctx, stated):
-            del ctx.keys[key]
-        elif rule.fields[:1] and rule.fields[0].startswith("vision."):
-            if "vision_config" not in ctx.keys and stated.value is not None:
-                ctx.refuse(stated.path, "import.unsupported",
-                           f"{_dotted(stated.path)} sets the vision tower's {rule.fields[0]}, but the config states "
-                           "no vision_config; state the tower, or leave the key out")
-        elif key == "vision_config":
-            _vision(ctx, stated, unknown)
-        else:
-            TRANSFORMS[rule.transform](rule, stated, ctx)
+        return
+    if _refuse_non_finite(ctx, stated):
+        del ctx.keys[key]
+    elif rule.fields[:1] and rule.fields[0].startswith("vision."):
+        if "vision_config" not in ctx.keys and stated.value is not None:
+            ctx.refuse(stated.path, "import.unsupported",
+                       f"{_dotted(stated.path)} sets the vision tower's {rule.fields[0]}, but the config states "
+                       "no vision_config; state the tower, or leave the key out")
+    elif key == "vision_config":
+        _vision(ctx, stated, unknown)
+    else:
+        TRANSFORMS[rule.transform](rule, stated, ctx)
+
+
+def _apply_defaults(ctx: _Context) -> None:
+    """Run the rule of each family default whose key the config leaves out."""
+    family = ctx.family
     for key, value in family.defaults.items():
         rule = family.keys.get(key) or _RULES[key]
         if ctx.value(key) is not None or _alias_stated(ctx, key, rule) or _null_selects_variant(family, ctx, key):
@@ -1260,7 +1286,6 @@ def _apply_keys(ctx: _Context) -> List[KeyPath]:
         if rule.fields[:1] and rule.fields[0].startswith("vision."):
             continue  # a tower field's default: the tower's mapping applies it (_vision)
         TRANSFORMS[rule.transform](rule, _Stated(value, (key,), default=True, computed=computed), ctx)
-    return unknown
 
 
 def _alias_stated(ctx: _Context, key: str, rule: KeyRule) -> bool:

@@ -373,12 +373,24 @@ def _inventory(builds: Sequence[Tuple[Mapping[str, int], _Build]], solver: _Solv
                reference: Any) -> Tuple[Tuple[Kind, ...], Tuple[Tensor, ...]]:
     """The layer kinds (layers of equal tensors and expressions) and the model's own tensors."""
     first = builds[0][1]
-    stacks = first.stacks
-    layer_types = list(getattr(reference.get_text_config() if hasattr(reference, "get_text_config") else reference,
-                               "layer_types", None) or [])
-    kinds: Dict[Tuple[str, Tuple[Tensor, ...]], List[int]] = {}
+    kinds, inside = _layers(builds, solver)
+    text = reference.get_text_config() if hasattr(reference, "get_text_config") else reference
+    named = _named(kinds, list(getattr(text, "layer_types", None) or []))
+    outside = tuple(_tensor(name, [b.tensors[name] for _, b in builds], solver, _part(name, _MODEL_PARTS, "other"))
+                    for name in first.tensors if name not in inside)
+    return named, outside
+
+
+_Layers = Dict[Tuple[str, Tuple[Tensor, ...]], List[int]]
+
+
+def _layers(builds: Sequence[Tuple[Mapping[str, int], _Build]], solver: _Solver) -> Tuple[_Layers, set]:
+    """``{(stack, tensors): layer indexes}`` over every stack of the first build, and the names of the tensors
+    inside a layer."""
+    first = builds[0][1]
+    kinds: _Layers = {}
     inside = set()
-    for prefix, length in stacks:
+    for prefix, length in first.stacks:
         for index in range(length):
             head = f"{prefix}.{index}."
             names = sorted(name for name in first.tensors if name.startswith(head))
@@ -386,15 +398,19 @@ def _inventory(builds: Sequence[Tuple[Mapping[str, int], _Build]], solver: _Solv
             tensors = tuple(_tensor(name[len(head):], [b.tensors[name] for _, b in builds], solver,
                                     _layer_part(name[len(head):])) for name in names)
             kinds.setdefault((prefix, tensors), []).append(index)
+    return kinds, inside
+
+
+def _named(kinds: _Layers, layer_types: Sequence[str]) -> Tuple[Kind, ...]:
+    """Each group of equal layers as a kind, named by ``layer_types`` where its layers agree, else by
+    :func:`_kind_name`; a name taken twice gets a number."""
     named: List[Kind] = []
     for (prefix, tensors), layers in kinds.items():
         spelled = sorted({layer_types[i] for i in layers if i < len(layer_types)}) if prefix.endswith("layers") else []
         name = spelled[0] if len(spelled) == 1 else _kind_name(tensors, [t for (p, t) in kinds if p == prefix])
         taken = sum(1 for kind in named if kind.name == name or kind.name.startswith(name + "_"))
         named.append(Kind(name if not taken else f"{name}_{taken + 1}", prefix, tuple(layers), tensors, ()))
-    outside = tuple(_tensor(name, [b.tensors[name] for _, b in builds], solver, _part(name, _MODEL_PARTS, "other"))
-                    for name in first.tensors if name not in inside)
-    return tuple(named), outside
+    return tuple(named)
 
 
 def _kind_name(tensors: Sequence[Tensor], stack: Sequence[Sequence[Tensor]]) -> str:
