@@ -15,13 +15,15 @@ from typing import Any, Dict, Optional
 import pytest
 from click.testing import CliRunner
 
-from pipeline.cli import main
-from pipeline.importer.config_json import import_config
-from pipeline.pricing.op_profiles import load_op_profiles
-from pipeline.reference.census import census
-from pipeline.reference.draft import Draft, _Solver, draft, render
-
 pytestmark = pytest.mark.reference
+pytest.importorskip("torch", reason="the reference extra (torch 2.13.0, transformers 5.24.0) is not installed: "
+                                    "pip install -e '.[reference]'")
+
+from pipeline.cli import main  # noqa: E402
+from pipeline.importer.config_json import import_config  # noqa: E402
+from pipeline.pricing.op_profiles import load_op_profiles  # noqa: E402
+from pipeline.reference.census import census  # noqa: E402
+from pipeline.reference.draft import Draft, _Solver, draft, render  # noqa: E402
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
