@@ -1,9 +1,10 @@
 """The reference implementation's census: every parameter transformers builds for a config, on the meta device.
 
 The optional ``reference`` extra (torch 2.13.0, transformers 5.24.0, pinned)
-is the judge of every weight inventory: this module is the only one that
-imports them, and only ``modelspec reference`` and the differential tests
-import it, so the core package and ``modelspec check`` never load torch.
+is the judge of every weight inventory: this package (this module, and
+:mod:`pipeline.reference.draft` built on it) is the only one that imports
+them, and only ``modelspec reference`` and the differential tests import it,
+so the core package and ``modelspec check`` never load torch.
 
 :func:`census` builds a config as transformers does (``AutoConfig.for_model``
 of its ``model_type``; the class its ``architectures`` names, else the
