@@ -11,7 +11,7 @@ on the draw; ``MODELSPEC_FUZZ`` (``bench/fuzz.py``) draws fresh ones.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Callable, List
 
 import pytest
 from hypothesis import settings
@@ -62,3 +62,19 @@ def frozen_clock(monkeypatch: pytest.MonkeyPatch) -> Callable[[], int]:
     now = stamps.clock()
     monkeypatch.setattr(stamps, "clock", lambda: now)
     return stamps.clock
+
+
+@pytest.fixture
+def resolved(monkeypatch: pytest.MonkeyPatch) -> List[str]:
+    """The display of each spec a run checks and resolves, in order (:meth:`pipeline.catalogue.regen._Builder.resolve`):
+    the spy diff's and regen's fast paths are counted with."""
+    from pipeline.catalogue import regen
+
+    displays: List[str] = []
+    real = regen._Builder.resolve
+
+    def resolve(self, path, display: str):
+        displays.append(display)
+        return real(self, path, display)
+    monkeypatch.setattr(regen._Builder, "resolve", resolve)
+    return displays

@@ -440,21 +440,6 @@ def test_diff_json_is_valid_against_its_schema_and_says_what_the_text_says(two_c
     assert (document["base"], document["head"], document["empty"]) == ("v1", "v2", False)
 
 
-@pytest.fixture
-def resolved(monkeypatch: pytest.MonkeyPatch) -> list:
-    """The display of each spec a run checks and resolves, in order (:meth:`pipeline.catalogue.regen._Builder.resolve`)."""
-    from pipeline.catalogue import regen
-
-    displays: list = []
-    real = regen._Builder.resolve
-
-    def resolve(self, path: Path, display: str):
-        displays.append(display)
-        return real(self, path, display)
-    monkeypatch.setattr(regen._Builder, "resolve", resolve)
-    return displays
-
-
 def test_the_specs_a_change_left_alone_are_resolved_once_for_both_sides(two_commits: Path, resolved: list) -> None:
     edit(two_commits / DEEPSEEK, "mtp_depth: 2", "mtp_depth: 3")
     specs = sorted(path.relative_to(two_commits).as_posix() for path in (two_commits / "specs").rglob("*.yaml"))

@@ -29,21 +29,6 @@ def catalogue(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def resolved(monkeypatch: pytest.MonkeyPatch) -> List[str]:
-    """The display of each spec a run checks and resolves, in order (:meth:`pipeline.catalogue.regen._Builder.resolve`)."""
-    from pipeline.catalogue import regen
-
-    displays: List[str] = []
-    real = regen._Builder.resolve
-
-    def resolve(self, path: Path, display: str):
-        displays.append(display)
-        return real(self, path, display)
-    monkeypatch.setattr(regen._Builder, "resolve", resolve)
-    return displays
-
-
 def both_ways(root: Path, resolved: List[str], *args: str):
     """``diff HEAD`` (the change's way) and ``diff HEAD --no-merge-base`` (every spec exported and resolved on
     each side, the long way; HEAD is its own merge base, so both compare the same sides): each one's stdout and
