@@ -275,7 +275,6 @@ class _Solver:
     """Finds the simplest expression over spec fields equal to a dimension in every build."""
 
     def __init__(self, builds: Sequence[Mapping[str, int]], unvaried: Mapping[int, Sequence[str]]) -> None:
-        self._builds = builds
         self.unvaried = unvaried
         names = sorted(set.intersection(*(set(b) for b in builds)))
         terms = []
