@@ -241,7 +241,7 @@ def test_a_changed_width_fails_check_with_both_numbers(tmp_path: Path) -> None:
     assert line == (
         "specs/deepseek-v3.yaml:37:10: error [params.total-mismatch] parameters.total states 671,026,404,352 but "
         "the spec's fields count 655,640,550,400 (-15,385,853,952); counted: moe layers 58 × 11.24B, dense layers "
-        "3 × 0.58B, embedding 0.93B, head 0.93B. Correct the field that is not the model's, or the stated figure")
+        "3 × 0.58B, embedding 0.93B, head 0.93B, final norm 7,168. Correct the field that is not the model's, or the stated figure")
     assert "params.active-mismatch" in result.output and "37,013,478,400" in result.output
 
 
@@ -408,7 +408,7 @@ def test_a_mismatch_groups_equal_groups_wherever_they_stand(tmp_path: Path) -> N
     line = _mismatch(tmp_path, "specs/nemotron/nemotron-3-nano-30b-a3b.yaml", "moe_intermediate_size: 1856",
                      "moe_intermediate_size: 1800")
     assert line.split("counted: ")[1] == (
-        "moe layers 23 × 1.26B, mamba layers 23 × 0.04B, embedding 0.35B, head 0.35B, attention layers 6 × 0.02B. "
+        "moe layers 23 × 1.26B, mamba layers 23 × 0.04B, embedding 0.35B, head 0.35B, attention layers 6 × 0.02B, final norm 2,688. "
         "Correct the field that is not the model's, or the stated figure")
 
 
@@ -417,5 +417,5 @@ def test_a_mismatch_rounding_would_hide_is_broken_down_in_digits(tmp_path: Path)
                      "  total: 31577938344")
     assert line.split("count ")[1] == (
         "31,577,937,344 (-1,000); counted: moe layers 23 × 1,297,468,032, mamba layers 23 × 38,744,896, "
-        "embedding 352,321,536, head 352,321,536, attention layers 6 × 23,399,040. Correct the field that is not "
+        "embedding 352,321,536, head 352,321,536, attention layers 6 × 23,399,040, final norm 2,688. Correct the field that is not "
         "the model's, or the stated figure")

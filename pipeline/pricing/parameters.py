@@ -389,18 +389,20 @@ STATED_PARTS = (("total", "params.total-mismatch"), ("active", "params.active-mi
 
 
 def _billions(value: int) -> str:
-    """``671026404352`` -> ``671.03B``."""
-    return f"{value / 1e9:.2f}B"
+    """``671026404352`` -> ``671.03B``; a value under 0.01B in full digits (``6,400``), which the rounding would
+    show as ``0.00B``."""
+    return f"{value / 1e9:.2f}B" if abs(value) >= 10_000_000 else f"{value:,}"
 
 
-def _grouped(groups: Sequence[GroupParameters], label: str, exact: bool = False) -> List[Tuple[int, str]]:
+def _grouped(groups: Sequence[GroupParameters], label: str, exact: bool = False,
+             active: bool = False) -> List[Tuple[int, str]]:
     """``(parameters, "moe layers 58 × 11.51B")`` of *groups*, equal ones (one kind, one size a layer) summed
     wherever they stand in the stack; a size a layer is given in full digits where its rounding would read the
     same as another of its kind's (``moe layers 3 × 1,290,000,000, moe layers 55 × 1,290,010,112``), and
-    everywhere when *exact*."""
+    everywhere when *exact*. The size is what a token passes through when *active*."""
     merged: Dict[Tuple[str, int], int] = {}
     for group in groups:
-        key = (group.kind, group.total // group.count)
+        key = (group.kind, (group.active if active else group.total) // group.count)
         merged[key] = merged.get(key, 0) + group.count
     rounded: Dict[Tuple[str, str], int] = {}
     for kind, each in merged:
@@ -415,13 +417,14 @@ def _billions_or_digits(value: int, exact: bool) -> str:
     return f"{value:,}" if exact else _billions(value)
 
 
-def breakdown(counts: ParameterCounts, exact: bool = False) -> str:
+def breakdown(counts: ParameterCounts, exact: bool = False, active: bool = False) -> str:
     """Where the counted parameters are, largest first: ``moe layers 58 × 11.51B, embedding 0.93B, ...``; every
-    figure in full digits when *exact* (a difference the rounding to 0.01B would hide)."""
-    pieces = _grouped([group for group in counts.groups if not group.mtp], "layers", exact)
+    figure in full digits when *exact* (a difference the rounding to 0.01B would hide); the layers' share a token
+    passes through when *active*."""
+    pieces = _grouped([group for group in counts.groups if not group.mtp], "layers", exact, active)
     pieces += [(value, f"{name} {_billions_or_digits(value, exact)}") for name, value in
                (("embedding", counts.embedding), ("head", counts.head), ("position", counts.position),
-                ("vision", counts.vision), ("other", counts.other)) if value]
+                ("final norm", counts.final_norm), ("vision", counts.vision), ("other", counts.other)) if value]
     return ", ".join(text for _, text in sorted(pieces, key=lambda piece: -piece[0]))
 
 
@@ -437,7 +440,7 @@ def _part_breakdown(key: str, counts: ParameterCounts, exact: bool = False) -> s
         rest = counts.vision - sum(group.total for group in counts.tower_groups)
         return ", ".join(pieces + ([f"tower outside its layers {_billions_or_digits(rest, exact)}"] if rest
                                    else [])) or "no vision tower"
-    return breakdown(counts, exact)
+    return breakdown(counts, exact, active=key == "active")
 
 
 #: A difference smaller than this hides in a breakdown rounded to 0.01B: the breakdown is then given in digits.
