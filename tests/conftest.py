@@ -16,6 +16,7 @@ from typing import Callable, List
 import pytest
 from hypothesis import settings
 
+import differential_table
 from budget import FACTOR
 from pipeline.cache import stamps
 
@@ -30,6 +31,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     """Add ``--update-golden``."""
     parser.addoption("--update-golden", action="store_true", default=False,
                      help="rewrite tests/golden/ files from the current output instead of comparing")
+
+
+def pytest_terminal_summary(terminalreporter: "pytest.TerminalReporter") -> None:
+    """Print the differential suite's table when the run judged any family (:mod:`differential_table`)."""
+    reports = [report for key in ("passed", "failed") for report in terminalreporter.stats.get(key, ())]
+    rows = differential_table.rows_of(reports)
+    if rows:
+        terminalreporter.write_sep("=", "differential suite against transformers (seed, variants: tests/test_reference.py)")
+        for line in differential_table.table_lines(rows):
+            terminalreporter.write_line(line)
 
 
 @pytest.fixture
