@@ -31,19 +31,22 @@ reference is transformers' own code.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import warnings  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
-from typing import Any, Dict, Mapping, Optional, Tuple  # noqa: E402
+from typing import Any, Dict, Iterator, Mapping, Optional, Tuple  # noqa: E402
 
 import torch  # noqa: E402
 import transformers  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 from transformers import AutoConfig  # noqa: E402
+from transformers import initialization  # noqa: E402
 
 from pipeline.pricing.judge import Census  # noqa: E402
 
@@ -134,7 +137,7 @@ def census(config: Mapping[str, Any], model_type: Optional[str] = None) -> Censu
     built = config_object(config, model_type)
     cls = model_class(built)
     try:
-        with warnings.catch_warnings(), torch.device("meta"):
+        with warnings.catch_warnings(), torch.device("meta"), _no_initialisers():
             warnings.simplefilter("ignore")
             model = cls(built)
     except Exception as error:  # noqa: BLE001  # ok: any failure to build is the reference's answer
@@ -149,6 +152,24 @@ def census(config: Mapping[str, Any], model_type: Optional[str] = None) -> Censu
     return Census(cls.__name__, built.model_type, tensors, _stacks(model),
                   _owned(model.get_input_embeddings(), names, ()), head, _routed(model), _top_k(built),
                   _vision(model, built, names, head))
+
+
+@contextlib.contextmanager
+def _no_initialisers() -> Iterator[None]:
+    """Torch's initialisers (``torch.nn.init.kaiming_uniform_`` and the rest transformers patches when it loads a
+    checkpoint: ``transformers.initialization``) made no-ops while a model is built on the meta device, where
+    they write no value anyway: half the build time. Unlike transformers' ``no_init_weights``, the model's own
+    ``init_weights`` still runs, so its weights are tied as any build ties them."""
+    patched = [(module, name, getattr(module, name)) for module in map(sys.modules.get,
+                                                                        initialization.TORCH_MODULES_TO_PATCH)
+               if module is not None for name in initialization.TORCH_INIT_FUNCTIONS if hasattr(module, name)]
+    try:
+        for module, name, _ in patched:
+            setattr(module, name, lambda tensor, *args, **kwargs: tensor)
+        yield
+    finally:
+        for module, name, original in patched:
+            setattr(module, name, original)
 
 
 def _stacks(model: Any) -> Tuple[Tuple[str, int], ...]:
@@ -228,7 +249,7 @@ def flop_census(config: Mapping[str, Any], seq_len: int, model_type: Optional[st
     built = config_object(config, model_type)
     cls = model_class(built)
     try:
-        with warnings.catch_warnings(), torch.device("meta"):
+        with warnings.catch_warnings(), torch.device("meta"), _no_initialisers():
             warnings.simplefilter("ignore")
             model = cls._from_config(built, attn_implementation="eager",  # pylint: disable=protected-access
                                      experts_implementation="batched_mm")
