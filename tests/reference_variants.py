@@ -135,7 +135,8 @@ def draw_text(rng: random.Random, cls: Any, default: Any) -> Dict[str, Any]:  # 
     if "linear_num_value_heads" in params:
         put("linear_num_value_heads", out.get("linear_num_key_heads", 1) * rng.choice([1, 2]))
     for name in ("tie_word_embeddings", "attention_bias", "mlp_bias", "use_bias", "use_qk_norm", "qk_layernorm",
-                 "use_sliding_window", "use_conv_bias", "mamba_proj_bias", "use_bidirectional_attention"):
+                 "use_sliding_window", "use_conv_bias", "mamba_proj_bias", "use_bidirectional_attention",
+                 "use_qkv_bias", "use_parallel_residual"):
         if name in params and rng.random() < 0.7:
             put(name, rng.random() < 0.5)
     if "tie_word_embeddings" not in params and rng.random() < 0.5:  # a key any config may state (T5 overrides it)

@@ -158,6 +158,8 @@ GEMMA = {"model_type": "gemma3_text", "hidden_size": 64, "num_hidden_layers": 6,
 STARCODER2 = {**LLAMA, "model_type": "starcoder2", "intermediate_size": 128}
 COHERE = {**LLAMA, "model_type": "cohere"}
 PHI = {**LLAMA, "model_type": "phi"}
+STABLELM = {**LLAMA, "model_type": "stablelm"}
+SMOLLM3 = {**LLAMA, "model_type": "smollm3", "num_hidden_layers": 8, "use_sliding_window": True, "sliding_window": 16}
 ROBERTA = {**LLAMA, "model_type": "roberta"}
 PIXTRAL = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64,
            "patch_size": 14, "head_dim": 16, "image_size": 1540, "rope_theta": 10000.0, "model_type": "pixtral"}
@@ -255,6 +257,22 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("_sliding_window_pattern", with_(GEMMA, sliding_window_pattern=..., _sliding_window_pattern=2),
      {"layer_types": [S, S, S, S, S, F]}),
     ("sliding_window_pattern", with_(GEMMA, layer_types=[F, S, S, S, S, S]), {"layer_types": [F, S, S, S, S, S]}),
+    # SmolLM3Config.__post_init__: with use_sliding_window and sliding_window, the layers without RoPE slide: those
+    # no_rope_layers marks 0, by default each (i + 1) % no_rope_layer_interval == 0 (4)
+    ("no_rope_layer_interval", SMOLLM3, {"layer_types": [F, F, F, S, F, F, F, S], "sliding_window": 16}),
+    ("no_rope_layer_interval", with_(SMOLLM3, no_rope_layer_interval=2), {"layer_types": [F, S, F, S, F, S, F, S]}),
+    ("no_rope_layer_interval", with_(SMOLLM3, no_rope_layer_interval=0),
+     [(("no_rope_layer_interval",), "import.value", "no_rope_layer_interval must be an integer of at least 1, got 0")]),
+    ("no_rope_layers", with_(SMOLLM3, no_rope_layers=[0, 1, 1, 1, 1, 1, 1, 0]),
+     {"layer_types": [S, F, F, F, F, F, F, S]}),
+    ("no_rope_layers", with_(SMOLLM3, use_sliding_window=False, no_rope_layers=[0, 1, 1, 1, 1, 1, 1, 0]),
+     {"arch": "smollm3", "sliding_window": None}),
+    ("no_rope_layers", with_(SMOLLM3, no_rope_layers=[0, 1]),
+     [(("no_rope_layers",), "import.value", "no_rope_layers must list a 0 or 1 for each of the 8 layers, got [0, 1]")]),
+    # a stated sliding_attention layer gets create_sliding_window_causal_mask (config.sliding_window) whatever
+    # use_sliding_window says (transformers 5.24.0 SmolLM3Model.forward)
+    ("no_rope_layers", with_(SMOLLM3, use_sliding_window=False, num_hidden_layers=2, layer_types=[S, F]),
+     {"layer_types": [S, F], "sliding_window": 16}),
     ("sliding_window", with_(MIXTRAL, sliding_window=16), {"layer_types": [S, S], "sliding_window": 16}),
     ("sliding_window", with_(MIXTRAL, sliding_window=None), {"num_experts": 4}),
     ("sliding_window", with_(LLAMA, sliding_window=16),
@@ -287,6 +305,13 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("use_qk_norm", with_(COHERE, use_qk_norm=True), {"qk_norm": True}),  # check then refuses the cohere counts
     ("qk_layernorm", with_(PHI, qk_layernorm=True), {"qk_norm": True}),
     ("qk_layernorm", PHI, {"qk_norm": False, "qkv_bias": True, "norm_bias": True}),
+    ("use_qkv_bias", with_(STABLELM, use_qkv_bias=True), {"qkv_bias": True, "o_bias": False, "norm_bias": True}),
+    ("use_qkv_bias", STABLELM, {"qkv_bias": False}),  # StableLmConfig(use_qkv_bias=False)
+    # StableLmLayerNormPerHead builds one LayerNorm tensor per head, which no inventory entry lists
+    ("qk_layernorm", with_(STABLELM, qk_layernorm=True), [(("qk_layernorm",), "import.unsupported",
+     "qk_layernorm is true: true builds StableLmLayerNormPerHead q_layernorm and k_layernorm (transformers 5.24.0 "
+     "modeling_stablelm.py): one LayerNorm tensor per head, which no inventory entry (one tensor, or one per routed "
+     "expert) lists; only false is imported")]),
     ("position_embedding_type", with_(ROBERTA, position_embedding_type="absolute"), {"arch": "roberta"}),
     ("position_embedding_type", with_(ROBERTA, position_embedding_type="relative_key"),
      [(("position_embedding_type",), "import.unsupported",

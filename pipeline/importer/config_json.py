@@ -413,6 +413,41 @@ def _attention_alternate(ctx: _Context, count: int) -> Tuple[Optional[List[str]]
     return types, _window(ctx, gated=False)
 
 
+def _no_rope_flags(ctx: _Context, count: int) -> Optional[List[int]]:
+    """Each layer's ``no_rope_layers`` flag (1: RoPE, 0: none), as stated, else 1 except at each
+    (i + 1) % no_rope_layer_interval == 0 (the interval as stated, else the family's default)."""
+    stated = ctx.value("no_rope_layers")
+    if stated is None:
+        interval = ctx.value("no_rope_layer_interval", ctx.family.defaults.get("no_rope_layer_interval"))
+        if isinstance(interval, bool) or not isinstance(interval, int) or interval < 1:
+            ctx.refuse(ctx.path("no_rope_layer_interval"), "import.value",
+                       f"no_rope_layer_interval must be an integer of at least 1, got {_show(interval)}")
+            return None
+        return [int((index + 1) % interval != 0) for index in range(count)]
+    if not isinstance(stated, list) or len(stated) < count or any(flag not in (0, 1) for flag in stated):
+        ctx.refuse(ctx.path("no_rope_layers"), "import.value",
+                   f"no_rope_layers must list a 0 or 1 for each of the {count} layers, got {_show(stated)}")
+        return None
+    return [int(flag) for flag in stated[:count]]
+
+
+def _attention_no_rope_window(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    """SmolLM3: transformers 5.24.0 configuration_smollm3.py SmolLM3Config.__post_init__ builds layer_types, when
+    they are not stated, as sliding_attention at each layer without RoPE (``no_rope_layers[i] == 0``) when
+    ``use_sliding_window`` and ``sliding_window`` are set, full_attention everywhere else. A stated layer_types'
+    sliding_attention layers slide by ``sliding_window`` alone: SmolLM3Model.forward gives them
+    create_sliding_window_causal_mask, which reads config.sliding_window, whatever use_sliding_window says."""
+    if ctx.value("layer_types") is not None:
+        return None, _window(ctx, gated=False)
+    window = _window(ctx, gated=True)
+    if window is None:
+        return ["full_attention"] * count, None
+    flags = _no_rope_flags(ctx, count)
+    if flags is None:
+        return None, window
+    return ["full_attention" if flag else "sliding_attention" for flag in flags], window
+
+
 def _attention_stated(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
     """The layer types as ``layer_types`` states them (EXAONE 4), the window from ``sliding_window``."""
     if ctx.value("layer_types") is None:
@@ -489,6 +524,7 @@ ATTENTION_RULES: Mapping[str, _AttentionRule] = MappingProxyType({
     "encoder_decoder": _attention_full,
     "stated": _attention_stated,
     "pattern": _attention_pattern,
+    "no_rope_window": _attention_no_rope_window,
 })
 
 
@@ -558,6 +594,7 @@ _RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "encoder_decoder": ("sliding_window", "use_sliding_window", "num_layers", "num_decoder_layers"),
     "stated": ("sliding_window",),
     "pattern": ("sliding_window", "use_sliding_window"),
+    "no_rope_window": ("sliding_window", "use_sliding_window", "no_rope_layers", "no_rope_layer_interval"),
     "sparse_step": ("decoder_sparse_step", "mlp_only_layers"),
 })
 _ANY = object()  # a rule key that changes nothing at any value
