@@ -385,8 +385,9 @@ def _attention_window_all_if_enabled(ctx: _Context, count: int) -> Tuple[Optiona
 
 def _every(ctx: _Context, count: int, keys: Sequence[str], other: str) -> Optional[List[str]]:
     """``other`` at every layer, and ``full_attention`` at each (i + 1) % n == 0, n from the first of *keys* stated
-    (else, without layer_types, from the family's default for the first key: Qwen3NextConfig's 4)."""
-    stated = [key for key in keys if ctx.value(key) is not None]
+    (else, without layer_types, from the family's default for the first key: Qwen3NextConfig's 4). A key the
+    family lists as unread is never read: its default is the modelling code's fixed period (OLMo 3's 4)."""
+    stated = [key for key in keys if key not in ctx.family.unread and ctx.value(key) is not None]
     default = ctx.family.defaults.get(keys[0])
     if not stated and ctx.value("layer_types") is None and isinstance(default, int) and default > 0:
         return [other if (index + 1) % default else "full_attention" for index in range(count)]
