@@ -44,7 +44,7 @@ def runs(view: Dict[str, Any]) -> list:
 
 def test_check_on_the_whole_catalogue_exits_0_with_no_warnings():
     result = run(["check", "--strict", "--root", str(ROOT)])
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "33 files checked, no problems\n", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "34 files checked, no problems\n", "")
 
 
 def test_fmt_check_on_the_whole_catalogue_exits_0():
@@ -240,6 +240,7 @@ command-r-v01                   cohere           40  -                       -  
 deepseek-r1                     deepseek_v3      61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624          93.72G
 deepseek-v2-lite                deepseek_v2      27  64 top-6 +2 shared      -  -             15,706,484,224   2,661,150,208           6.04G
 deepseek-v3                     deepseek_v3      61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624          93.72G
+ernie-4.5-0.3b-base             ernie4_5         18  -                       -  -                360,748,032     360,748,032           1.33G
 exaone-4.0-32b                  exaone4          64  -                       -  -             32,003,216,384  32,003,216,384          68.33G
 gemma-3-27b                     gemma3           62  -                       -  27 layers     27,432,406,640  27,432,406,640          58.18G
 gpt-oss-20b                     gpt_oss          24  32 top-4                -  -             20,914,757,184   4,187,440,704           8.82G
@@ -274,7 +275,7 @@ t5-base                         t5               24  -                       -  
 def test_list_json_has_one_record_per_model():
     result = run(["list", "--format", "json", "--root", str(ROOT)])
     rows = json.loads(result.stdout)
-    assert len(rows) == 33
+    assert len(rows) == 34
     assert next(row for row in rows if row["name"] == "deepseek-r1") == {"name": "deepseek-r1", "file": "specs/deepseek/deepseek-r1.yaml", "arch": "deepseek_v3",
                        "layers": 61, "mtp": 1, "experts": {"routed": 256, "per_token": 8, "shared": 1},
                        "tower_layers": None, "total": 671_026_404_352, "active": 37_552_282_624,

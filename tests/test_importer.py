@@ -41,7 +41,7 @@ from pipeline.pricing.weights import resolve
 from pipeline.spec.problems import Location
 from budget import examples
 
-from bundled import ARCHS, LANGUAGE_ARCHS, MODEL_TYPES
+from bundled import ARCHS, LANGUAGE_ARCHS
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
@@ -386,9 +386,8 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
      [(("model_type",), "import.unknown-model-type",
        'no op profile prices model_type "mllama"; its cross_attention_layers is [1]: a non-empty list interleaves '
        "cross-attention decoder layers (Mllama's MllamaCrossAttentionDecoderLayer), a layer flavour no op profile "
-       f"prices; the known model types are {', '.join(MODEL_TYPES)}; a model of a known family under a model_type "
-       "of its own is imported with --arch and that family's op profile, and a new family is an op profile with an "
-       "import section (README: Add a family)")]),
+       "prices; transformers 5.24.0 implements mllama natively; draft a profile: modelspec reference --draft mllama "
+       "config.json")]),
     ("text_config", QWEN3_5_VL, {"arch": "qwen3_5", "hidden_size": 64, "layer_types": [L, F]}),
     ("vision_config", QWEN2_5_VL, {"vision": {"hidden_size": 32, "num_hidden_layers": 4, "num_attention_heads": 2,
                                               "name": "vision", "intermediate_size": 64,
@@ -654,10 +653,8 @@ def test_a_qwen3_5_vlm_ties_by_its_top_level_config_whatever_text_config_says():
 @pytest.mark.parametrize("config, expected", [
     (with_(LLAMA, model_type="bert"),
      [(("model_type",), "import.unknown-model-type",
-       'no op profile prices model_type "bert"; the known model types are ' + ", ".join(MODEL_TYPES) + "; a "
-       "model of a known family under a model_type of "
-       "its own is imported with --arch and that family's op profile, and a new family is an op profile with an "
-       "import section (README: Add a family)")]),
+       'no op profile prices model_type "bert"; transformers 5.24.0 implements bert natively; draft a profile: '
+       "modelspec reference --draft bert config.json")]),
     (with_(LLAMA, model_type=["llama"] * 1000),
      [(("model_type",), "import.value",
        "model_type must be a string naming the Hugging Face model type, got an array")]),
@@ -850,12 +847,12 @@ def test_output_is_not_overwritten_without_force(tmp_path):
     assert out.read_text(encoding="utf-8").startswith("# imported by modelspec import from config.json\n")
 
 
-def test_unknown_model_type_exits_1_naming_the_known_types(tmp_path):
+def test_unknown_model_type_exits_1_saying_how_to_draft_it(tmp_path):
     path = _write(tmp_path, with_(LLAMA, model_type="bert"))
     result = run(["import", str(path), "--root", str(tmp_path)])
-    assert result.exit_code == 1
-    assert result.stderr.startswith('config.json:2:3: error [import.unknown-model-type] no op profile prices '
-                                    'model_type "bert"; the known model types are cohere, deepseek_v2, deepseek_v3, ')
+    assert (result.exit_code, result.stderr) == (
+        1, 'config.json:2:3: error [import.unknown-model-type] no op profile prices model_type "bert"; transformers '
+           "5.24.0 implements bert natively; draft a profile: modelspec reference --draft bert config.json\n")
 
 
 @pytest.mark.parametrize("args, message", [
@@ -1190,9 +1187,10 @@ REFUSED = CONFIGS / "refused"
 def _remote(model_type: str, model_class: str) -> str:
     """The refusal of a config whose model type no profile prices and whose auto_map names its own code."""
     return (f'no op profile prices model_type "{model_type}", and the config loads the checkpoint\'s own modelling '
-            f"code (auto_map AutoModelForCausalLM: {model_class}), which no op profile can cite; modelspec imports a "
-            "model type whose modelling code ships with transformers, once an op profile prices it (README: Add a "
-            "family)")
+            f'code (auto_map AutoModelForCausalLM: {model_class}); transformers 5.24.0 does not know "{model_type}": '
+            "only the hub repository's own code implements it; modelspec prices what transformers implements; a "
+            "model of a priced family under a model_type of its own is imported with --arch and that family's op "
+            "profile")
 
 
 @pytest.mark.parametrize("config, line", [
@@ -1214,13 +1212,64 @@ def test_a_config_of_remote_code_is_refused_in_one_line_and_nothing_is_written(t
     assert not out.exists()
 
 
-def test_a_model_type_no_profile_prices_is_refused_naming_the_known_ones():
+def test_a_model_type_transformers_implements_and_no_profile_prices_is_refused_saying_how_to_draft_it():
     result = run(["import", str(REFUSED / "xlstm-7b.json"), "--root", str(ROOT)])
-    assert (result.exit_code, result.stdout) == (1, "")
-    assert result.stderr.startswith('tests/data/configs/refused/xlstm-7b.json:29:3: error '
-                                    '[import.unknown-model-type] no op profile prices model_type "xlstm"; the known '
-                                    "model types are ")
-    assert result.stderr.count("\n") == 1
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        1, "", 'tests/data/configs/refused/xlstm-7b.json:29:3: error [import.unknown-model-type] no op profile '
+               'prices model_type "xlstm"; transformers 5.24.0 implements xlstm natively; draft a profile: '
+               "modelspec reference --draft xlstm config.json\n")
+
+
+_NATIVE = ('no op profile prices model_type "xlstm"; transformers 5.24.0 implements xlstm natively; draft a '
+           "profile: modelspec reference --draft xlstm config.json")
+_OWN_CODE = ("transformers 5.24.0 does not know \"my_llama\": only the hub repository's own code implements it; "
+             "modelspec prices what transformers implements; ")
+
+
+@pytest.mark.parametrize("config, expected", [
+    # an auto_map does not make a model type transformers implements "remote code" (DeepSeek-V2's, Phi-MoE's)
+    (with_(LLAMA, model_type="xlstm", auto_map={"AutoModelForCausalLM": "modeling_xlstm.xLSTMForCausalLM"}),
+     ("import.unknown-model-type", _NATIVE)),
+    (with_(LLAMA, model_type="xlstm"), ("import.unknown-model-type", _NATIVE)),
+    (with_(LLAMA, model_type="my_llama", auto_map={"AutoModelForCausalLM": "modeling_my.MyForCausalLM"}),
+     ("import.remote-code", 'no op profile prices model_type "my_llama", and the config loads the checkpoint\'s own '
+                            "modelling code (auto_map AutoModelForCausalLM: modeling_my.MyForCausalLM); " + _OWN_CODE
+                            + "a model of a priced family under a model_type of its own is imported with --arch and "
+                              "that family's op profile")),
+    # a model type of its own whose architectures names a priced transformers class: the --arch that reads it
+    (with_(LLAMA, model_type="my_llama", architectures=["MyForCausalLM", "MistralForCausalLM"]),
+     ("import.remote-code", 'no op profile prices model_type "my_llama"; ' + _OWN_CODE + "its architectures names "
+                            "MistralForCausalLM, transformers' class of model_type \"mistral\": import it as that "
+                            "family with --arch mistral")),
+])
+def test_an_unpriced_model_type_is_refused_saying_whether_transformers_implements_it(config, expected):
+    assert refusals(config) == [(("model_type",), *expected)]
+
+
+def test_a_config_whose_architectures_names_another_model_type_is_refused_naming_both(tmp_path):
+    """transformers builds a llama config as LlamaForCausalLM whatever architectures says (so does the reference,
+    census.model_class): the config names two models, and modelspec prices neither."""
+    path = _write(tmp_path, with_(LLAMA, architectures=["MistralForCausalLM"]))
+    result = run(["import", str(path), "--root", str(tmp_path)])
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        1, "", "config.json:8:3: error [import.architectures] architectures names MistralForCausalLM, transformers "
+               '5.24.0\'s class of model_type "mistral", but model_type is "llama", which transformers builds as its '
+               "own class (LlamaForCausalLM or LlamaModel) whatever architectures says; the config names two "
+               "models, so correct the one its weights are not\n")
+
+
+@pytest.mark.parametrize("config", [
+    with_(LLAMA, architectures=["LlamaForCausalLM"]),
+    with_(LLAMA, architectures=["Ernie4_5_ForCausalLM"]),  # a class of the checkpoint's own code: it names no type
+])
+def test_architectures_naming_the_model_types_class_or_no_transformers_class_is_read(config):
+    assert imported(config) == imported(LLAMA)
+
+
+def test_a_model_type_transformers_does_not_know_is_read_as_its_architectures_class_by_arch():
+    """Kimi K2's case: model_type kimi_k2, architectures DeepseekV3ForCausalLM, read with --arch."""
+    config = with_(LLAMA, model_type="my_llama", architectures=["MistralForCausalLM"])
+    assert imported(config, arch="llama")["arch"] == "llama"
 
 
 def test_a_family_is_added_by_one_yaml_file(tmp_path):
@@ -1290,7 +1339,8 @@ def test_every_property_of_the_family_schema_is_described():
                                            '"mllama"; its text_config.cross_attention_layers is [3, 8, 13, 18, 23, '
                                            "28, 33, 38]: a non-empty list interleaves cross-attention decoder layers "
                                            "(Mllama's MllamaCrossAttentionDecoderLayer), a layer flavour no op "
-                                           "profile prices; the known model types are "),
+                                           "profile prices; transformers 5.24.0 implements mllama natively; draft a "
+                                           "profile: modelspec reference --draft mllama config.json\n"),
 ])
 def test_a_config_of_a_family_not_yet_priced_is_refused_in_one_line(config, line):
     result = run(["import", str(REFUSED / config), "--root", str(ROOT)])

@@ -296,7 +296,7 @@ def test_every_variant_counts_as_the_reference_or_is_refused(model_type: str, re
 
 BATCH3 = ROOT / "tests" / "data" / "configs" / "batch3"
 #: Batch 3's configs of model types no op profile prices, and the importer's reason.
-UNPRICED = {"phi-mini-moe-instruct": "import.remote-code",
+UNPRICED = {"phi-mini-moe-instruct": "import.unknown-model-type",
             "qwen3-vl-2b-instruct": "import.unknown-model-type",
             "qwen3-vl-30b-a3b-instruct": "import.unknown-model-type",
             "llama-4-scout-17b-16e-instruct": "import.unknown-model-type", "dbrx-132b": "import.unknown-model-type",

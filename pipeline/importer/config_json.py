@@ -30,9 +30,12 @@ nested inside ``text_config`` among them: the nestings are read at the top
 level only) stops the import by name (or, with ``allow_unknown``, is
 returned in :attr:`ImportedSpec.unknown`). A NaN or an infinity (which the
 command's reader keeps) is refused only in a key a rule reads, by name: an
-ignored key may hold one (Mamba's ``time_step_limit``). A config whose
-model type needs the checkpoint's own code (``auto_map``, and no profile
-prices it) is refused saying so. Where two keys, or a key and the
+ignored key may hold one (Mamba's ``time_step_limit``). A model type no
+profile prices is refused saying whether transformers implements it
+natively (a profile can be drafted) or only the checkpoint's own code does
+(:mod:`pipeline.importer.transformers_types`, shipped data), and a config
+whose ``architectures`` names a transformers class of another model type
+is refused naming both. Where two keys, or a key and the
 modelling code, give one field different values, the import stops naming
 both: refuse rather than default. Every spec field remembers the config key
 it came from (:meth:`ImportedSpec.source`), so a refusal of the spec, here
@@ -58,6 +61,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from pipeline.importer.transformers_types import transformers_types
 from pipeline.pricing.config_keys import _RULES, _VISION_RULES, IGNORED, KEYS, VISION_IGNORED
 from pipeline.pricing.families import REFUSE_MATCHING, Expression, Family, KeyRule
 from pipeline.pricing.op_profiles import OpProfile, OpProfiles
@@ -72,9 +76,15 @@ CODES: Dict[str, str] = {
     "import.not-a-mapping": "The config, its text_config or its vision_config is not a JSON object.",
     "import.no-model-type": "The config states no model_type (MiniCPM3's names only remote code), so no op profile "
                             "can be picked.",
-    "import.unknown-model-type": "No op profile with an import section prices the config's model_type.",
-    "import.remote-code": "No op profile prices the config's model_type and its auto_map names the checkpoint's own "
-                          "modelling code (baichuan, chatglm, RefinedWebModel), which no op profile can cite.",
+    "import.unknown-model-type": "No op profile with an import section prices the config's model_type, which "
+                                 "transformers 5.24.0 implements natively: a profile can be drafted from the reference "
+                                 "(modelspec reference --draft).",
+    "import.remote-code": "No op profile prices the config's model_type and transformers 5.24.0 does not know it: "
+                          "only the checkpoint's own modelling code implements it (an auto_map: baichuan, chatglm, "
+                          "RefinedWebModel), which no op profile can cite.",
+    "import.architectures": "The config's architectures names a transformers class of another model type than its "
+                            "model_type (which transformers builds whatever architectures says), so the config names "
+                            "two models.",
     "import.arch": "--arch names another op profile than the one that prices the config's model_type (--arch is "
                    "for a model type no profile lists), or a profile whose model types the importer has no rules "
                    "for.",
@@ -375,8 +385,9 @@ def _attention_window_all_if_enabled(ctx: _Context, count: int) -> Tuple[Optiona
 
 def _every(ctx: _Context, count: int, keys: Sequence[str], other: str) -> Optional[List[str]]:
     """``other`` at every layer, and ``full_attention`` at each (i + 1) % n == 0, n from the first of *keys* stated
-    (else, without layer_types, from the family's default for the first key: Qwen3NextConfig's 4)."""
-    stated = [key for key in keys if ctx.value(key) is not None]
+    (else, without layer_types, from the family's default for the first key: Qwen3NextConfig's 4). A key the
+    family lists as unread is never read: its default is the modelling code's fixed period (OLMo 3's 4)."""
+    stated = [key for key in keys if key not in ctx.family.unread and ctx.value(key) is not None]
     default = ctx.family.defaults.get(keys[0])
     if not stated and ctx.value("layer_types") is None and isinstance(default, int) and default > 0:
         return [other if (index + 1) % default else "full_attention" for index in range(count)]
@@ -1108,7 +1119,36 @@ def _pick(keys: Mapping[str, _Stated], types: Sequence[_Stated], profiles: OpPro
                                       f"text_config's model_type {_show(stated.value)} is not a text model of "
                                       f"{_show(types[0].value)}"))
             return None
+    other = _other_model(keys, types)
+    if other is not None:
+        issues.append(other)
+        return None
     return profile
+
+
+def _other_model(keys: Mapping[str, _Stated], types: Sequence[_Stated]) -> Optional[ImportIssue]:
+    """The refusal of a config whose ``architectures`` names a transformers class of another model type than the
+    one it states, which transformers implements (``None`` when it names none such).
+
+    transformers builds a config as its model type's own class whatever ``architectures`` says (the Auto classes
+    pick by the config's class), so the two keys name two models, and the weights are of one of them: refuse
+    rather than price either. A model type transformers does not know is read by ``--arch`` (Kimi K2's).
+    """
+    known = transformers_types()
+    stated = keys.get("architectures")
+    if not known.implements(types[0].value) or stated is None or not isinstance(stated.value, list):
+        return None
+    for class_name in stated.value:
+        owners = known.types_of(class_name)
+        if owners and not any(model_type.value in owners for model_type in types):
+            builds = " or ".join(known.classes[types[0].value]) or "no class"
+            return ImportIssue(stated.path, "import.architectures",
+                               f"architectures names {class_name}, transformers {known.version}'s class of "
+                               f"model_type {' and '.join(map(_show, owners))}, but model_type is "
+                               f"{_show(types[0].value)}, which transformers builds as its own class ({builds}) "
+                               "whatever architectures says; the config names two models, so correct the one "
+                               "its weights are not")
+    return None
 
 
 def _pick_by_type(stated: _Stated, keys: Mapping[str, _Stated], profiles: OpProfiles,
@@ -1127,23 +1167,43 @@ def _pick_by_type(stated: _Stated, keys: Mapping[str, _Stated], profiles: OpProf
         return None
     if profile is not None:
         return profile
-    remote = _remote_code(keys)
-    if remote:
-        issues.append(ImportIssue(stated.path, "import.remote-code",
-                                  f"no op profile prices model_type {_show(stated.value)}, and the config loads the "
-                                  f"checkpoint's own modelling code ({remote}), which no op profile can cite; "
-                                  "modelspec imports a model type whose modelling code ships with transformers, "
-                                  "once an op profile prices it (README: Add a family)"))
-        return None
+    issues.append(_unpriced(stated, keys, profiles))
+    return None
+
+
+def _unpriced(stated: _Stated, keys: Mapping[str, _Stated], profiles: OpProfiles) -> ImportIssue:
+    """The refusal of a model type no profile prices: transformers implements it natively (a profile can be
+    drafted), or only the checkpoint's own code does (its auto_map, or a model type transformers does not know)."""
+    name = _show(stated.value)
     missing = "".join(f"; its {_dotted(keys[key].path)} is {_show(keys[key].value)}: {rule.source}"
                       for key, rule in _RULES.items() if rule.transform == "require" and key in keys
                       and keys[key].value is not None and not _same(keys[key].value, rule.expect))
-    issues.append(ImportIssue(stated.path, "import.unknown-model-type",
-                              f"no op profile prices model_type {_show(stated.value)}{missing}; the known model "
-                              f"types are {', '.join(family_names(profiles))}; a model of a known family under a model_type "
-                              "of its own is imported with --arch and that family's op profile, and a new family is "
-                              "an op profile with an import section (README: Add a family)"))
-    return None
+    known = transformers_types()
+    if known.implements(stated.value):
+        return ImportIssue(stated.path, "import.unknown-model-type",
+                           f"no op profile prices model_type {name}{missing}; transformers {known.version} "
+                           f"implements {stated.value} natively; draft a profile: modelspec reference --draft "
+                           f"{stated.value} config.json")
+    remote = _remote_code(keys)
+    loads = f", and the config loads the checkpoint's own modelling code ({remote})" if remote else ""
+    return ImportIssue(stated.path, "import.remote-code",
+                       f"no op profile prices model_type {name}{loads}; transformers {known.version} does not "
+                       f"know {name}: only the hub repository's own code implements it; modelspec prices what "
+                       f"transformers implements{_read_as(keys, profiles)}")
+
+
+def _read_as(keys: Mapping[str, _Stated], profiles: OpProfiles) -> str:
+    """For a model type of the checkpoint's own (Kimi K2's ``kimi_k2``): the ``--arch`` that reads it as the
+    priced model type of a transformers class its ``architectures`` names, else what ``--arch`` is for."""
+    stated = keys.get("architectures")
+    for class_name in stated.value if stated is not None and isinstance(stated.value, list) else ():
+        for model_type in transformers_types().types_of(class_name):
+            profile = _priced_by(model_type, profiles)
+            if profile is not None and profile.family is not None:
+                return (f"; its architectures names {class_name}, transformers' class of model_type "
+                        f"{_show(model_type)}: import it as that family with --arch {profile.arch}")
+    return ("; a model of a priced family under a model_type of its own is imported with --arch and that "
+            "family's op profile")
 
 
 def _pick_by_arch(types: Sequence[_Stated], profiles: OpProfiles, arch: str,
