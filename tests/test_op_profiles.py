@@ -215,8 +215,8 @@ BROKEN_IMPORT = [
     pytest.param(importing("source: tests\nlayout: {attention: slide, ffn: dense}"), [
         ("fam.yaml", 9, 23, "schema", "profile.invalid",
          "import.layout.attention must be one of ['full', 'window_layers', 'window_all', 'window_all_if_enabled', "
-         "'interval', 'sliding_pattern', 'alternate', 'encoder_decoder', 'stated', 'pattern'], got "
-         "'slide'")],
+         "'interval', 'sliding_pattern', 'alternate', 'encoder_decoder', 'stated', 'pattern', "
+         "'alternate_window_layers'], got 'slide'")],
                  id="unknown-layout"),
     pytest.param(importing(_LAYOUT + "keys: {x: {source: src}}"), [
         ("fam.yaml", 10, 13, "schema", "profile.invalid", "import.keys.x.field is required and not stated")],
