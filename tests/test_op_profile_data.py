@@ -408,6 +408,9 @@ def test_exaone4_and_olmo2_run_the_same_calls_with_norms_of_other_widths():
         ("deepseek-r1-distill-qwen-7b", "qwen2"),
         ("qwen1.5-moe-a2.7b", "qwen2_moe"),
         ("qwen2-57b-a14b", "qwen2_moe"),
+        ("olmoe-1b-7b-0924", "olmoe"),
+        ("granite-3.0-1b-a400m-instruct", "granitemoe"),
+        ("granite-3.0-3b-a800m-base", "granitemoe"),
     ],
 )
 def test_op_profile_data_name_matches_exactly_one_profile(name, arch):
