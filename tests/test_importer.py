@@ -139,6 +139,9 @@ QWEN2 = {"model_type": "qwen2", "hidden_size": 64, "num_hidden_layers": 4, "num_
 QWEN3_MOE = {"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
              "vocab_size": 100, "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
              "decoder_sparse_step": 1, "mlp_only_layers": []}
+QWEN2_MOE = {"model_type": "qwen2_moe", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
+             "vocab_size": 100, "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
+             "shared_expert_intermediate_size": 48}
 LINEAR = {"linear_num_key_heads": 2, "linear_key_head_dim": 16, "linear_num_value_heads": 4,
           "linear_value_head_dim": 16, "linear_conv_kernel_dim": 4}
 QWEN3_NEXT = {"model_type": "qwen3_next", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
@@ -282,6 +285,17 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
      {"layer_types": [F, F, S, S], "sliding_window": 16}),
     ("max_window_layers", with_(QWEN2, use_sliding_window=True, sliding_window=16, max_window_layers=3),
      {"layer_types": [F, F, F, S]}),
+    ("max_window_layers", with_(QWEN2_MOE, use_sliding_window=True, sliding_window=16, max_window_layers=3),
+     {"layers": [{"kind": "sliding_moe", "count": 1}, {"kind": "moe", "count": 1},  # layers 0, 2 slide
+                 {"kind": "sliding_moe", "count": 1}, {"kind": "moe", "count": 1}], "sliding_window": 16}),
+    ("max_window_layers", with_(QWEN2_MOE, use_sliding_window=True, sliding_window=16, max_window_layers=2),
+     {"layers": [{"kind": "sliding_moe", "count": 1}, {"kind": "moe", "count": 3}]}),
+    ("use_sliding_window", with_(QWEN2_MOE, sliding_window=16),  # Qwen2MoeConfig's sliding_window 0 without it
+     {"layers": None, "sliding_window": None, "decoder_sparse_step": None}),
+    ("qkv_bias", with_(QWEN2_MOE, qkv_bias=False), {"qkv_bias": False, "o_bias": False}),
+    ("decoder_sparse_step", with_(QWEN2_MOE, decoder_sparse_step=2, intermediate_size=128),  # default 1 if unstated
+     {"layers": [{"kind": "dense", "count": 1}, {"kind": "moe", "count": 1}, {"kind": "dense", "count": 1},
+                 {"kind": "moe", "count": 1}], "num_shared_experts": 1, "shared_expert_gate": True}),
     ("use_sliding_window", with_(QWEN3_MOE, use_sliding_window=True, sliding_window=16),  # every layer slides
      {"layers": [{"kind": "sliding_moe", "count": 4}], "sliding_window": 16}),
     ("num_experts", with_(QWEN3_MOE, num_experts=..., num_experts_per_tok=..., moe_intermediate_size=...),

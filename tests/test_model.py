@@ -1227,7 +1227,8 @@ def valid_specs(draw: Callable[..., Any]) -> Dict[str, Any]:
     if draw(st.booleans()):  # MLA
         for key in ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"):
             _maybe(draw, out, key, st.integers(1, 2048))
-    for key in ("attn_output_gate", "tie_word_embeddings", "qk_norm", "qkv_bias", "o_bias", "mlp_bias", "norm_bias"):
+    for key in ("attn_output_gate", "tie_word_embeddings", "qk_norm", "qkv_bias", "o_bias", "mlp_bias", "norm_bias",
+                "head_bias"):
         _maybe(draw, out, key, st.booleans())
     _maybe(draw, out, "torch_dtype", st.sampled_from(["bfloat16", "torch.bfloat16", "float16", "torch.float32"]))
     _maybe(draw, out, "arch", KIND_NAMES)

@@ -406,6 +406,13 @@ def test_exaone4_and_olmo2_run_the_same_calls_with_norms_of_other_widths():
         ("qwen2-vl-2b-instruct-awq", "qwen2_vl"),
         ("nemotron-3-nano-30b-a3b", "nemotron_h"),
         ("deepseek-r1-distill-qwen-7b", "qwen2"),
+        ("qwen1.5-moe-a2.7b", "qwen2_moe"),
+        ("qwen2-57b-a14b", "qwen2_moe"),
+        ("olmoe-1b-7b-0924", "olmoe"),
+        ("granite-3.0-1b-a400m-instruct", "granitemoe"),
+        ("granite-3.0-3b-a800m-base", "granitemoe"),
+        ("phi-3.5-moe-instruct", "phimoe"),
+        ("phi-mini-moe-instruct", "phimoe"),
     ],
 )
 def test_op_profile_data_name_matches_exactly_one_profile(name, arch):
@@ -416,8 +423,7 @@ def test_op_profile_data_name_matches_exactly_one_profile(name, arch):
     assert matched == [arch]
 
 
-@pytest.mark.parametrize("name", ["t5-v1_1-base", "flan-t5-base", "gemma-3n-e4b", "deepseek-v3.2-exp", "qwen2-57b-a14b",
-                                  "qwen1.5-moe-a2.7b", "phi-3.5-moe-instruct", "phi-4-multimodal-instruct",
+@pytest.mark.parametrize("name", ["t5-v1_1-base", "flan-t5-base", "gemma-3n-e4b", "deepseek-v3.2-exp", "phi-4-multimodal-instruct",
                                   "granite-4.0-h-small"])
 def test_op_profile_data_other_shapes_match_no_profile(name):
     """Neighbours with another layer shape are left for a spec to name, not mispriced."""

@@ -17,7 +17,7 @@ variant refused only for keys the importer does not know that
 (:mod:`differential_table`, from each family test's report, so that a run
 split over pytest-xdist's workers prints it whole).
 Also here: ``modelspec reference``'s lines and exit codes, and the batch-3
-configs of ``tests/data/configs/batch3/`` (four of priced families, seven of
+configs of ``tests/data/configs/batch3/`` (five of priced families, six of
 families no profile prices, refused). Every test here is marked ``reference``
 and skipped without torch (``pip install -e '.[reference]'``).
 """
@@ -296,8 +296,7 @@ def test_every_variant_counts_as_the_reference_or_is_refused(model_type: str, re
 
 BATCH3 = ROOT / "tests" / "data" / "configs" / "batch3"
 #: Batch 3's configs of model types no op profile prices, and the importer's reason.
-UNPRICED = {"phi-mini-moe-instruct": "import.unknown-model-type",
-            "qwen3-vl-2b-instruct": "import.unknown-model-type",
+UNPRICED = {"qwen3-vl-2b-instruct": "import.unknown-model-type",
             "qwen3-vl-30b-a3b-instruct": "import.unknown-model-type",
             "llama-4-scout-17b-16e-instruct": "import.unknown-model-type", "dbrx-132b": "import.unknown-model-type",
             "starcoderbase-7b": "import.unknown-model-type", "bart-large": "import.unknown-model-type"}
@@ -318,6 +317,12 @@ def test_batch3_deepseek_v2_lite_equals_the_reference_its_auto_map_unread() -> N
     config, built = _batch3("deepseek-v2-lite")
     assert "auto_map" in config and outcome("deepseek_v2", config, built) == ("exact", "")
     assert sum(map(math.prod, built.tensors.values())) == 15_706_484_224
+
+
+def test_batch3_phi_mini_moe_equals_the_reference_its_auto_map_unread() -> None:
+    config, built = _batch3("phi-mini-moe-instruct")
+    assert "auto_map" in config and outcome("phimoe", config, built) == ("exact", "")
+    assert sum(map(math.prod, built.tensors.values())) == 7_647_632_704  # lm_head's bias (lm_head_bias) among them
 
 
 def test_batch3_command_r_equals_the_reference() -> None:

@@ -246,8 +246,11 @@ class _Context:
         return stated.path if stated is not None else ()
 
     def integer(self, key: str, minimum: int, needed_for: str) -> Optional[int]:
-        """The integer *key* states, at least *minimum*; ``None`` after recording why not."""
+        """The integer *key* states (else the family's default for it), at least *minimum*; ``None`` after
+        recording why not."""
         value = self.value(key, _MISSING)
+        if value is _MISSING:
+            value = self.family.defaults.get(key, _MISSING)
         if value is _MISSING:
             self.refuse((), "import.missing", f"{key} is not stated, and {needed_for} needs it; state it")
             return None
@@ -371,6 +374,18 @@ def _attention_window_layers(ctx: _Context, count: int) -> Tuple[Optional[List[s
     if first is None:
         return None, window
     return ["sliding_attention" if index >= first else "full_attention" for index in range(count)], window
+
+
+def _attention_alternate_window_layers(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    """Qwen2-MoE: with use_sliding_window, sliding at every other layer (0, 2, 4, ...) below max_window_layers
+    (transformers 5.24.0 configuration_qwen2_moe.py Qwen2MoeConfig.__post_init__: ``bool((i + 1) % 2) and i <
+    self.max_window_layers and self.use_sliding_window``), full attention elsewhere."""
+    window = _window(ctx, gated=True)
+    below = ctx.integer("max_window_layers", 0, "use_sliding_window") if window is not None else 0
+    if below is None:
+        return None, window
+    return ["sliding_attention" if (index + 1) % 2 and index < below else "full_attention"
+            for index in range(count)], window
 
 
 def _attention_window_all(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
@@ -536,6 +551,7 @@ ATTENTION_RULES: Mapping[str, _AttentionRule] = MappingProxyType({
     "stated": _attention_stated,
     "pattern": _attention_pattern,
     "no_rope_window": _attention_no_rope_window,
+    "alternate_window_layers": _attention_alternate_window_layers,
 })
 
 
@@ -597,6 +613,7 @@ FFN_RULES: Mapping[str, Callable[[_Context, int], Optional[List[str]]]] = Mappin
 _RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "full": ("sliding_window", "use_sliding_window"),
     "window_layers": ("sliding_window", "use_sliding_window", "max_window_layers"),
+    "alternate_window_layers": ("sliding_window", "use_sliding_window", "max_window_layers"),
     "window_all": ("sliding_window",),
     "window_all_if_enabled": ("sliding_window", "use_sliding_window"),
     "interval": ("sliding_window", "use_sliding_window", "full_attention_interval"),

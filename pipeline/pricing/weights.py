@@ -85,7 +85,7 @@ SYMBOLS = (
     "qk_nope_head_dim", "v_head_dim", "linear_num_key_heads", "linear_key_head_dim", "linear_num_value_heads",
     "linear_value_head_dim", "linear_conv_kernel_dim", "relative_attention_num_buckets", "type_vocab_size",
     "attn_output_gate", "tie_word_embeddings", "qk_norm", "qkv_bias", "o_bias", "mlp_bias", "norm_bias",
-    "shared_expert_gate", "vision",
+    "head_bias", "shared_expert_gate", "vision",
 )
 
 #: What an expression may name in a vision tower's inventory: the tower's fields, ``head_dim`` (its width over
@@ -111,7 +111,7 @@ _EXPRESSION_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVW
 
 #: The symbols that read as 0 or 1: the spec's flags.
 FLAG_SYMBOLS = ("attn_output_gate", "tie_word_embeddings", "qk_norm", "qkv_bias", "o_bias", "mlp_bias", "norm_bias",
-                "shared_expert_gate", "vision")
+                "head_bias", "shared_expert_gate", "vision")
 #: The counts the model IR lets be 0 (every other field it takes is at least 1: a width, a count of heads).
 ZERO_SYMBOLS = ("num_shared_experts",)
 

@@ -930,7 +930,7 @@ _RUN_PRECISION_HINT = ("{key} states a run's precision, not a model fact; a run 
 
 _REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
 _FLAGS = ("attn_output_gate", "tie_word_embeddings", "qk_norm", "qkv_bias", "o_bias", "mlp_bias", "norm_bias",
-          "shared_expert_gate")
+          "head_bias", "shared_expert_gate")
 _NUMBERS = ("ffn_dim_multiplier",)
 # The counts for which 0 is a real value: no shared expert, no leading dense layer, no MTP layer.
 _ZERO_ALLOWED = ("num_shared_experts", "first_k_dense_replace", "mtp_depth")
@@ -979,6 +979,7 @@ class ModelSpec:
         attn_output_gate: Whether the query projection also produces an output
             gate, doubling its width (Qwen3.5).
         qkv_bias, o_bias, mlp_bias, norm_bias: Whether those projections or norms hold a bias.
+        head_bias: Whether the output head (lm_head) holds a bias (PhiMoE's lm_head_bias).
         layer_norms: How many norms a layer holds, per-head q/k norms apart.
         shared_expert_gate: Whether a MoE layer gates its shared expert's output (Qwen2-MoE).
         moe_latent_size: The width routed experts work in when a MoE block projects into a latent space and
@@ -1035,6 +1036,7 @@ class ModelSpec:
     o_bias: Optional[bool] = None
     mlp_bias: Optional[bool] = None
     norm_bias: Optional[bool] = None
+    head_bias: Optional[bool] = None
     layer_norms: Optional[int] = None
     shared_expert_gate: Optional[bool] = None
     sliding_window: Optional[int] = None
