@@ -129,7 +129,8 @@ def draw_text(rng: random.Random, cls: Any, default: Any) -> Dict[str, Any]:  # 
                           ("type_vocab_size", [1, 2, 3]), ("max_position_embeddings", [64, 130]),
                           ("sliding_window", [16, 64]), ("sliding_window_pattern", [1, 2, 4]),
                           ("feed_forward_proj", ["relu", "gated-gelu"]), ("moe_latent_size", [None, None, 8]),
-                          ("num_nextn_predict_layers", [0, 1]), ("mtp_num_hidden_layers", [0, 1])):
+                          ("num_nextn_predict_layers", [0, 1]), ("mtp_num_hidden_layers", [0, 1]),
+                          ("state_size", [4, 8, 16]), ("expand", [1, 2, 3]), ("time_step_rank", ["auto", 3, 8])):
         if name in params and rng.random() < 0.8:
             put(name, rng.choice(choices))
     if "linear_num_value_heads" in params:

@@ -326,7 +326,8 @@ TRANSFORMS: Mapping[str, _Transform] = MappingProxyType({
 MAX_LAYERS = 100_000
 
 # The attention flavours of an op profile kind that a layer type names.
-_FLAVOURS = {"full_attention": ("full", "mla"), "sliding_attention": ("sliding",), "linear_attention": ("linear",)}
+_FLAVOURS = {"full_attention": ("full", "mla"), "sliding_attention": ("sliding",), "linear_attention": ("linear",),
+             "mamba": ("ssm",)}
 
 
 def _window(ctx: _Context, gated: bool) -> Optional[_Stated]:
@@ -353,6 +354,12 @@ def _no_window(ctx: _Context, source: str) -> None:
 def _attention_full(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
     _no_window(ctx, f"model_type {ctx.type_name!r}'s attention")
     return ["full_attention"] * count, None
+
+
+def _attention_ssm(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    """Every layer a state-space mixer (Mamba, Mamba2): a ``mamba`` layer, none attends or slides."""
+    _no_window(ctx, f"model_type {ctx.type_name!r}'s state-space mixer")
+    return ["mamba"] * count, None
 
 
 def _attention_window_layers(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
@@ -489,6 +496,7 @@ ATTENTION_RULES: Mapping[str, _AttentionRule] = MappingProxyType({
     "encoder_decoder": _attention_full,
     "stated": _attention_stated,
     "pattern": _attention_pattern,
+    "ssm": _attention_ssm,
 })
 
 
@@ -498,6 +506,11 @@ def _ffn_dense(ctx: _Context, count: int) -> Optional[List[str]]:
 
 def _ffn_moe(ctx: _Context, count: int) -> Optional[List[str]]:
     return ["moe"] * count
+
+
+def _ffn_none(ctx: _Context, count: int) -> Optional[List[str]]:
+    """No layer has a feed-forward: the mixer is the layer (Mamba's single-mixer blocks)."""
+    return ["none"] * count
 
 
 def _ffn_per_kind(ctx: _Context, count: int) -> Optional[List[str]]:
@@ -542,6 +555,7 @@ FFN_RULES: Mapping[str, Callable[[_Context, int], Optional[List[str]]]] = Mappin
     "first_k": _ffn_first_k,
     "sparse_step": _ffn_sparse_step,
     "per_kind": _ffn_per_kind,
+    "none": _ffn_none,
 })
 
 # The rule keys each rule reads; a rule key a config states for a family whose
@@ -558,6 +572,7 @@ _RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "encoder_decoder": ("sliding_window", "use_sliding_window", "num_layers", "num_decoder_layers"),
     "stated": ("sliding_window",),
     "pattern": ("sliding_window", "use_sliding_window"),
+    "ssm": ("sliding_window", "use_sliding_window"),
     "sparse_step": ("decoder_sparse_step", "mlp_only_layers"),
 })
 _ANY = object()  # a rule key that changes nothing at any value
