@@ -145,7 +145,7 @@ BROKEN = [
                  id="negative-count"),
     pytest.param(edited("attention: full", "attention: ful"), [
         ("fam.yaml", 9, 16, "schema", "profile.invalid",
-         "layer_kinds.dense.attention must be one of ['full', 'sliding', 'mla', 'linear', 'none'], got 'ful'")],
+         "layer_kinds.dense.attention must be one of ['full', 'sliding', 'mla', 'linear', 'ssm', 'none'], got 'ful'")],
                  id="bad-attention-flavour"),
     pytest.param(edited("ffn: dense", "ffn: mlp"), [
         ("fam.yaml", 10, 10, "schema", "profile.invalid",
