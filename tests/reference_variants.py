@@ -143,6 +143,8 @@ def draw_text(rng: random.Random, cls: Any, default: Any) -> Dict[str, Any]:  # 
                           ("state_size", [4, 8, 16]), ("expand", [1, 2, 3]), ("time_step_rank", ["auto", 3, 8])):
         if name in params and rng.random() < 0.8:
             put(name, rng.choice(choices))
+    if {"expand", "time_step_rank"} <= set(params) and "num_heads" not in params and rng.random() < 0.3:
+        put("intermediate_size", rng.choice([24, 40]))  # Mamba 1: a stated width replaces int(expand * hidden_size)
     if {"num_heads", "head_dim", "expand", "n_groups"} <= set(params) and width in out:  # Mamba2Config's check
         _mamba2_heads(rng, out, default, out[width])
     if "linear_num_value_heads" in params:

@@ -303,8 +303,9 @@ def _conv(channels: int, kernel: int, seq_len: int) -> int:
 
 
 def _ssm_width(spec: "ModelSpec") -> int:
-    """The state-space mixer's width, its intermediate channels: ``ssm_expand * hidden_size``."""
-    return spec.ssm_expand * spec.hidden_size
+    """The state-space mixer's width, its intermediate channels: ``ssm_intermediate_size`` when stated (Mamba 1),
+    else ``ssm_expand * hidden_size`` (Mamba2's ``int(config.expand * hidden_size)``)."""
+    return spec.ssm_intermediate_size or spec.ssm_expand * spec.hidden_size
 
 
 def _ssm_conv_dim(spec: "ModelSpec") -> int:

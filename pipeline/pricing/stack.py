@@ -65,8 +65,8 @@ CODES: Dict[str, str] = {
                                         "declares no intermediate_size.",
     "stack.sliding-without-window": "The stack has a sliding-attention kind but the spec declares no "
                                     "sliding_window.",
-    "stack.ssm-without-state": "The stack has a state-space (ssm) kind but the spec lacks one of ssm_state_size, "
-                               "ssm_conv_kernel, ssm_expand.",
+    "stack.ssm-without-state": "The stack has a state-space (ssm) kind but the spec lacks ssm_state_size or "
+                               "ssm_conv_kernel.",
     "stack.mla-without-ranks": "The stack has a multi-head latent attention kind but the spec lacks one of "
                                "kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim.",
     "stack.field-without-kind": "The spec declares a field that no kind of its stack reads (routed or shared "
@@ -445,8 +445,8 @@ _FLAVOUR_FIELDS = (
                    "stack.sliding-without-window", "the window in tokens"),
     _FlavourFields("attention", "linear", "linear attention", LINEAR_FIELDS),
     _FlavourFields("attention", "ssm", "a state-space mixer", SSM_FIELDS,
-                   ("ssm_state_size", "ssm_conv_kernel", "ssm_expand"), "stack.ssm-without-state",
-                   "the state per channel, the conv taps and the width over hidden_size of the state-space mixer"),
+                   ("ssm_state_size", "ssm_conv_kernel"), "stack.ssm-without-state",
+                   "the state per channel and the conv taps of the state-space mixer"),
 )
 
 #: A model spec or a vision tower: what the stack rules read fields from.
