@@ -81,6 +81,16 @@ def _layer_types(rng: random.Random, default: Any, params: Sequence[str], count:
     return [rng.choice(kinds) for _ in range(count)]
 
 
+def _mamba2_heads(rng: random.Random, out: Dict[str, Any], default: Any, width: int) -> None:
+    """Heads and head_dim of a Mamba2 mixer that Mamba2Config.validate_architecture accepts (num_heads * head_dim
+    equal to expand * hidden_size), and groups of B and C that divide the heads."""
+    inner = width * out.get("expand", default.expand)
+    heads = rng.choice([d for d in _divisors(inner) if d <= 16])
+    out.update(num_heads=heads, head_dim=inner // heads)
+    if heads % out.get("n_groups", default.n_groups):
+        out["n_groups"] = rng.choice(_divisors(heads)[:2])
+
+
 def draw_text(rng: random.Random, cls: Any, default: Any) -> Dict[str, Any]:  # noqa: C901  # one table of knobs
     """One draw of a text config's fields (*cls* its class, *default* its default instance)."""
     params = _params(cls)
@@ -129,9 +139,14 @@ def draw_text(rng: random.Random, cls: Any, default: Any) -> Dict[str, Any]:  # 
                           ("type_vocab_size", [1, 2, 3]), ("max_position_embeddings", [64, 130]),
                           ("sliding_window", [16, 64]), ("sliding_window_pattern", [1, 2, 4]),
                           ("feed_forward_proj", ["relu", "gated-gelu"]), ("moe_latent_size", [None, None, 8]),
-                          ("num_nextn_predict_layers", [0, 1]), ("mtp_num_hidden_layers", [0, 1])):
+                          ("num_nextn_predict_layers", [0, 1]), ("mtp_num_hidden_layers", [0, 1]),
+                          ("state_size", [4, 8, 16]), ("expand", [1, 2, 3]), ("time_step_rank", ["auto", 3, 8])):
         if name in params and rng.random() < 0.8:
             put(name, rng.choice(choices))
+    if {"expand", "time_step_rank"} <= set(params) and "num_heads" not in params and rng.random() < 0.3:
+        put("intermediate_size", rng.choice([24, 40]))  # Mamba 1: a stated width replaces int(expand * hidden_size)
+    if {"num_heads", "head_dim", "expand", "n_groups"} <= set(params) and width in out:  # Mamba2Config's check
+        _mamba2_heads(rng, out, default, out[width])
     if "linear_num_value_heads" in params:
         put("linear_num_value_heads", out.get("linear_num_key_heads", 1) * rng.choice([1, 2]))
     for name in ("tie_word_embeddings", "attention_bias", "mlp_bias", "use_bias", "use_qk_norm", "qk_layernorm",

@@ -21,7 +21,8 @@ from pipeline.cli import main
 from pipeline.check.runner import check_file
 from pipeline.pricing.flops import ModelFlops, artifact_seq_lens, causal_pairs, model_flops
 from pipeline.pricing.op_profiles import load_op_profiles
-from pipeline.pricing.stack import LayerStack, StackGroup
+from pipeline.pricing.stack import LayerStack, StackGroup, spec_layer_stack
+from pipeline.spec.model import ModelSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILES = load_op_profiles(ROOT / "op_profiles")
@@ -143,3 +144,30 @@ def test_show_states_the_flops_at_the_sequence_length_asked_for() -> None:
         (0, 128, 32_228_179_968, 128 * 73_728)
     assert flops["training_dense"] == 3 * 32_228_179_968
     assert flops["kinds"]["full_attention"]["attention_causal"] == 12 * 128 * 129 // 2 * 2 * 12 * 128
+
+
+def test_a_selective_scan_reads_its_state_once_per_token_and_holds_a_constant_state() -> None:
+    # mamba-130m-hf: 24 Mamba 1 mixers of 1536 channels, state 16, conv 4 (FlopCounterMode over transformers'
+    # forward gives the same totals: tests/test_flops_reference.py).
+    one, spec = priced("specs/mamba/mamba-130m-hf.yaml", 1)
+    many, _ = priced("specs/mamba/mamba-130m-hf.yaml", 128)
+    scan, conv = 2 * 1536 * 16, 2 * 1536 * 4
+    assert (one.attention("dense"), one.attention("causal")) == (24 * (scan + conv * 7),) * 2
+    assert many.attention("dense") == many.attention("causal") == 24 * (128 * scan + conv * 131)
+    assert (one.forward("dense"), many.forward("dense")) == (259_780_608, 33_026_310_144)
+    assert one.state_bytes() == many.kv_bytes() == 24 * (1536 * 16 + 1536 * 4) * 4  # float32, no per-token cache
+    assert one.groups[0].attention == "ssm"
+
+
+def test_an_ssd_scan_runs_per_head_in_chunks_of_its_state_and_head_widths() -> None:
+    spec = ModelSpec.from_dict({"name": "m2", "arch": "mamba2", "hidden_size": 64, "num_hidden_layers": 2,
+                                "num_attention_heads": 1, "vocab_size": 100, "norm_bias": False, "tie_word_embeddings": False,
+                                "ssm_state_size": 16, "ssm_conv_kernel": 4, "ssm_expand": 2, "ssm_num_heads": 8,
+                                "ssm_n_groups": 2})
+    figures = model_flops(spec, PROFILES.get("mamba2"), spec_layer_stack(spec, PROFILES), 1)
+    # one chunk of 256 per head of state 16 and width 128 / 8 = 16; a conv over 128 + 2 * 2 * 16 channels
+    head = 2 * 256 * 256 * (16 + 16) + 4 * 256 * 16 * 16 + 2 * 2 ** 2 * 16 * 16
+    causal = 2 * (256 * 257 // 2) * (16 + 16) + 4 * 256 * 16 * 16 + 2 * 3 * 16 * 16
+    conv = 2 * 192 * 4 * 7
+    assert (figures.attention("dense"), figures.attention("causal")) == (2 * (8 * head + conv), 2 * (8 * causal + conv))
+    assert figures.state_bytes() == 2 * (128 * 16 + 192 * 4) * 2  # bfloat16

@@ -175,6 +175,9 @@ NEMOTRON = {"model_type": "nemotron_h", "hidden_size": 64, "num_hidden_layers": 
             "n_shared_experts": 1, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
             "moe_shared_expert_intermediate_size": 48, "mamba_num_heads": 8, "mamba_head_dim": 16, "n_groups": 2,
             "ssm_state_size": 32, "conv_kernel": 4}
+MAMBA = {"model_type": "mamba", "hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 100}
+MAMBA2 = {"model_type": "mamba2", "hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 100, "num_heads": 8,
+          "head_dim": 16, "n_groups": 2}
 GPT2 = {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100, "n_inner": None}
 T5 = {"model_type": "t5", "d_model": 64, "num_layers": 2, "num_heads": 4, "vocab_size": 100, "d_ff": 128}
 TOWER = {"hidden_size": 32, "depth": 4, "num_heads": 2, "intermediate_size": 64, "fullatt_block_indexes": [1, 3]}
@@ -360,6 +363,17 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
      [(("hybrid_override_pattern",), "import.value",
        "hybrid_override_pattern must be 4 characters (num_hidden_layers), each one of 'M', '*', 'E', '-', got "
        '"ME*"')]),
+    ("state_size", MAMBA, {"ssm_state_size": 16, "num_attention_heads": 1, "layer_types": None, "layers": None}),
+    ("state_size", MAMBA2, {"ssm_state_size": 128}),
+    ("expand", with_(MAMBA, expand=3), {"ssm_expand": 3, "ssm_intermediate_size": 192}),  # the width's default
+    ("expand", MAMBA2, {"ssm_expand": 2, "ssm_intermediate_size": None}),
+    ("intermediate_size", with_(MAMBA, expand=3, intermediate_size=40),  # a stated width wins (falcon-mamba-7b)
+     {"ssm_expand": 3, "ssm_intermediate_size": 40}),
+    ("time_step_rank", MAMBA, {"ssm_dt_rank": 4}),  # "auto": math.ceil(hidden_size / 16)
+    ("time_step_rank", with_(MAMBA, time_step_rank=7), {"ssm_dt_rank": 7}),
+    ("num_heads", MAMBA2, {"ssm_num_heads": 8, "ssm_n_groups": 2, "ssm_dt_rank": None}),
+    ("n_groups", with_(MAMBA2, n_groups=4), {"ssm_n_groups": 4}),
+    ("conv_kernel", with_(MAMBA, conv_kernel=2), {"ssm_conv_kernel": 2}),
     ("n_embd", GPT2, {"hidden_size": 64}),
     ("n_layer", GPT2, {"num_hidden_layers": 2}),
     ("n_head", GPT2, {"num_attention_heads": 4}),

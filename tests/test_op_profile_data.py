@@ -31,7 +31,7 @@ from pipeline.pricing.weights import Condition, Weight
 PROFILE_DIR = Path(__file__).resolve().parent.parent / "op_profiles"
 
 OPS = ("attMM", "attBMM", "ffMM", "softmax", "dropout", "normOp", "gather", "headCast", "ffAct", "linrec")
-ATTENTION_FLAVOURS = {"full", "sliding", "mla", "linear", "none"}
+ATTENTION_FLAVOURS = {"full", "sliding", "mla", "linear", "ssm", "none"}
 FFN_FLAVOURS = {"dense", "moe", "none"}
 TOP_KEYS = {"arch", "summary", "source", "model_types", "match", "default", "import", "layer_kinds", "model_weights",
             "mtp_weights", "vision"}

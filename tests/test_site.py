@@ -393,3 +393,22 @@ def test_the_legend_names_mtp_and_tower_layers() -> None:
     tower = [band("encoder")] * 27
     assert [legend_layers(kind, body, tower) for kind in ("moe", "dense", "encoder")] == [
         "58 + 1 MTP", "3", "27 (tower)"]
+
+
+def test_a_state_space_layer_is_drawn_in_its_own_colour_and_named_in_the_legend(
+        catalogue_site: Dict[str, str]) -> None:
+    page = Elements(catalogue_site["models/mamba-130m-hf.html"])
+    bands = page.having("rect", cls="band")
+    assert [(attrs["data-kind"], attrs["fill"]) for attrs, _ in bands] == [("mamba", "#1a7f5a")] * 24
+    legend = [text for _, text in page.having("td")][:5]
+    assert legend == ["", "mamba", "ssm (state-space mixer)", "none", "24"]
+
+
+def test_the_kinds_of_a_flavour_with_colours_of_its_own_take_them_in_order_and_the_others_the_palette() -> None:
+    from pipeline.catalogue.site import _kind_colours
+
+    kinds = {"attention": "full", "mamba": "ssm", "moe": "none", "mamba_moe": "ssm"}
+    stack = {"groups": [{"kind": kind} for kind in ("attention", "mamba", "moe", "mamba_moe", "mamba")],
+             "kinds": {kind: {"attention": flavour} for kind, flavour in kinds.items()}}
+    assert _kind_colours(stack) == {"attention": "#4e79a7", "mamba": "#1a7f5a", "moe": "#f28e2b",
+                                    "mamba_moe": "#52b788"}

@@ -1089,7 +1089,7 @@ def test_codes() -> None:
         "stack.dense-without-intermediate", "stack.field-without-kind", "stack.layer-types-long",
         "stack.layer-types-short", "stack.layer-types-unknown", "stack.linear-dims", "stack.mla-without-ranks",
         "stack.moe-without-experts", "stack.mtp-kind", "stack.no-default", "stack.odd-encoder-decoder",
-        "stack.profile-assumes", "stack.sliding-without-window", "stack.unknown-kind"]
+        "stack.profile-assumes", "stack.sliding-without-window", "stack.ssm-without-state", "stack.unknown-kind"]
     assert all(text.endswith(".") for text in CODES.values())
 
 
@@ -1112,3 +1112,16 @@ def test_loading_the_profiles_imports_the_yaml_reader_not_the_command_line() -> 
             f"print(sorted(name for name in {HEAVY!r} if name in sys.modules and name not in ('jsonschema',)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['yaml']"
+
+
+def test_spec_layer_stack_refuses_a_state_space_stack_without_its_state_or_taps() -> None:
+    profiles = load_op_profiles()
+    mamba = spec(arch="mamba", intermediate_size=None, ssm_expand=2, ssm_intermediate_size=128, ssm_dt_rank=4)
+    assert issues_of(spec_layer_stack, mamba, profiles) == [
+        ((name,), "stack.ssm-without-state",
+         f"the stack has layers of kind ['mamba'] with a state-space mixer, but {name} is not declared; declare the "
+         "state per channel and the conv taps of the state-space mixer")
+        for name in ("ssm_state_size", "ssm_conv_kernel")]
+    priced = spec(arch="mamba", intermediate_size=None, ssm_expand=2, ssm_intermediate_size=128, ssm_dt_rank=4,
+                  ssm_state_size=16, ssm_conv_kernel=4)
+    assert stack_groups(spec_layer_stack(priced, profiles)) == [("mamba", 4, False)]

@@ -46,6 +46,14 @@ MANIFEST = ".modelspec-site.json"
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
            "#9c755f", "#bab0ac")
 
+#: The colours of an attention flavour a cost model prices apart from softmax attention, in the order the kinds of
+#: that flavour first appear in a stack: a state-space (``ssm``) layer is drawn in its own greens, whatever the
+#: palette gives the other kinds, which never take them.
+FLAVOUR_COLOURS: Mapping[str, Tuple[str, ...]] = {"ssm": ("#1a7f5a", "#52b788", "#95d5b2")}
+
+#: What the legend names each such flavour, after its name (``ssm (state-space mixer)``).
+FLAVOUR_NAMES: Mapping[str, str] = {"ssm": "state-space mixer"}
+
 #: The parameter bar's segments, in order: (key, label, colour). ``mtp`` is drawn apart: it is not in ``total``.
 SEGMENTS = (("embedding", "embedding", "#9c755f"), ("position", "position", "#bab0ac"),
             ("attention", "attention", "#4e79a7"), ("mlp", "MLP", "#f28e2b"),
@@ -89,11 +97,19 @@ def _href(file: str) -> str:
 
 
 def _kind_colours(*stacks: Optional[Mapping[str, Any]]) -> Dict[str, str]:
-    """A colour per kind of the stacks, kinds in order of first use."""
+    """A colour per kind of the stacks, kinds in order of first use: a kind of a flavour of :data:`FLAVOUR_COLOURS`
+    the flavour's next colour, any other the palette's next."""
     colours: Dict[str, str] = {}
+    taken: Dict[str, int] = {}
     for stack in stacks:
         for group in (stack or {}).get("groups", ()):
-            colours.setdefault(group["kind"], PALETTE[len(colours) % len(PALETTE)])
+            if group["kind"] in colours:
+                continue
+            flavour = stack["kinds"][group["kind"]]["attention"]
+            own = FLAVOUR_COLOURS.get(flavour)
+            count = taken.get(flavour if own else "", 0)
+            taken[flavour if own else ""] = count + 1
+            colours[group["kind"]] = own[count % len(own)] if own else PALETTE[count % len(PALETTE)]
     return colours
 
 
@@ -312,6 +328,7 @@ def _model_page(environment, document: Mapping[str, Any], spec_text: Optional[st
                                                  or document["vision"]["kinds"][kind]),
               "layers": legend_layers(kind, bands, tower[0] if tower else [])}
              for kind, colour in colours.items()]
+    kinds = [{**kind, "flavour_name": FLAVOUR_NAMES.get(kind["attention"])} for kind in kinds]
     parameters = document["parameters"]
     groups = [] if "unpriced" in parameters else parameters["groups"]
     return environment.get_template("model.html.j2").render(

@@ -339,7 +339,8 @@ TRANSFORMS: Mapping[str, _Transform] = MappingProxyType({
 MAX_LAYERS = 100_000
 
 # The attention flavours of an op profile kind that a layer type names.
-_FLAVOURS = {"full_attention": ("full", "mla"), "sliding_attention": ("sliding",), "linear_attention": ("linear",)}
+_FLAVOURS = {"full_attention": ("full", "mla"), "sliding_attention": ("sliding",), "linear_attention": ("linear",),
+             "mamba": ("ssm",)}
 
 
 def _window(ctx: _Context, gated: bool) -> Optional[_Stated]:
@@ -366,6 +367,12 @@ def _no_window(ctx: _Context, source: str) -> None:
 def _attention_full(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
     _no_window(ctx, f"model_type {ctx.type_name!r}'s attention")
     return ["full_attention"] * count, None
+
+
+def _attention_ssm(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    """Every layer a state-space mixer (Mamba, Mamba2): a ``mamba`` layer, none attends or slides."""
+    _no_window(ctx, f"model_type {ctx.type_name!r}'s state-space mixer")
+    return ["mamba"] * count, None
 
 
 def _attention_window_layers(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
@@ -552,6 +559,7 @@ ATTENTION_RULES: Mapping[str, _AttentionRule] = MappingProxyType({
     "pattern": _attention_pattern,
     "no_rope_window": _attention_no_rope_window,
     "alternate_window_layers": _attention_alternate_window_layers,
+    "ssm": _attention_ssm,
 })
 
 
@@ -561,6 +569,11 @@ def _ffn_dense(ctx: _Context, count: int) -> Optional[List[str]]:
 
 def _ffn_moe(ctx: _Context, count: int) -> Optional[List[str]]:
     return ["moe"] * count
+
+
+def _ffn_none(ctx: _Context, count: int) -> Optional[List[str]]:
+    """No layer has a feed-forward: the mixer is the layer (Mamba's single-mixer blocks)."""
+    return ["none"] * count
 
 
 def _ffn_per_kind(ctx: _Context, count: int) -> Optional[List[str]]:
@@ -605,6 +618,7 @@ FFN_RULES: Mapping[str, Callable[[_Context, int], Optional[List[str]]]] = Mappin
     "first_k": _ffn_first_k,
     "sparse_step": _ffn_sparse_step,
     "per_kind": _ffn_per_kind,
+    "none": _ffn_none,
 })
 
 # The rule keys each rule reads; a rule key a config states for a family whose
@@ -623,6 +637,7 @@ _RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "stated": ("sliding_window",),
     "pattern": ("sliding_window", "use_sliding_window"),
     "no_rope_window": ("sliding_window", "use_sliding_window", "no_rope_layers", "no_rope_layer_interval"),
+    "ssm": ("sliding_window", "use_sliding_window"),
     "sparse_step": ("decoder_sparse_step", "mlp_only_layers"),
 })
 _ANY = object()  # a rule key that changes nothing at any value

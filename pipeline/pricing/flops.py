@@ -21,10 +21,17 @@ kind's op profile was read from:
   and MaxText halve the matrix the same way). A bidirectional encoder keeps
   every pair in both. A T5 decoder's second block is cross-attention over
   the encoder's ``S`` tokens, all pairs kept.
-- **Linear attention and state-space mixers** (``attention: linear``): the
-  chunked scan the eager path runs (:data:`LINEAR_SCANS`, :func:`_linear`),
-  padded to whole chunks, plus the depthwise causal convolution; ``causal``
-  counts the in-chunk matrices at their lower triangle.
+- **Linear attention** (``attention: linear``): the chunked scan the eager
+  path runs (:data:`LINEAR_SCANS`, :func:`_linear`), padded to whole chunks,
+  plus the depthwise causal convolution; ``causal`` counts the in-chunk
+  matrices at their lower triangle.
+- **State-space mixers** (``attention: ssm``, :data:`SSM_SCANS`, :func:`_ssm`),
+  at the ``ssm_*`` widths: Mamba 1's selective scan
+  (``mamba_selective_scan`` in modeling_mamba.py, its sequential torch path:
+  one ``matmul(ssm_state, C)`` of ``width x state`` per token, the
+  discretisation elementwise), Mamba2's SSD (``mamba2_chunk_scan`` in
+  modeling_mamba2.py, the chunked form Nemotron-H's linear kind is priced by,
+  :func:`_ssd`), each plus the depthwise causal convolution.
 - **Training** is 3 × forward (the backward pass costs twice the forward's
   matmuls: the 6N rule), stated as such, not measured.
 
@@ -37,7 +44,8 @@ latent ``kv_lora_rank`` plus the shared rope key ``qk_rope_head_dim`` per
 token, as ``DeepseekV3Attention`` caches them;
 a linear layer a constant state per sequence (the recurrent state ``value
 heads · key_head_dim · value_head_dim`` and the convolution's ``conv_dim ·
-kernel``); a cross-attention block the encoder's keys and values per encoder
+kernel``), a state-space layer likewise (``width · ssm_state_size`` and its
+convolution's ``conv_dim · ssm_conv_kernel``); a cross-attention block the encoder's keys and values per encoder
 token.
 
 Nothing here runs inside ``check``: the artifacts, ``show`` and ``list`` call it.
@@ -78,6 +86,13 @@ DEFAULT_DTYPE = "bfloat16"
 #: and in every catalogue config).
 LINEAR_SCANS: Mapping[str, Tuple[str, int]] = {"qwen3_next": ("delta", 64), "qwen3_5": ("delta", 64),
                                                "qwen3_5_moe": ("delta", 64), "nemotron_h": ("ssd", 128)}
+
+#: How each arch's ssm kind scans, in the eager torch path the reference runs: the form and its chunk in tokens.
+#: ``selective``: Mamba 1's ``mamba_selective_scan`` (modeling_mamba.py; its sequential loop, chunk 0: none).
+#: ``ssd``: ``mamba2_chunk_scan`` (modeling_mamba2.py, ``Mamba2Mixer``; ``config.chunk_size``, 256 by
+#: Mamba2Config's default).
+SSM_SCANS: Mapping[str, Tuple[str, int]] = {"mamba": ("selective", 0), "falcon_mamba": ("selective", 0),
+                                            "mamba2": ("ssd", 256)}
 
 #: Kinds whose softmax attention sees every key (no causal mask), by arch; ``"*"``: every kind of it.
 #: RobertaSelfAttention (modeling_roberta.py), T5Attention of the encoder stack (modeling_t5.py,
@@ -247,12 +262,8 @@ def _linear(spec: "ModelSpec", arch: str, seq_len: int) -> Tuple[int, int]:
     and value width ``v``. Gated DeltaNet: ``k_beta @ key^T`` and ``query @ key^T`` (``C x C`` over ``k``) per
     chunk, then per chunk ``k_cumdecay @ state``, ``query @ state``, ``key^T @ v_new`` (``C x k x v``) and
     ``intra @ v_new`` (``C x C`` over ``v``); ``solve_triangular`` is not a matmul the counter prices. Mamba2's
-    SSD: ``C B^T`` and its product with ``x`` (``C x C`` over the state and the head), the chunk states and
-    their read (``C x k x v``), and the recurrence between chunk boundaries (``(N + 1)^2 x k x v``). ``causal``
-    counts the ``C x C`` (and chunk-by-chunk) matrices at the lower triangle the masks keep. The depthwise
-    convolution, padded by ``kernel - 1``, is counted over its whole output; its input is at least ``kernel``
-    tokens long, since a prefill's cache hands it the conv state, padded to the kernel
-    (``cache_utils.py``, ``LinearAttentionCacheLayerMixin.update_conv_state``).
+    SSD (Nemotron-H): :func:`_ssd`. ``causal`` counts the ``C x C`` (and chunk-by-chunk) matrices at the lower
+    triangle the masks keep. The depthwise convolution: :func:`_conv`.
     """
     form, chunk = LINEAR_SCANS[arch]
     chunks = -(-seq_len // chunk)
@@ -262,12 +273,62 @@ def _linear(spec: "ModelSpec", arch: str, seq_len: int) -> Tuple[int, int]:
         dense = chunks * (square * (4 * k + 2 * v) + 6 * chunk * k * v)
         causal = chunks * (triangle * (4 * k + 2 * v) + 6 * chunk * k * v)
     else:
-        dense = chunks * (2 * square * (k + v) + 4 * chunk * k * v) + 2 * (chunks + 1) ** 2 * k * v
-        causal = chunks * (2 * triangle * (k + v) + 4 * chunk * k * v) + (chunks + 1) * (chunks + 2) * k * v
-    kernel = spec.linear_conv_kernel_dim
-    conv = 2 * _conv_dim(spec) * kernel * (max(seq_len, kernel) + kernel - 1)
+        dense, causal = _ssd(seq_len, chunk, k, v)
+    conv = _conv(_conv_dim(spec), spec.linear_conv_kernel_dim, seq_len)
     heads = spec.linear_num_value_heads
     return heads * dense + conv, heads * causal + conv
+
+
+def _ssd(seq_len: int, chunk: int, k: int, v: int) -> Tuple[int, int]:
+    """``(dense, causal)`` FLOPs of one head's SSD scan (``mamba2_chunk_scan``) of state width *k*, head width *v*.
+
+    ``C B^T`` and its product with ``x`` (``C x C`` over the state and the head) per chunk, the chunk states and
+    their read (``C x k x v``), and the recurrence between chunk boundaries (``(N + 1)^2 x k x v``).
+    """
+    chunks = -(-seq_len // chunk)
+    square, triangle = chunk * chunk, chunk * (chunk + 1) // 2
+    dense = chunks * (2 * square * (k + v) + 4 * chunk * k * v) + 2 * (chunks + 1) ** 2 * k * v
+    causal = chunks * (2 * triangle * (k + v) + 4 * chunk * k * v) + (chunks + 1) * (chunks + 2) * k * v
+    return dense, causal
+
+
+def _conv(channels: int, kernel: int, seq_len: int) -> int:
+    """FLOPs of a depthwise causal convolution of *channels* and *kernel* taps over *seq_len* tokens.
+
+    Padded by ``kernel - 1``, it is counted over its whole output; its input is at least ``kernel`` tokens long,
+    since a prefill's cache hands it the conv state, padded to the kernel (``cache_utils.py``,
+    ``LinearAttentionCacheLayerMixin.update_conv_state``).
+    """
+    return 2 * channels * kernel * (max(seq_len, kernel) + kernel - 1)
+
+
+def _ssm_width(spec: "ModelSpec") -> int:
+    """The state-space mixer's width, its intermediate channels: ``ssm_intermediate_size`` when stated (Mamba 1),
+    else ``ssm_expand * hidden_size`` (Mamba2's ``int(config.expand * hidden_size)``)."""
+    return spec.ssm_intermediate_size or spec.ssm_expand * spec.hidden_size
+
+
+def _ssm_conv_dim(spec: "ModelSpec") -> int:
+    """Channels of a state-space mixer's depthwise convolution: x (the width), and Mamba2's B and C per group."""
+    return _ssm_width(spec) + 2 * (spec.ssm_n_groups or 0) * spec.ssm_state_size
+
+
+def _ssm(spec: "ModelSpec", arch: str, seq_len: int) -> Tuple[int, int]:
+    """``(dense, causal)`` FLOPs of one state-space layer's scan and causal convolution over *seq_len* tokens.
+
+    Mamba 1's selective scan reads the state out once per token, ``matmul(ssm_state, C)`` over ``width x state``
+    (the same whatever the mask: the recurrence has no score matrix); Mamba2's SSD is :func:`_ssd` per head, of
+    head width ``width / ssm_num_heads``.
+    """
+    form, chunk = SSM_SCANS[arch]
+    width, state = _ssm_width(spec), spec.ssm_state_size
+    if form == "selective":
+        dense = causal = 2 * seq_len * width * state
+    else:
+        heads = spec.ssm_num_heads
+        dense, causal = (heads * flops for flops in _ssd(seq_len, chunk, state, width // heads))
+    conv = _conv(_ssm_conv_dim(spec), spec.ssm_conv_kernel, seq_len)
+    return dense + conv, causal + conv
 
 
 def _conv_dim(spec: "ModelSpec") -> int:
@@ -289,6 +350,9 @@ def _kv(spec: "ModelSpec", arch: str, kind: "LayerKind", elem: float) -> Tuple[i
         state = spec.linear_num_value_heads * spec.linear_key_head_dim * spec.linear_value_head_dim + \
             _conv_dim(spec) * spec.linear_conv_kernel_dim
         return 0, int(state * elem), 0
+    if kind.attention == "ssm":
+        state = _ssm_width(spec) * spec.ssm_state_size + _ssm_conv_dim(spec) * spec.ssm_conv_kernel
+        return 0, int(state * elem), 0
     if kind.attention == "mla":
         return int((spec.kv_lora_rank + spec.qk_rope_head_dim) * elem), 0, 0
     per_token = int(2 * kv_heads * spec.effective_head_dim * elem)
@@ -303,6 +367,8 @@ def _group(spec: "ModelSpec", arch: str, group: "StackGroup", seq_len: int, symb
     weights = 2 * seq_len * _matmul_active(kind.weights, symbols, spec.num_experts_per_tok or 0)
     if kind.attention == "linear":
         dense, causal = _linear(spec, arch, seq_len)
+    elif kind.attention == "ssm":
+        dense, causal = _ssm(spec, arch, seq_len)
     else:
         dense, causal = _softmax(spec, arch, kind, seq_len)
     per_token, state, cross = _kv(spec, arch, kind, elem)

@@ -43,8 +43,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from pipeline.spec.model import (LINEAR_FIELDS, LayerGroup, ModelSpec, ModelSpecError, OpCounts, SpecIssue,
-                            VisionSpec, refuse)
+from pipeline.spec.model import (LINEAR_FIELDS, SSM_FIELDS, LayerGroup, ModelSpec, ModelSpecError, OpCounts,
+                            SpecIssue, VisionSpec, refuse)
 from pipeline.pricing.op_profiles import (ABSENT_PRICED_AS, STATED, VISION_ARCH, Assumption, LayerKind, OpProfile,
                                   OpProfiles, load_op_profiles)
 from pipeline.spec.problems import FieldPath, dotted, near_misses
@@ -65,6 +65,8 @@ CODES: Dict[str, str] = {
                                         "declares no intermediate_size.",
     "stack.sliding-without-window": "The stack has a sliding-attention kind but the spec declares no "
                                     "sliding_window.",
+    "stack.ssm-without-state": "The stack has a state-space (ssm) kind but the spec lacks ssm_state_size or "
+                               "ssm_conv_kernel.",
     "stack.mla-without-ranks": "The stack has a multi-head latent attention kind but the spec lacks one of "
                                "kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim.",
     "stack.field-without-kind": "The spec declares a field that no kind of its stack reads (routed or shared "
@@ -425,8 +427,8 @@ class _FlavourFields:
 # What each flavour needs, and what only it reads (the cost model prices a dense
 # feed-forward at intermediate_size, routed and shared experts at their counts
 # and widths, MLA at its ranks, a sliding window at sliding_window, gated
-# DeltaNet at the linear_* dimensions). A linear kind's dimensions are required
-# by resolve_layers, which keeps them on the stack.
+# DeltaNet at the linear_* dimensions, a state-space mixer at the ssm_* ones).
+# A linear kind's dimensions are required by resolve_layers, which keeps them on the stack.
 _FLAVOUR_FIELDS = (
     _FlavourFields("ffn", "dense", "a dense feed-forward", (), ("intermediate_size",),
                    "stack.dense-without-intermediate", "the dense width"),
@@ -442,6 +444,9 @@ _FLAVOUR_FIELDS = (
     _FlavourFields("attention", "sliding", "sliding-window attention", ("sliding_window",), ("sliding_window",),
                    "stack.sliding-without-window", "the window in tokens"),
     _FlavourFields("attention", "linear", "linear attention", LINEAR_FIELDS),
+    _FlavourFields("attention", "ssm", "a state-space mixer", SSM_FIELDS,
+                   ("ssm_state_size", "ssm_conv_kernel"), "stack.ssm-without-state",
+                   "the state per channel and the conv taps of the state-space mixer"),
 )
 
 #: A model spec or a vision tower: what the stack rules read fields from.

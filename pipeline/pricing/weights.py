@@ -83,7 +83,8 @@ SYMBOLS = (
     "max_position_embeddings", "num_experts", "num_experts_per_tok", "num_shared_experts", "moe_intermediate_size",
     "shared_expert_intermediate_size", "moe_latent_size", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim",
     "qk_nope_head_dim", "v_head_dim", "linear_num_key_heads", "linear_key_head_dim", "linear_num_value_heads",
-    "linear_value_head_dim", "linear_conv_kernel_dim", "relative_attention_num_buckets", "type_vocab_size",
+    "linear_value_head_dim", "linear_conv_kernel_dim", "ssm_state_size", "ssm_conv_kernel", "ssm_expand",
+    "ssm_intermediate_size", "ssm_num_heads", "ssm_n_groups", "ssm_dt_rank", "relative_attention_num_buckets", "type_vocab_size",
     "attn_output_gate", "tie_word_embeddings", "qk_norm", "qkv_bias", "o_bias", "mlp_bias", "norm_bias",
     "head_bias", "shared_expert_gate", "vision",
 )

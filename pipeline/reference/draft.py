@@ -51,15 +51,20 @@ WIDTHS = ("hidden_size", "intermediate_size", "num_attention_heads", "num_key_va
           "num_experts", "moe_intermediate_size", "shared_expert_intermediate_size", "max_position_embeddings",
           "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim",
           "linear_num_key_heads", "linear_key_head_dim", "linear_num_value_heads", "linear_value_head_dim",
-          "linear_conv_kernel_dim", "num_shared_experts", "relative_attention_num_buckets", "type_vocab_size")
+          "linear_conv_kernel_dim", "num_shared_experts", "relative_attention_num_buckets", "type_vocab_size",
+          "ssm_state_size", "ssm_conv_kernel", "ssm_expand", "ssm_num_heads", "ssm_n_groups", "ssm_dt_rank")
 
 #: Config keys that spell a width another way, beside the class's ``attribute_map`` (which transformers applies).
 _SPELLINGS = {"num_shared_experts": ("n_shared_experts",), "num_experts": ("n_routed_experts", "num_local_experts"),
               "intermediate_size": ("n_inner", "d_ff", "ffn_dim"), "hidden_size": ("d_model", "n_embd"),
-              "num_attention_heads": ("n_head", "num_heads"), "max_position_embeddings": ("n_positions",)}
+              "num_attention_heads": ("n_head", "num_heads"), "max_position_embeddings": ("n_positions",),
+              "ssm_state_size": ("state_size", "mamba_d_state"), "ssm_conv_kernel": ("conv_kernel", "mamba_d_conv"),
+              "ssm_expand": ("expand", "mamba_expand"), "ssm_num_heads": ("mamba_n_heads",),
+              "ssm_n_groups": ("n_groups", "mamba_n_groups"), "ssm_dt_rank": ("time_step_rank", "mamba_dt_rank")}
 
 #: Widths that count modules rather than size them: drawn small.
-_COUNTS = ("num_experts", "num_shared_experts", "linear_conv_kernel_dim")
+_COUNTS = ("num_experts", "num_shared_experts", "linear_conv_kernel_dim", "ssm_conv_kernel", "ssm_expand",
+           "ssm_n_groups")
 
 #: How many builds a dimension must be explained in: distinct draws make a chance match all but impossible.
 BUILDS = 3

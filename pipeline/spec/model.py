@@ -937,6 +937,10 @@ _ZERO_ALLOWED = ("num_shared_experts", "first_k_dense_replace", "mtp_depth")
 # The spec fields of a gated-DeltaNet (linear attention) layer, stated all or none.
 LINEAR_FIELDS = ("linear_num_key_heads", "linear_key_head_dim", "linear_num_value_heads",
                  "linear_value_head_dim", "linear_conv_kernel_dim")
+# The spec fields of a state-space (Mamba, Mamba2) mixer: the state per channel, the conv taps, the mixer's width
+# over hidden_size or in channels, Mamba2's heads and B/C groups, Mamba 1's rank of the time-step projection.
+SSM_FIELDS = ("ssm_state_size", "ssm_conv_kernel", "ssm_expand", "ssm_intermediate_size", "ssm_num_heads", "ssm_n_groups",
+              "ssm_dt_rank")
 
 
 def unknown_key_message(key: Any) -> str:
@@ -995,6 +999,11 @@ class ModelSpec:
             (:class:`ImportGaps`); ``check`` warns while it is stated.
         torch_dtype: The dtype the checkpoint's weights are saved in (``bfloat16``), without ``torch.``.
         linear_*: Gated DeltaNet dimensions for the layers a linear kind prices (:data:`LINEAR_FIELDS`).
+        ssm_*: State-space mixer dimensions for the layers an ssm kind prices (:data:`SSM_FIELDS`): ``ssm_state_size``
+            (N, the state per channel), ``ssm_conv_kernel`` (the depthwise conv's taps), ``ssm_expand`` (the
+            mixer's width is ``ssm_expand * hidden_size``) or ``ssm_intermediate_size`` (its width in channels, when
+            the family reads one: Mamba 1 honours a stated ``intermediate_size``), ``ssm_num_heads`` and ``ssm_n_groups`` (Mamba2's heads
+            and its groups of B and C), ``ssm_dt_rank`` (Mamba 1's time-step rank, x_proj to dt_proj).
         activations: Per-kind census records (:class:`KindActivations`); the
             memory model prices a layer of a kind stated here with them.
         output_activations: The same record for the output layer (final norm, output projection, loss).
@@ -1049,6 +1058,14 @@ class ModelSpec:
     linear_num_value_heads: Optional[int] = None
     linear_value_head_dim: Optional[int] = None
     linear_conv_kernel_dim: Optional[int] = None
+
+    ssm_state_size: Optional[int] = None
+    ssm_conv_kernel: Optional[int] = None
+    ssm_expand: Optional[int] = None
+    ssm_intermediate_size: Optional[int] = None
+    ssm_num_heads: Optional[int] = None
+    ssm_n_groups: Optional[int] = None
+    ssm_dt_rank: Optional[int] = None
 
     parameters: Optional[StatedParameters] = None
     import_gaps: Optional[ImportGaps] = None
