@@ -174,6 +174,9 @@ GPT2 = {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_si
 T5 = {"model_type": "t5", "d_model": 64, "num_layers": 2, "num_heads": 4, "vocab_size": 100, "d_ff": 128}
 TOWER = {"hidden_size": 32, "depth": 4, "num_heads": 2, "intermediate_size": 64, "fullatt_block_indexes": [1, 3]}
 QWEN2_5_VL = {**QWEN2, "model_type": "qwen2_5_vl", "vision_config": TOWER}
+QWEN3_VL = {"model_type": "qwen3_vl", "text_config": {"hidden_size": 64, "num_hidden_layers": 2,
+                                                      "num_attention_heads": 4, "vocab_size": 100},
+            "vision_config": {"hidden_size": 32, "depth": 4, "num_heads": 2, "deepstack_visual_indexes": [0, 2]}}
 SIGLIP = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 64, "patch_size": 16}
 GEMMA_VL = {"model_type": "gemma3", "text_config": {**GEMMA}, "vision_config": SIGLIP}
 QWEN3_5_VL = {"model_type": "qwen3_5", "text_config": {**QWEN3_5, "model_type": "qwen3_5_text"},
@@ -419,6 +422,24 @@ VISION_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
      {"hidden_size": 1280, "intermediate_size": 5120, "spatial_merge_size": 2}),
     ("mlp_ratio", with_(QWEN2_VL, vision_config={**QWEN2_VL["vision_config"], "mlp_ratio": 2}),
      {"hidden_size": 32, "intermediate_size": 64}),  # Qwen2VLVisionBlock: int(embed_dim * mlp_ratio)
+    # Qwen3VLVisionModel: one deepstack merger per index, built whatever the index (one past the depth too)
+    ("deepstack_visual_indexes", QWEN3_VL, {"num_deepstack_mergers": 2, "layers": None}),
+    ("deepstack_visual_indexes", with_(QWEN3_VL, vision_config=with_(QWEN3_VL["vision_config"],
+                                                                     deepstack_visual_indexes=[9])),
+     {"num_deepstack_mergers": 1}),
+    ("deepstack_visual_indexes", with_(QWEN3_VL, vision_config=with_(QWEN3_VL["vision_config"],
+                                                                     deepstack_visual_indexes=[])),
+     {"num_deepstack_mergers": 0}),
+    ("deepstack_visual_indexes", with_(QWEN3_VL, vision_config=with_(QWEN3_VL["vision_config"],
+                                                                     deepstack_visual_indexes=...)),
+     {"num_deepstack_mergers": 3}),  # Qwen3VLVisionConfig(deepstack_visual_indexes=(8, 16, 24))
+    ("deepstack_visual_indexes", with_(QWEN3_VL, vision_config=with_(QWEN3_VL["vision_config"],
+                                                                     deepstack_visual_indexes=[1, True])),
+     [(("vision_config", "deepstack_visual_indexes"), "import.value",
+       "vision_config.deepstack_visual_indexes must list block indexes (whole numbers from 0), got [1, true]")]),
+    ("deepstack_visual_indexes", with_(QWEN3_5_VL, vision_config=with_(QWEN3_5_VL["vision_config"],
+                                                                       deepstack_visual_indexes=[1])),
+     {"num_deepstack_mergers": None}),  # Qwen3_5VisionConfig does not read it: vision_ignored
 ]
 
 

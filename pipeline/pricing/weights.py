@@ -115,6 +115,8 @@ _EXPRESSION_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVW
 #: The symbols that read as 0 or 1: the spec's flags.
 FLAG_SYMBOLS = ("attn_output_gate", "tie_word_embeddings", "qk_norm", "qkv_bias", "o_bias", "mlp_bias", "norm_bias",
                 "shared_expert_gate", "vision")
+#: The tower's flags (a tower inventory's ``when`` and ``bias`` read them; no count is one).
+TOWER_FLAG_SYMBOLS = ("pooling_head", "projector_bias")
 #: The counts the model IR lets be 0 (every other field it takes is at least 1: a width, a count of heads).
 ZERO_SYMBOLS = ("num_shared_experts", "num_deepstack_mergers")
 
@@ -519,8 +521,9 @@ def _copies(entry: Mapping[str, Any], where: FieldPath, symbols: Sequence[str]) 
             disagree on ``{i}``.
     """
     copies = entry.get("copies")
-    if copies is not None and (copies not in symbols or copies in FLAG_SYMBOLS):
-        counts = [name for name in symbols if name not in FLAG_SYMBOLS]
+    flags = FLAG_SYMBOLS + TOWER_FLAG_SYMBOLS
+    if copies is not None and (copies not in symbols or copies in flags):
+        counts = [name for name in symbols if name not in flags]
         raise WeightFormatError(where + ("copies",), f"copies {copies!r} is not a count of {counts}")
     if (copies is None) == ("{i}" in entry["name"]):
         raise WeightFormatError(where + ("name",), f"{entry['name']!r}: a tensor held `copies` times names each "
