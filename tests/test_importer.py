@@ -422,6 +422,12 @@ VISION_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
      {"hidden_size": 1280, "intermediate_size": 5120, "spatial_merge_size": 2}),
     ("mlp_ratio", with_(QWEN2_VL, vision_config={**QWEN2_VL["vision_config"], "mlp_ratio": 2}),
      {"hidden_size": 32, "intermediate_size": 64}),  # Qwen2VLVisionBlock: int(embed_dim * mlp_ratio)
+    # Glm4vVisionModel: gated blocks, and SigLIP's position table of (image_size // patch_size) ** 2
+    ("image_size", {"model_type": "glm4v", "text_config": {"hidden_size": 64, "num_hidden_layers": 2,
+                                                           "num_attention_heads": 4, "vocab_size": 100},
+                    "vision_config": {"hidden_size": 32, "depth": 3, "num_heads": 2, "image_size": 56,
+                                      "patch_size": 14}},
+     {"num_position_embeddings": 16, "layers": [{"kind": "gated_encoder", "count": 3}]}),
     # Qwen3VLVisionModel: one deepstack merger per index, built whatever the index (one past the depth too)
     ("deepstack_visual_indexes", QWEN3_VL, {"num_deepstack_mergers": 2, "layers": None}),
     ("deepstack_visual_indexes", with_(QWEN3_VL, vision_config=with_(QWEN3_VL["vision_config"],

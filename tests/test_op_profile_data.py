@@ -55,6 +55,7 @@ TOWER_KINDS = {
     "qwen2_vl": ["encoder"],
     "qwen3_vl": ["encoder"],
     "qwen3_vl_moe": ["encoder"],
+    "glm4v": ["gated_encoder"],
 }
 #: The families with an MTP layer inventory.
 MTP_FAMILIES = ("deepseek_v3", "qwen3_5", "qwen3_5_moe", "qwen3_next")

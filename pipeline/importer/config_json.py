@@ -846,6 +846,13 @@ def _tower_gated_blocks(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fi
                    fields.paths["num_hidden_layers"])
 
 
+def _tower_gated_patch_grid(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
+    """GLM-4V: every block a gated_encoder (RMSNorm, full attention, gated SiLU MLP), and a learned position per
+    patch of a square image, as SigLIP's ((image_size // patch_size) ** 2)."""
+    _tower_siglip(ctx, tower, fields)
+    _tower_gated_blocks(ctx, tower, fields)
+
+
 #: Qwen3VLVisionConfig(deepstack_visual_indexes=(8, 16, 24)) (transformers 5.24.0 configuration_qwen3_vl.py).
 _QWEN3_VL_DEEPSTACK = (8, 16, 24)
 
@@ -876,10 +883,11 @@ TOWER_RULES: Mapping[str, Callable[[_Context, Mapping[str, _Stated], _Fields], N
     "window_blocks": _tower_window_blocks,
     "gated_blocks": _tower_gated_blocks,
     "deepstack": _tower_deepstack,
+    "gated_patch_grid": _tower_gated_patch_grid,
 })
 _TOWER_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "siglip": ("image_size",), "window_blocks": ("fullatt_block_indexes",), "ratio_encoder": ("mlp_ratio",),
-    "deepstack": ("deepstack_visual_indexes",)})
+    "deepstack": ("deepstack_visual_indexes",), "gated_patch_grid": ("image_size",)})
 
 
 
