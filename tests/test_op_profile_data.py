@@ -56,6 +56,8 @@ TOWER_KINDS = {
     "qwen3_vl": ["encoder"],
     "qwen3_vl_moe": ["encoder"],
     "glm4v": ["gated_encoder"],
+    "idefics3": ["encoder"],
+    "smolvlm": ["encoder"],
 }
 #: The families with an MTP layer inventory.
 MTP_FAMILIES = ("deepseek_v3", "qwen3_5", "qwen3_5_moe", "qwen3_next")
