@@ -56,6 +56,7 @@ TOWER_KINDS = {
     "qwen3_vl": ["encoder"],
     "qwen3_vl_moe": ["encoder"],
     "glm4v": ["gated_encoder"],
+    "glm4v_moe": ["gated_encoder"],
     "idefics3": ["encoder"],
     "smolvlm": ["encoder"],
 }
