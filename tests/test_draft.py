@@ -79,6 +79,31 @@ def test_a_draft_gives_every_tensor_of_a_config_it_never_built(config, model_typ
     assert checked == len(real)  # every tensor of the model, none left out
 
 
+def test_a_draft_draws_a_towers_widths_and_gives_every_tower_tensor_of_a_config_it_never_built():
+    data = json.loads((CONFIGS / "qwen3-vl-2b-instruct.json").read_text(encoding="utf-8"))
+    data["text_config"]["num_hidden_layers"], data["vision_config"]["depth"] = 2, 2
+    result = draft("qwen3_vl", data)
+    spec = import_config(data, load_op_profiles(), fallback_name="x").spec
+    fields = {**_fields(spec.vision), "head_dim": spec.vision.hidden_size // spec.vision.num_attention_heads,
+              "text_hidden_size": spec.hidden_size}
+    real = census(data).tensors
+    tower = [(f"{kind.stack}.{layer}.{tensor.name}", tensor) for kind in result.kinds if kind.tower
+             for layer in kind.layers for tensor in kind.tensors]
+    tower += [(tensor.name, tensor) for tensor in result.model_tensors if tensor.tower]
+    assert sorted(name for name, _ in tower) == sorted(name for name in real if name.startswith("model.visual."))
+    for name, tensor in tower:
+        assert tuple(_evaluate(e, fields) for e in tensor.shape) == real[name], tensor
+    assert [(kind.name, kind.stack) for kind in result.kinds if kind.tower] == [
+        ("encoder", "model.visual.blocks"), ("encoder_2", "model.visual.deepstack_merger_list")]
+    merger = {tensor.name: tensor for tensor in result.model_tensors}["model.visual.merger.linear_fc2.weight"]
+    assert (merger.shape, merger.part) == (("out_hidden_size", "hidden_size * spatial_merge_size * spatial_merge_size"),
+                                           "projector")
+    assert not [question for question in result.questions if "dimension" in question]  # no tower width left open
+    text = render(result)
+    assert "vision:\n" in text and "    - {role: pos_embed, name: model.visual.pos_embed.weight, part: tower, shape: " \
+                                    "[num_position_embeddings, hidden_size]}\n" in text
+
+
 def test_deepseek_v3s_draft_solves_mla_and_the_shared_expert_and_splits_dense_from_moe_layers():
     result = _drafted("deepseek_v3", "deepseek-v3.json")
     assert [(kind.name, kind.layers[0], len(kind.layers)) for kind in result.kinds] == [("dense", 0, 3), ("moe", 3, 2)]

@@ -182,6 +182,17 @@ GPT2 = {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_si
 T5 = {"model_type": "t5", "d_model": 64, "num_layers": 2, "num_heads": 4, "vocab_size": 100, "d_ff": 128}
 TOWER = {"hidden_size": 32, "depth": 4, "num_heads": 2, "intermediate_size": 64, "fullatt_block_indexes": [1, 3]}
 QWEN2_5_VL = {**QWEN2, "model_type": "qwen2_5_vl", "vision_config": TOWER}
+GLM4V = {"model_type": "glm4v", "text_config": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+                                                "vocab_size": 100},
+         "vision_config": {"hidden_size": 32, "depth": 3, "num_heads": 2, "image_size": 56, "patch_size": 14}}
+IDEFICS3 = {"model_type": "idefics3", "scale_factor": 4,
+            "text_config": {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+                            "vocab_size": 100, "intermediate_size": 128},
+            "vision_config": {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 64,
+                              "patch_size": 16}}
+QWEN3_VL = {"model_type": "qwen3_vl", "text_config": {"hidden_size": 64, "num_hidden_layers": 2,
+                                                      "num_attention_heads": 4, "vocab_size": 100},
+            "vision_config": {"hidden_size": 32, "depth": 4, "num_heads": 2, "deepstack_visual_indexes": [0, 2]}}
 SIGLIP = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 64, "patch_size": 16}
 GEMMA_VL = {"model_type": "gemma3", "text_config": {**GEMMA}, "vision_config": SIGLIP}
 QWEN3_5_VL = {"model_type": "qwen3_5", "text_config": {**QWEN3_5, "model_type": "qwen3_5_text"},
@@ -203,6 +214,10 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("max_position_embeddings", with_(LLAMA, max_position_embeddings=4096), {"max_position_embeddings": 4096}),
     ("num_experts", QWEN3_MOE, {"num_experts": 8, "num_shared_experts": 0}),
     ("n_routed_experts", DEEPSEEK, {"num_experts": 8}),
+    # Idefics3Connector: scale_factor x scale_factor patches into one token (the tower's spatial_merge_size), 2 unstated
+    ("scale_factor", IDEFICS3, {"vision": {**imported(IDEFICS3)["vision"], "spatial_merge_size": 4}}),
+    ("scale_factor", with_(IDEFICS3, scale_factor=...), {"vision": {**imported(IDEFICS3)["vision"],
+                                                                    "spatial_merge_size": 2}}),
     ("num_local_experts", MIXTRAL, {"num_experts": 4, "num_shared_experts": 0}),
     ("num_local_experts", {**{k: v for k, v in QWEN3_MOE.items() if k != "num_experts"}, "num_local_experts": 8},
      {"num_experts": 8, "num_shared_experts": 0}),
@@ -471,6 +486,38 @@ VISION_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
      {"hidden_size": 1280, "intermediate_size": 5120, "spatial_merge_size": 2}),
     ("mlp_ratio", with_(QWEN2_VL, vision_config={**QWEN2_VL["vision_config"], "mlp_ratio": 2}),
      {"hidden_size": 32, "intermediate_size": 64}),  # Qwen2VLVisionBlock: int(embed_dim * mlp_ratio)
+    # Glm4vVisionAttention: qkv bias=config.attention_bias, which no tower field states: only false is imported
+    ("attention_bias", with_(GLM4V, vision_config=with_(GLM4V["vision_config"], attention_bias=False)),
+     {"num_position_embeddings": 16}),
+    ("attention_bias", with_(GLM4V, vision_config=with_(GLM4V["vision_config"], attention_bias=True)),
+     [(("vision_config", "attention_bias"), "import.unsupported",
+       "vision_config.attention_bias is true: huggingface/transformers src/transformers/models/glm4v/modeling_glm4v.py "
+       "Glm4vVisionAttention: qkv bias=config.attention_bias, which no tower field states (transformers 5.24.0; "
+       "Glm4vVisionConfig(attention_bias=False), as GLM-4.1V's checkpoints); only false is imported")]),
+    # Glm4vVisionModel: gated blocks, and SigLIP's position table of (image_size // patch_size) ** 2
+    ("image_size", {"model_type": "glm4v", "text_config": {"hidden_size": 64, "num_hidden_layers": 2,
+                                                           "num_attention_heads": 4, "vocab_size": 100},
+                    "vision_config": {"hidden_size": 32, "depth": 3, "num_heads": 2, "image_size": 56,
+                                      "patch_size": 14}},
+     {"num_position_embeddings": 16, "layers": [{"kind": "gated_encoder", "count": 3}]}),
+    # Qwen3VLVisionModel: one deepstack merger per index, built whatever the index (one past the depth too)
+    ("deepstack_visual_indexes", QWEN3_VL, {"num_deepstack_mergers": 2, "layers": None}),
+    ("deepstack_visual_indexes", with_(QWEN3_VL, vision_config=with_(QWEN3_VL["vision_config"],
+                                                                     deepstack_visual_indexes=[9])),
+     {"num_deepstack_mergers": 1}),
+    ("deepstack_visual_indexes", with_(QWEN3_VL, vision_config=with_(QWEN3_VL["vision_config"],
+                                                                     deepstack_visual_indexes=[])),
+     {"num_deepstack_mergers": 0}),
+    ("deepstack_visual_indexes", with_(QWEN3_VL, vision_config=with_(QWEN3_VL["vision_config"],
+                                                                     deepstack_visual_indexes=...)),
+     {"num_deepstack_mergers": 3}),  # Qwen3VLVisionConfig(deepstack_visual_indexes=(8, 16, 24))
+    ("deepstack_visual_indexes", with_(QWEN3_VL, vision_config=with_(QWEN3_VL["vision_config"],
+                                                                     deepstack_visual_indexes=[1, True])),
+     [(("vision_config", "deepstack_visual_indexes"), "import.value",
+       "vision_config.deepstack_visual_indexes must list block indexes (whole numbers from 0), got [1, true]")]),
+    ("deepstack_visual_indexes", with_(QWEN3_5_VL, vision_config=with_(QWEN3_5_VL["vision_config"],
+                                                                       deepstack_visual_indexes=[1])),
+     {"num_deepstack_mergers": None}),  # Qwen3_5VisionConfig does not read it: vision_ignored
 ]
 
 

@@ -72,7 +72,8 @@ RECORD_KEYS = ("['saved', 'saved_tp', 'working', 'working_tp', 'seq_length', 'se
                "'selective_attention_mm', 'selective_ffn_mm', 'ops', 'ops_tp']")
 TOWER_KEYS = ("['hidden_size', 'num_hidden_layers', 'num_attention_heads', 'name', 'intermediate_size', "
               "'out_hidden_size', 'patch_size', 'in_channels', 'temporal_patch_size', 'spatial_merge_size', "
-              "'num_position_embeddings', 'max_position_embeddings', 'pooling_head', 'projector_bias', 'layers']")
+              "'num_position_embeddings', 'num_deepstack_mergers', 'max_position_embeddings', 'pooling_head', "
+              "'projector_bias', 'layers']")
 LINEAR_NAMES = ("['linear_num_key_heads', 'linear_key_head_dim', 'linear_num_value_heads', 'linear_value_head_dim', "
                 "'linear_conv_kernel_dim']")
 PRECISION_HINT = ("states a run's precision, not a model fact; a run takes its precision from its execution spec "
@@ -559,6 +560,9 @@ TOWER_PARSE_REFUSALS = [
         id="unknown-key"),
     pytest.param(tower(hidden_size=0), one(
         ("vision", "hidden_size"), "spec.not-positive", "vision.hidden_size must be positive, got 0"), id="zero"),
+    pytest.param(tower(num_deepstack_mergers=-1), one(  # 0 is a tower without them (Qwen3-VL's [] indexes)
+        ("vision", "num_deepstack_mergers"), "spec.negative", "vision.num_deepstack_mergers must not be negative, "
+                                                               "got -1"), id="negative-count"),
     pytest.param(tower(patch_size=14.0), one(
         ("vision", "patch_size"), "spec.not-integer",
         "vision.patch_size must be an integer, got the float 14.0; write 14"),
@@ -596,6 +600,10 @@ TOWER_PARSE_REFUSALS = [
 @pytest.mark.parametrize("vision, expected", TOWER_PARSE_REFUSALS)
 def test_from_dict_refuses_a_vision_tower(vision: Any, expected: List[Issue]) -> None:
     assert issues_of(ModelSpec.from_dict, spec_data(vision=vision)) == expected
+
+
+def test_a_tower_may_hold_no_deepstack_mergers() -> None:
+    assert ModelSpec.from_dict(spec_data(vision=tower(num_deepstack_mergers=0))).vision.num_deepstack_mergers == 0
 
 
 # The stated parameter count, read through a spec so the paths are the spec's.

@@ -53,6 +53,12 @@ TOWER_KINDS = {
     "qwen3_5_moe": ["encoder"],
     "mistral3": ["gated_encoder"],
     "qwen2_vl": ["encoder"],
+    "qwen3_vl": ["encoder"],
+    "qwen3_vl_moe": ["encoder"],
+    "glm4v": ["gated_encoder"],
+    "glm4v_moe": ["gated_encoder"],
+    "idefics3": ["encoder"],
+    "smolvlm": ["encoder"],
 }
 #: The families with an MTP layer inventory.
 MTP_FAMILIES = ("deepseek_v3", "qwen3_5", "qwen3_5_moe", "qwen3_next")
@@ -93,7 +99,8 @@ def _weights_as_read(weights: Sequence[Weight]) -> list:
     return [{"role": weight.role, "name": weight.name, "part": weight.part,
              "shape": [expression.text for expression in weight.shape], "per": weight.per,
              "when": _condition_as_written(weight.when), "op": weight.op,
-             **({"bias": _condition_as_written(weight.bias)} if weight.bias is not None else {})}
+             **({"bias": _condition_as_written(weight.bias)} if weight.bias is not None else {}),
+             **({"copies": weight.copies} if weight.copies is not None else {})}
             for weight in weights]
 
 

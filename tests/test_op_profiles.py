@@ -376,8 +376,8 @@ def test_assumable_fields_are_the_flags_and_counts() -> None:
     assert dict(assumable_fields("vision tower")) == {
         "hidden_size": int, "num_hidden_layers": int, "num_attention_heads": int, "intermediate_size": int,
         "out_hidden_size": int, "patch_size": int, "spatial_merge_size": int, "num_position_embeddings": int,
-        "max_position_embeddings": int, "in_channels": int, "temporal_patch_size": int, "pooling_head": bool,
-        "projector_bias": bool}
+        "num_deepstack_mergers": int, "max_position_embeddings": int, "in_channels": int, "temporal_patch_size": int,
+        "pooling_head": bool, "projector_bias": bool}
 
 
 def test_an_arch_that_is_not_the_file_stem_is_refused(tmp_path: Path) -> None:

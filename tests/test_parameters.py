@@ -31,7 +31,7 @@ from pipeline.pricing.parameters import (Unpriced, count_parameters, count_total
 from pipeline.check.runner import check_document, check_file
 from pipeline.pricing.stack import LayerStack
 from pipeline.pricing.weights import (FFN_PARTS, NONE, TOWER_SYMBOLS, WeightFormatError, compile_expression,
-                                      parse_condition, parse_weights, sizes)
+                                      parse_condition, parse_weights, resolve, sizes)
 
 ROOT = Path(__file__).resolve().parent.parent
 ORACLE = Path(__file__).parent / "data" / "oracle"
@@ -95,7 +95,17 @@ def oracle_groups(reference: Dict[str, Any]) -> Iterator[Tuple[int, Dict[str, An
 #: models whose reference folds the projector into ``vision`` (Qwen's ``visual.merger`` lives in ``model.visual``),
 #: the projector is ``vision`` less the tower's blocks and its embeddings (transformers: ``Qwen2VisionPatchEmbed``
 #: and Qwen2.5-VL's have ``bias=False``, ``Qwen3_5VisionPatchEmbed`` ``bias=True``).
-PATCH_BIAS = {"qwen2_vl": False, "qwen2_5_vl": False, "qwen3_5": True, "qwen3_5_moe": True}
+PATCH_BIAS = {"qwen2_vl": False, "qwen2_5_vl": False, "qwen3_5": True, "qwen3_5_moe": True, "qwen3_vl": True,
+              "qwen3_vl_moe": True}
+#: The reference's stacks of the vision region that are no tower blocks but a projector's: Qwen3-VL's deepstack
+#: mergers (``model.visual.deepstack_merger_list``, one patch merger per deepstack index), the projector here.
+PROJECTOR_STACKS = ("model.visual.deepstack_merger_list",)
+
+
+def tower_blocks(reference: Dict[str, Any]) -> int:
+    """The reference's tower blocks: its stacks of the vision region but the projector's."""
+    return sum(stack["params"] for prefix, stack in reference["stacks"].items()
+               if stack["region"] == "vision" and prefix not in PROJECTOR_STACKS)
 
 
 def tower_embeddings(spec: ModelSpec, bias: bool) -> int:
@@ -111,8 +121,7 @@ def reference_projector(spec: ModelSpec, reference: Dict[str, Any]) -> int:
     ``vision``) ``vision`` less the tower's blocks (its ``stacks``' vision region) and embeddings."""
     if reference["projector"] or not reference["vision"]:
         return reference["projector"]
-    blocks = sum(stack["params"] for stack in reference["stacks"].values() if stack["region"] == "vision")
-    return reference["vision"] - blocks - tower_embeddings(spec, PATCH_BIAS[reference["model_type"]])
+    return reference["vision"] - tower_blocks(reference) - tower_embeddings(spec, PATCH_BIAS[reference["model_type"]])
 
 
 @pytest.mark.parametrize("path", SPECS, ids=lambda path: path.stem)
@@ -132,7 +141,7 @@ def test_the_totals_are_the_reference_implementations(path: Path) -> None:
         "position": reference["embedding_other"], "vision": reference["vision"] + reference["projector"],
         "projector": reference_projector(spec, reference), "other": reference["other"],
         "layers": reference["layers"] + reference["encoder_layers"],
-        "tower_layers": sum(stack["params"] for stack in reference["stacks"].values() if stack["region"] == "vision"),
+        "tower_layers": tower_blocks(reference),
         # transformers builds no MTP layer (the reference's mtp is 0 for every model): a model without MTP layers
         # counts 0, one with them is held to its stated figure (test_fast_paths) and DeepSeek's own (below).
         "mtp": reference["mtp"]}
@@ -330,6 +339,41 @@ def test_a_tower_inventory_reads_the_towers_head_width() -> None:
     symbols = tower_symbols(spec.vision, spec.hidden_size)
     assert symbols["head_dim"] == 1280 // 16 == spec.vision.hidden_size // spec.vision.num_attention_heads
     assert sizes(inventory, symbols) == [("projector", "layer", 80 * 1536, True)]
+
+
+_DEEPSTACK = [{"role": "merger.norm", "name": "deepstack.{i}.norm.weight", "shape": ["hidden_size * 4"],
+               "part": "projector", "bias": True, "copies": "num_deepstack_mergers"}]
+
+
+def test_a_tensor_held_copies_times_is_named_once_per_index_and_counted_that_often() -> None:
+    inventory = parse_weights(_DEEPSTACK, ("vision",), TOWER_SYMBOLS, ("projector",))
+    symbols = {"hidden_size": 8, "num_deepstack_mergers": 3}
+    assert sizes(inventory, symbols) == [("projector", "layer", 3 * 32, False), ("projector", "layer", 3 * 32, False)]
+    assert [(t.name, t.shape) for t in resolve(inventory, symbols)] == [
+        ("deepstack.0.norm.weight", (32,)), ("deepstack.0.norm.bias", (32,)), ("deepstack.1.norm.weight", (32,)),
+        ("deepstack.1.norm.bias", (32,)), ("deepstack.2.norm.weight", (32,)), ("deepstack.2.norm.bias", (32,))]
+    assert (sizes(inventory, {**symbols, "num_deepstack_mergers": 0}),
+            resolve(inventory, {**symbols, "num_deepstack_mergers": 0})) == ([], [])
+    with pytest.raises(Unpriced) as caught:
+        resolve(inventory, {"hidden_size": 8, "num_deepstack_mergers": None})
+    assert (caught.value.field, caught.value.reason) == (
+        "num_deepstack_mergers", "its inventory holds deepstack.{i}.norm.weight once per num_deepstack_mergers, "
+                                 "which the spec does not state")
+
+
+@pytest.mark.parametrize("change, path, message", [
+    ({"copies": "pooling_head"}, ("vision", 0, "copies"), "copies 'pooling_head' is not a count of ['hidden_size', "),
+    ({"copies": None}, ("vision", 0, "name"), "'deepstack.{i}.norm.weight': a tensor held `copies` times names each "
+                                              "copy's index {i}"),
+    ({"name": "deepstack.norm.weight"}, ("vision", 0, "name"), "'deepstack.norm.weight': a tensor held `copies` "
+                                                               "times names each copy's index {i}"),
+])
+def test_copies_name_a_count_and_the_name_its_index(change: Dict[str, Any], path: Tuple[Any, ...],
+                                                    message: str) -> None:
+    entry = {key: value for key, value in {**_DEEPSTACK[0], **change}.items() if value is not None}
+    with pytest.raises(WeightFormatError) as caught:
+        parse_weights([entry], ("vision",), TOWER_SYMBOLS, ("projector",))
+    assert (caught.value.path, str(caught.value)[:len(message)]) == (path, message)
 
 
 def test_a_kind_without_weights_is_unpriced_by_name() -> None:

@@ -296,9 +296,7 @@ def test_every_variant_counts_as_the_reference_or_is_refused(model_type: str, re
 
 BATCH3 = ROOT / "tests" / "data" / "configs" / "batch3"
 #: Batch 3's configs of model types no op profile prices, and the importer's reason.
-UNPRICED = {"qwen3-vl-2b-instruct": "import.unknown-model-type",
-            "qwen3-vl-30b-a3b-instruct": "import.unknown-model-type",
-            "llama-4-scout-17b-16e-instruct": "import.unknown-model-type", "dbrx-132b": "import.unknown-model-type",
+UNPRICED = {"llama-4-scout-17b-16e-instruct": "import.unknown-model-type", "dbrx-132b": "import.unknown-model-type",
             "starcoderbase-7b": "import.unknown-model-type", "bart-large": "import.unknown-model-type"}
 
 
@@ -311,6 +309,13 @@ def _batch3(name: str) -> Tuple[Dict[str, Any], Any]:
 def test_a_batch3_config_of_a_family_not_priced_is_refused(name: str) -> None:
     config, built = _batch3(name)
     assert outcome(config["model_type"], config, built) == ("refused", f"{UNPRICED[name]} model_type")
+
+
+@pytest.mark.parametrize("name", ["qwen3-vl-2b-instruct", "qwen3-vl-30b-a3b-instruct"])
+def test_batch3_qwen3_vl_equals_the_reference_tower_and_deepstack_mergers_included(name: str) -> None:
+    config, built = _batch3(name)
+    assert any(tensor.startswith("model.visual.deepstack_merger_list.2.") for tensor in built.tensors)
+    assert outcome(config["model_type"], config, built) == ("exact", "")
 
 
 def test_batch3_deepseek_v2_lite_equals_the_reference_its_auto_map_unread() -> None:

@@ -32,6 +32,14 @@ REFERENCE = {
     "qwen3_5_moe_text": 34_660_610_688, "qwen3_5_text": 8_953_803_264, "qwen3_moe": 15_350_731_776,
     "qwen3_next": 79_674_391_296, "roberta": 124_696_665, "starcoder2": 3_030_371_328, "t5": 60_506_624,
     "seed_oss": 28_921_040_896, "olmo": 6_888_095_744,
+    "qwen3_vl": 12_616_410_352, "qwen3_vl_moe": 14_052_070_640, "glm4v": 10_292_777_472, "idefics3": 6_909_685_760,
+    "smolvlm": 6_909_685_760,
+    # Qwen3-VL's and GLM-4V's text configs, as Qwen2-VL's: AutoModel builds the text model alone, and modelspec adds
+    # the lm_head the VLM holds, untied for qwen3_vl_text, glm4v_text and glm4v_moe_text (vocab_size x
+    # hidden_size), tied for qwen3_vl_moe_text (Qwen3VLMoeTextConfig(tie_word_embeddings=True)).
+    "qwen3_vl_text": 11_427_131_392 + 151_936 * 4_096, "glm4v_text": 8_779_522_048 + 151_552 * 4_096,
+    "qwen3_vl_moe_text": 13_173_956_608,
+    "glm4v_moe": 104_372_866_880, "glm4v_moe_text": 102_860_135_744 + 151_424 * 4_096,  # untied, as glm4v_text
     # deepseek_v2 is left out: DeepseekV2Config's num_experts_per_tok defaults to None, so its defaults route to no
     # expert and the importer refuses them (stack.moe-without-experts), though transformers builds the model
     # (38,612,307,968 parameters).

@@ -926,6 +926,35 @@ def _tower_gated_blocks(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fi
                    fields.paths["num_hidden_layers"])
 
 
+def _tower_gated_patch_grid(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
+    """GLM-4V: every block a gated_encoder (RMSNorm, full attention, gated SiLU MLP), and a learned position per
+    patch of a square image, as SigLIP's ((image_size // patch_size) ** 2)."""
+    _tower_siglip(ctx, tower, fields)
+    _tower_gated_blocks(ctx, tower, fields)
+
+
+#: Qwen3VLVisionConfig(deepstack_visual_indexes=(8, 16, 24)) (transformers 5.24.0 configuration_qwen3_vl.py).
+_QWEN3_VL_DEEPSTACK = (8, 16, 24)
+
+
+def _tower_deepstack(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
+    """Qwen3-VL: encoder blocks, and one deepstack patch merger per entry of ``deepstack_visual_indexes``
+    (transformers 5.24.0 modeling_qwen3_vl.py Qwen3VLVisionModel: ``deepstack_merger_list`` of
+    ``len(config.deepstack_visual_indexes)`` mergers, built whatever the indexes are), (8, 16, 24) when not stated."""
+    stated = tower.get("deepstack_visual_indexes")
+    if stated is None or stated.value is None:
+        fields.put("num_deepstack_mergers", len(_QWEN3_VL_DEEPSTACK),
+                   f"len(deepstack_visual_indexes), not stated: its config class's default {list(_QWEN3_VL_DEEPSTACK)}",
+                   fields.paths.get("num_hidden_layers", ()))
+        return
+    value = stated.value
+    if not isinstance(value, list) or any(isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in value):
+        ctx.refuse(stated.path, "import.value",
+                   f"{_dotted(stated.path)} must list block indexes (whole numbers from 0), got {_show(value)}")
+        return
+    fields.put("num_deepstack_mergers", len(value), f"len({stated.origin})", stated.path)
+
+
 #: How each family's tower picks its blocks' kinds (of ``op_profiles/vision.yaml``).
 TOWER_RULES: Mapping[str, Callable[[_Context, Mapping[str, _Stated], _Fields], None]] = MappingProxyType({
     "encoder": _tower_encoder,
@@ -933,9 +962,12 @@ TOWER_RULES: Mapping[str, Callable[[_Context, Mapping[str, _Stated], _Fields], N
     "siglip": _tower_siglip,
     "window_blocks": _tower_window_blocks,
     "gated_blocks": _tower_gated_blocks,
+    "deepstack": _tower_deepstack,
+    "gated_patch_grid": _tower_gated_patch_grid,
 })
 _TOWER_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
-    "siglip": ("image_size",), "window_blocks": ("fullatt_block_indexes",), "ratio_encoder": ("mlp_ratio",)})
+    "siglip": ("image_size",), "window_blocks": ("fullatt_block_indexes",), "ratio_encoder": ("mlp_ratio",),
+    "deepstack": ("deepstack_visual_indexes",), "gated_patch_grid": ("image_size",)})
 
 
 

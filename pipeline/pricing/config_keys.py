@@ -116,6 +116,8 @@ VISION_KEYS: Tuple[KeyRule, ...] = (
                "config.mlp_ratio))"),
     _row("fullatt_block_indexes", "vision.layers", "rule",
          _HF + "qwen2_5_vl/modeling_qwen2_5_vl.py: full attention at these blocks, windowed attention elsewhere"),
+    _row("deepstack_visual_indexes", "vision.num_deepstack_mergers", "rule",
+         _HF + "qwen3_vl/modeling_qwen3_vl.py Qwen3VLVisionModel: one deepstack patch merger per index"),
 )
 
 _TOKEN_ID = "a token id; it names a token, it sizes nothing"

@@ -18,6 +18,9 @@ holds, each as one entry of ``weights``::
   shape is one expert's, and ``num_experts`` of it are held) or
   ``first_layer`` (held only by the first layer of a run of the kind, as T5's
   relative-attention bias table);
+- ``copies``: a count of the spec (a tower's ``num_deepstack_mergers``): the
+  tensor is held that many times, ``{i}`` in its name standing for each copy's
+  index (``deepstack_merger_list.{i}.norm.weight``), 0 copies holding none;
 - ``when``: a flag or count of the spec that must be true (``qk_norm``) or,
   with ``not``, false (``not tie_word_embeddings``) for the tensor to exist;
 - ``bias``: likewise, for a bias of the tensor's first dimension
@@ -94,7 +97,7 @@ SYMBOLS = (
 TOWER_SYMBOLS = (
     "hidden_size", "intermediate_size", "num_attention_heads", "head_dim", "out_hidden_size", "patch_size",
     "spatial_merge_size", "num_position_embeddings", "in_channels", "temporal_patch_size", "text_hidden_size",
-    "pooling_head", "projector_bias",
+    "pooling_head", "projector_bias", "num_deepstack_mergers",
 )
 
 _ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Name, ast.Load,
@@ -113,8 +116,10 @@ _EXPRESSION_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVW
 #: The symbols that read as 0 or 1: the spec's flags.
 FLAG_SYMBOLS = ("attn_output_gate", "tie_word_embeddings", "qk_norm", "qkv_bias", "o_bias", "mlp_bias", "norm_bias",
                 "head_bias", "shared_expert_gate", "vision")
+#: The tower's flags (a tower inventory's ``when`` and ``bias`` read them; no count is one).
+TOWER_FLAG_SYMBOLS = ("pooling_head", "projector_bias")
 #: The counts the model IR lets be 0 (every other field it takes is at least 1: a width, a count of heads).
-ZERO_SYMBOLS = ("num_shared_experts",)
+ZERO_SYMBOLS = ("num_shared_experts", "num_deepstack_mergers")
 
 #: A range of whole numbers: the least and the largest value (``None``: unbounded that way).
 Range = Tuple[Optional[int], Optional[int]]
@@ -202,6 +207,7 @@ class Weight:
     bias: Optional[Condition] = None
     op: str = "matmul"
     shape_code: Optional[CodeType] = None
+    copies: Optional[str] = None
 
     def dimensions(self, env: Mapping[str, Any]) -> Tuple[int, ...]:
         """The shape for one spec; *env* is :func:`environment`'s.
@@ -443,12 +449,14 @@ def _compiled(weights: Sequence[Weight]) -> Inventory:
         names += [name for size in weight.shape for name in size.names]
         when = _condition_text(weight.when)
         names += [weight.when.symbol] if weight.when.symbol else []
+        times = f" * ({weight.copies})" if weight.copies else ""
+        names += [weight.copies] if weight.copies else []
         product = " * ".join(f"({size.text})" for size in weight.shape)
-        terms.append(f"(({product}) if {when} else 0)")
+        terms.append(f"(({product}){times} if {when} else 0)")
         slots.append((weight.part, weight.per, weight.op == "matmul"))
         if weight.bias is not None:
             names += [weight.bias.symbol] if weight.bias.symbol else []
-            terms.append(f"(({weight.shape[0].text}) if {when} and {_condition_text(weight.bias)} else 0)")
+            terms.append(f"(({weight.shape[0].text}){times} if {when} and {_condition_text(weight.bias)} else 0)")
             slots.append((weight.part, weight.per, False))
     code = _eval_code("(" + "".join(term + "," for term in terms) + ")")
     by_per = {per: " + ".join(term for term, slot in zip(terms, slots) if slot[1] == per) or "0" for per in PER}
@@ -491,6 +499,7 @@ def parse_weights(entries: Sequence[Mapping[str, Any]], path: FieldPath,
         if entry["name"] in seen and not _exclusive(seen[entry["name"]], entry.get("when")):
             raise WeightFormatError(where + ("name",), f"{entry['name']!r} is listed twice")
         seen[entry["name"]] = entry.get("when")
+        copies = _copies(entry, where, symbols)
         shape = tuple(compile_expression(size, where + ("shape", axis), symbols)
                       for axis, size in enumerate(entry["shape"]))
         _check_product(shape, where + ("shape",))
@@ -501,8 +510,27 @@ def parse_weights(entries: Sequence[Mapping[str, Any]], path: FieldPath,
             per=entry.get("per", "layer"),
             when=parse_condition(entry["when"], where + ("when",), symbols) if "when" in entry else ALWAYS,
             bias=parse_condition(entry["bias"], where + ("bias",), symbols) if "bias" in entry else None,
-            op=entry.get("op", default_op), shape_code=shape_code))
+            op=entry.get("op", default_op), shape_code=shape_code, copies=copies))
     return _compiled(weights) if weights else NONE
+
+
+def _copies(entry: Mapping[str, Any], where: FieldPath, symbols: Sequence[str]) -> Optional[str]:
+    """The count an entry's ``copies`` names, or ``None``; its name holds ``{i}`` exactly when it has copies.
+
+    Raises:
+        WeightFormatError: For a ``copies`` that names no count of *symbols*, or a name and ``copies`` that
+            disagree on ``{i}``.
+    """
+    copies = entry.get("copies")
+    flags = FLAG_SYMBOLS + TOWER_FLAG_SYMBOLS
+    if copies is not None and (copies not in symbols or copies in flags):
+        counts = [name for name in symbols if name not in flags]
+        raise WeightFormatError(where + ("copies",), f"copies {copies!r} is not a count of {counts}")
+    if (copies is None) == ("{i}" in entry["name"]):
+        raise WeightFormatError(where + ("name",), f"{entry['name']!r}: a tensor held `copies` times names each "
+                                                   "copy's index {i} (deepstack_merger_list.{i}.norm.weight), and "
+                                                   "only such a tensor does")
+    return copies
 
 
 def _check_product(shape: Sequence[Expression], path: FieldPath) -> None:
@@ -523,7 +551,8 @@ def environment(values: Mapping[str, Any]) -> Dict[str, Any]:
 
 
 def sizes(weights: Inventory, env: Mapping[str, Any]) -> List[Tuple[str, str, int, bool]]:
-    """``(part, per, parameters of one copy, is a matmul weight)`` of each tensor, as :func:`resolve` lists them.
+    """``(part, per, parameters of one copy, is a matmul weight)`` of each tensor, as :func:`resolve` lists them
+    (a tensor held ``copies`` times as one entry of all its copies' parameters).
 
     The counting path: the same tensors as :func:`resolve`, from one
     evaluation of the inventory's compiled expression, without building their
@@ -541,11 +570,26 @@ def sizes(weights: Inventory, env: Mapping[str, Any]) -> List[Tuple[str, str, in
     for weight in weights:
         if not weight.when.holds(env):
             continue
-        shape = weight.dimensions(env)
-        out.append((weight.part, weight.per, math.prod(shape), weight.op == "matmul"))
+        shape, times = weight.dimensions(env), _times(weight, env)
+        out.append((weight.part, weight.per, math.prod(shape) * times, weight.op == "matmul"))
         if weight.bias is not None and weight.bias.holds(env):
-            out.append((weight.part, weight.per, shape[0], False))
+            out.append((weight.part, weight.per, shape[0] * times, False))
     return out
+
+
+def _times(weight: Weight, env: Mapping[str, Any]) -> int:
+    """How many copies of *weight* the spec holds: 1, or the count its ``copies`` names.
+
+    Raises:
+        Unpriced: If the spec leaves that count out.
+    """
+    if weight.copies is None:
+        return 1
+    count = env.get(weight.copies)
+    if count is None:
+        raise Unpriced(weight.copies, f"its inventory holds {weight.name} once per {weight.copies}, which the spec "
+                                      "does not state")
+    return count
 
 
 def _bias_name(name: str) -> str:
@@ -565,11 +609,20 @@ def resolve(weights: Sequence[Weight], symbols: Mapping[str, Any]) -> List[Tenso
         if not weight.when.holds(env):
             continue
         shape = weight.dimensions(env)
-        tensors.append(Tensor(weight.role, weight.name, shape, weight.part, weight.per, weight.op))
-        if weight.bias is not None and weight.bias.holds(env):
-            tensors.append(Tensor(weight.role + ".bias", _bias_name(weight.name), shape[:1], weight.part,
-                                  weight.per, "elementwise"))
+        bias = weight.bias is not None and weight.bias.holds(env)
+        for name in _copy_names(weight, env):
+            tensors.append(Tensor(weight.role, name, shape, weight.part, weight.per, weight.op))
+            if bias:
+                tensors.append(Tensor(weight.role + ".bias", _bias_name(name), shape[:1], weight.part,
+                                      weight.per, "elementwise"))
     return tensors
+
+
+def _copy_names(weight: Weight, env: Mapping[str, Any]) -> List[str]:
+    """The name of each copy of *weight*: its own, or ``{i}`` replaced by each index of its ``copies``."""
+    if weight.copies is None:
+        return [weight.name]
+    return [weight.name.replace("{i}", str(index)) for index in range(_times(weight, env))]
 
 
 EMPTY: Mapping[str, Inventory] = MappingProxyType({})

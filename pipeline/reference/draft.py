@@ -16,6 +16,12 @@ its modelling code from scratch:
   never guessed. Layers with the same tensors and expressions are one kind;
 - **the model's own tensors** (embedding, position tables, final norm, head,
   tower, projector), the same way;
+- **a vision tower** (a config with a ``vision_config``): its widths are
+  drawn anew in each build as the text config's are (the tower fields of
+  :data:`TOWER_WIDTHS`, each under the spelling its class reads), and its
+  blocks' and its own tensors are solved over the tower's fields (with
+  ``head_dim``, its width over its heads, and ``text_hidden_size``, the
+  language model's width), under the draft's ``vision`` section;
 - **the op counts** of each kind, from one forward of the config on the meta
   device under a ``TorchDispatchMode``: every aten op a layer issued (matmuls,
   batched matmuls, softmax, activations, dropout, casts) and every norm
@@ -43,7 +49,7 @@ import torch
 import transformers
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from pipeline.pricing.config_keys import IGNORED, shared_keys
+from pipeline.pricing.config_keys import IGNORED, shared_keys, shared_tower_keys
 from pipeline.reference.census import BuildError, census, config_object, model_class
 
 #: The spec fields whose values the builds vary: the widths a tensor's shape can depend on.
@@ -61,6 +67,15 @@ _SPELLINGS = {"num_shared_experts": ("n_shared_experts",), "num_experts": ("n_ro
               "ssm_state_size": ("state_size", "mamba_d_state"), "ssm_conv_kernel": ("conv_kernel", "mamba_d_conv"),
               "ssm_expand": ("expand", "mamba_expand"), "ssm_num_heads": ("mamba_n_heads",),
               "ssm_n_groups": ("n_groups", "mamba_n_groups"), "ssm_dt_rank": ("time_step_rank", "mamba_dt_rank")}
+
+#: The tower fields the builds vary (:data:`~pipeline.pricing.weights.TOWER_SYMBOLS`' widths), read from the config
+#: keys the shared tower table maps to them (``num_heads`` and ``num_attention_heads``, ``num_channels`` and
+#: ``in_channels``), and ``image_size``, whose square over the patch is SigLIP's position table.
+TOWER_WIDTHS = ("hidden_size", "intermediate_size", "num_attention_heads", "out_hidden_size", "patch_size",
+                "spatial_merge_size", "temporal_patch_size", "in_channels", "num_position_embeddings")
+
+#: The tower fields drawn small and distinct (heads, kernel sides, channels): a product of them stays unique.
+_TOWER_SMALL = ("num_attention_heads", "patch_size", "spatial_merge_size", "temporal_patch_size", "in_channels")
 
 #: Widths that count modules rather than size them: drawn small.
 _COUNTS = ("num_experts", "num_shared_experts", "linear_conv_kernel_dim", "ssm_conv_kernel", "ssm_expand",
@@ -90,17 +105,20 @@ class Tensor:
     shape: Tuple[Optional[str], ...]
     values: Tuple[int, ...]
     hints: Tuple[str, ...] = ()
+    tower: bool = False
 
 
 @dataclass(frozen=True)
 class Kind:
-    """A layer kind: its name, the stack it sits in, its layer indexes, its tensors and the ops one layer issued."""
+    """A layer kind: its name, the stack it sits in, its layer indexes, its tensors and the ops one layer issued;
+    ``tower`` for a stack of the vision tower (its shapes over the tower's fields)."""
 
     name: str
     stack: str
     layers: Tuple[int, ...]
     tensors: Tuple[Tensor, ...]
     ops: Tuple[Tuple[str, str, int], ...]
+    tower: bool = False
 
 
 @dataclass(frozen=True)
@@ -134,29 +152,49 @@ def draft(model_type: str, config: Optional[Mapping[str, Any]] = None, seed: int
     if nest is not None and not isinstance(base.get(nest), dict):
         base[nest] = text.to_diff_dict()
     fields = _varied_fields(type(text), text)
-    builds = _builds(base, fields, nest, random.Random(seed))
-    solver = _Solver([values for values, _ in builds], _unvaried(reference, fields))
-    kinds, model_tensors = _inventory(builds, solver, reference)
+    vision = getattr(reference, "vision_config", None)
+    tower = _tower_fields(vision) if vision is not None else {}
+    if tower and not isinstance(base.get("vision_config"), dict):
+        base["vision_config"] = vision.to_diff_dict()
+    builds = _builds(base, fields, nest, random.Random(seed), tower)
+    unvaried = _unvaried(reference, {f"{nest}.{key}" if nest else key for key in fields.values()} |
+                         {f"vision_config.{key}" for key in tower.values()})
+    solver = _Solver([values for values, _ in builds], unvaried)
+    tower_solver = _Solver([_tower_values(values) for values, _ in builds], unvaried, repeat=True) if tower else None
+    kinds, model_tensors = _inventory(builds, solver, reference, tower_solver)
     ops = _traced_ops(base)
-    kinds = tuple(Kind(k.name, k.stack, k.layers, k.tensors, ops.get(f"{k.stack}.{k.layers[0]}", ())) for k in kinds)
+    kinds = tuple(Kind(k.name, k.stack, k.layers, k.tensors, ops.get(f"{k.stack}.{k.layers[0]}", ()), k.tower)
+                  for k in kinds)
+    questions = _questions(kinds, model_tensors, reference)
+    return Draft(model_type, builds[0][1].model_class, tuple(_keys(type(reference))), kinds, model_tensors, tuple(questions))
+
+
+def _questions(kinds: Sequence[Kind], model_tensors: Sequence[Tensor], reference: Any) -> List[str]:
+    """The draft's open questions: each dimension no expression explains, each key no rule reads, each kind."""
     questions = [f"{where}: dimension {index} ({tensor.values[index]:,} in the first build) is no product or sum of "
                  f"spec fields{tensor.hints[index]}; name the field (or the config key) it comes from"
                  for where, tensor in _all_tensors(kinds, model_tensors)
                  for index, expression in enumerate(tensor.shape) if expression is None]
     questions += [f"import.{key}: mapped, ignored or refused? (the config class reads it; no shared rule does)"
                   for key, status, _ in _keys(type(reference)) if status == "decide"]
-    questions += [f"layer_kinds.{kind.name}: check the kind's name (layer_types' spelling, else dense/moe), give "
+    questions += [f"{_kind_path(kind)}: check the kind's name (layer_types' spelling, else dense/moe), give "
                   "its attention and ffn flavours, and name the ops in profile terms (gather by "
-                  "op_profiles/README.md's rule)" for kind in kinds]
-    return Draft(model_type, builds[0][1].model_class, tuple(_keys(type(reference))), kinds, model_tensors, tuple(questions))
+                  "op_profiles/README.md's rule)" for kind in kinds if not kind.tower]
+    questions += [f"{_kind_path(kind)}: check the kind's name (a kind of op_profiles/vision.yaml, whose op counts "
+                  "price it, or a part of the tower's own weights)" for kind in kinds if kind.tower]
+    return questions
+
+
+def _kind_path(kind: Kind) -> str:
+    return f"vision.layer_kinds.{kind.name}" if kind.tower else f"layer_kinds.{kind.name}"
 
 
 def _all_tensors(kinds: Sequence[Kind], model_tensors: Sequence[Tensor]) -> Iterator[Tuple[str, Tensor]]:
     for kind in kinds:
         for tensor in kind.tensors:
-            yield f"layer_kinds.{kind.name}.{tensor.name}", tensor
+            yield f"{_kind_path(kind)}.{tensor.name}", tensor
     for tensor in model_tensors:
-        yield f"model_weights.{tensor.name}", tensor
+        yield f"{'vision.weights' if tensor.tower else 'model_weights'}.{tensor.name}", tensor
 
 
 # ---- keys ---------------------------------------------------------------------------------------
@@ -219,6 +257,52 @@ def _draw(rng: random.Random, fields: Mapping[str, str], base: Mapping[str, Any]
     return values
 
 
+def _tower_fields(vision: Any) -> Dict[str, str]:
+    """``{tower field: vision_config key}`` for each of :data:`TOWER_WIDTHS` the tower's class reads as a whole
+    number (under a spelling the shared tower table maps to it), and ``image_size`` beside a ``patch_size``."""
+    stated = vision.to_dict()
+    found: Dict[str, str] = {}
+    for key, rule in shared_tower_keys().items():
+        name = rule.fields[0].removeprefix("vision.") if rule.fields else ""
+        if rule.transform == "copy" and name in TOWER_WIDTHS and name not in found and type(stated.get(key)) is int:
+            found[name] = key
+    if type(stated.get("image_size")) is int and "patch_size" in found and "num_position_embeddings" not in found:
+        found["image_size"] = "image_size"
+    return found
+
+
+def _draw_tower(rng: random.Random, fields: Mapping[str, str]) -> Dict[str, int]:
+    """Distinct values for the tower's *fields*: the heads, kernel sides and channels small primes, the width
+    heads × an even head width, the other widths even; ``image_size`` a multiple of the patch."""
+    values: Dict[str, int] = {}
+    small = iter(rng.sample([2, 3, 5, 7, 11, 13], len(_TOWER_SMALL)))
+    for field in _TOWER_SMALL:
+        value = next(small)
+        if field in fields:
+            values[field] = value
+    wide = iter(rng.sample(range(20, 400, 2), len(fields) + 1))
+    for field in fields:
+        values.setdefault(field, next(wide))
+    if "num_attention_heads" in values and "hidden_size" in values:
+        values["hidden_size"] = values["num_attention_heads"] * rng.choice(range(8, 48, 4))
+    if "image_size" in values:
+        values["image_size"] = values["patch_size"] * rng.randint(2, 6)
+    return values
+
+
+def _tower_values(values: Mapping[str, int]) -> Dict[str, int]:
+    """A build's tower fields (drawn under ``vision.``), its head width and the text model's width: what a tower
+    shape is solved over (:data:`~pipeline.pricing.weights.TOWER_SYMBOLS`)."""
+    tower = {key[len("vision."):]: value for key, value in values.items() if key.startswith("vision.")}
+    if "image_size" in tower:
+        tower["num_position_embeddings"] = (tower.pop("image_size") // tower["patch_size"]) ** 2
+    if "num_attention_heads" in tower and "hidden_size" in tower:
+        tower["head_dim"] = tower["hidden_size"] // tower["num_attention_heads"]
+    if "hidden_size" in values:
+        tower["text_hidden_size"] = values["hidden_size"]
+    return tower
+
+
 @dataclass(frozen=True)
 class _Build:
     model_class: str
@@ -226,10 +310,11 @@ class _Build:
     stacks: Tuple[Tuple[str, int], ...]
 
 
-def _builds(base: Mapping[str, Any], fields: Mapping[str, str], nest: Optional[str],
-            rng: random.Random) -> List[Tuple[Dict[str, int], _Build]]:
-    """:data:`BUILDS` builds of *base* with *fields* (of its *nest* sub-config when given) drawn anew each time (a
-    draw transformers refuses is drawn again), each with the spec-field values it was built with."""
+def _builds(base: Mapping[str, Any], fields: Mapping[str, str], nest: Optional[str], rng: random.Random,
+            tower: Mapping[str, str]) -> List[Tuple[Dict[str, int], _Build]]:
+    """:data:`BUILDS` builds of *base* with *fields* (of its *nest* sub-config when given) and the *tower*'s fields
+    (of its ``vision_config``) drawn anew each time (a draw transformers refuses is drawn again), each with the
+    spec-field values it was built with (a tower's under ``vision.``)."""
     found = []
     last = "no draw was tried"
     for _ in range(BUILDS * 20):
@@ -238,6 +323,10 @@ def _builds(base: Mapping[str, Any], fields: Mapping[str, str], nest: Optional[s
         drawn = {**_without_spellings(inner, fields, _type_of(base, nest)),
                  **{fields[field]: value for field, value in values.items()}}
         config = {**base, nest: drawn} if nest else drawn
+        towered = _draw_tower(rng, tower) if tower else {}
+        if tower:
+            config = {**config, "vision_config": {**base["vision_config"],
+                                                  **{tower[field]: value for field, value in towered.items()}}}
         try:
             counted = census(config)
         except BuildError as error:
@@ -245,7 +334,7 @@ def _builds(base: Mapping[str, Any], fields: Mapping[str, str], nest: Optional[s
             continue
         built = config_object(config)
         text = built.get_text_config() if hasattr(built, "get_text_config") else built
-        values = {**values, **_derived(text, values)}
+        values = {**values, **_derived(text, values), **{f"vision.{key}": value for key, value in towered.items()}}
         found.append((values, _Build(counted.model_class, counted.tensors, counted.stacks)))
         if len(found) == BUILDS:
             return found
@@ -279,12 +368,16 @@ def _derived(text: Any, values: Mapping[str, int]) -> Dict[str, int]:
 class _Solver:
     """Finds the simplest expression over spec fields equal to a dimension in every build."""
 
-    def __init__(self, builds: Sequence[Mapping[str, int]], unvaried: Mapping[int, Sequence[str]]) -> None:
+    def __init__(self, builds: Sequence[Mapping[str, int]], unvaried: Mapping[int, Sequence[str]],
+                 repeat: bool = False) -> None:
+        """With *repeat*, a product may take a field twice (a tower's ``hidden_size * spatial_merge_size *
+        spatial_merge_size``: the merged patches' width)."""
         self.unvaried = unvaried
         names = sorted(set.intersection(*(set(b) for b in builds)))
         terms = []
+        combinations = itertools.combinations_with_replacement if repeat else itertools.combinations
         for size in (1, 2, 3):
-            for combo in itertools.combinations(names, size):
+            for combo in combinations(names, size):
                 terms.append((" * ".join(combo), tuple(_product(b, combo) for b in builds)))
         self._terms = terms
         self._index: Dict[Tuple[int, ...], str] = {}
@@ -319,11 +412,12 @@ class _Solver:
             " (it never moved: the code's own number, or a config value the builds do not vary)"
 
 
-def _unvaried(reference: Any, fields: Mapping[str, str]) -> Dict[int, List[str]]:
-    """``{value: [config keys]}`` of the whole-number config values no build varies."""
+def _unvaried(reference: Any, varied: Any) -> Dict[int, List[str]]:
+    """``{value: [config keys]}`` of the whole-number config values no build varies (*varied*: the dotted keys the
+    builds draw, ``text_config.hidden_size`` in a composite config)."""
     found: Dict[int, List[str]] = {}
     for key, value in _flat(reference.to_dict()):
-        if type(value) is int and value > 1 and key not in fields.values() and not key.endswith("_token_id"):
+        if type(value) is int and value > 1 and key not in varied and not key.endswith("_token_id"):
             found.setdefault(value, []).append(key)
     return found
 
@@ -357,7 +451,14 @@ _BLOCKS = (("norm", "norms"), ("ln_", "norms"), ("attn", "attention"), ("attenti
 
 _MODEL_PARTS = (("embed_tokens", "embedding"), ("wte", "embedding"), ("embed_positions", "position"),
                 ("wpe", "position"), ("lm_head", "head"), ("vision", "vision"), ("visual", "vision"),
-                ("projector", "vision"), ("merger", "vision"), ("norm", "final_norm"), ("ln_f", "final_norm"))
+                ("projector", "vision"), ("merger", "vision"), ("connector", "vision"), ("norm", "final_norm"),
+                ("ln_f", "final_norm"))
+
+#: A tower tensor's part: the projector's (a patch merger, a multimodal projector, a connector), else the tower's.
+_TOWER_PARTS = (("merger", "projector"), ("projector", "projector"), ("connector", "projector"))
+
+#: The stacks of a vision tower (``model.visual.blocks``, ``model.vision_tower.vision_model.encoder.layers``).
+_TOWER_STACKS = ("visual", "vision")
 
 
 def _part(name: str, table: Sequence[Tuple[str, str]], fallback: str) -> str:
@@ -373,33 +474,51 @@ def _layer_part(name: str) -> str:
     return inner or _part(modules[0] if modules else name, _BLOCKS, "other")
 
 
-def _inventory(builds: Sequence[Tuple[Mapping[str, int], _Build]], solver: _Solver,
-               reference: Any) -> Tuple[Tuple[Kind, ...], Tuple[Tensor, ...]]:
-    """The layer kinds (layers of equal tensors and expressions) and the model's own tensors."""
+def _inventory(builds: Sequence[Tuple[Mapping[str, int], _Build]], solver: _Solver, reference: Any,
+               tower: Optional[_Solver] = None) -> Tuple[Tuple[Kind, ...], Tuple[Tensor, ...]]:
+    """The layer kinds (layers of equal tensors and expressions) and the model's own tensors; with a *tower*
+    solver, a tower's stacks and tensors are solved over the tower's fields."""
     first = builds[0][1]
-    kinds, inside = _layers(builds, solver)
+    kinds, inside = _layers(builds, solver, tower)
     text = reference.get_text_config() if hasattr(reference, "get_text_config") else reference
     named = _named(kinds, list(getattr(text, "layer_types", None) or []))
-    outside = tuple(_tensor(name, [b.tensors[name] for _, b in builds], solver, _part(name, _MODEL_PARTS, "other"))
+    outside = tuple(_model_tensor(name, [b.tensors[name] for _, b in builds], solver, tower)
                     for name in first.tensors if name not in inside)
     return named, outside
+
+
+def _model_tensor(name: str, shapes: Sequence[Tuple[int, ...]], solver: _Solver,
+                  tower: Optional[_Solver]) -> Tensor:
+    """A tensor outside the layers; a tower's (with a *tower* solver) solved over the tower's fields."""
+    part = _part(name, _MODEL_PARTS, "other")
+    if tower is None or part != "vision":
+        return _tensor(name, shapes, solver, part)
+    found = _tensor(name, shapes, tower, _part(name, _TOWER_PARTS, "tower"))
+    return Tensor(found.name, found.part, found.shape, found.values, found.hints, tower=True)
+
+
+def _is_tower(prefix: str) -> bool:
+    """Whether the stack *prefix* is a vision tower's (``model.visual.blocks``)."""
+    return any(marker in prefix for marker in _TOWER_STACKS)
 
 
 _Layers = Dict[Tuple[str, Tuple[Tensor, ...]], List[int]]
 
 
-def _layers(builds: Sequence[Tuple[Mapping[str, int], _Build]], solver: _Solver) -> Tuple[_Layers, set]:
-    """``{(stack, tensors): layer indexes}`` over every stack of the first build, and the names of the tensors
-    inside a layer."""
+def _layers(builds: Sequence[Tuple[Mapping[str, int], _Build]], solver: _Solver,
+            tower: Optional[_Solver] = None) -> Tuple[_Layers, set]:
+    """``{(stack, tensors): layer indexes}`` over every stack of the first build (a tower's stack solved by the
+    *tower* solver), and the names of the tensors inside a layer."""
     first = builds[0][1]
     kinds: _Layers = {}
     inside = set()
     for prefix, length in first.stacks:
+        stack_solver = tower if tower is not None and _is_tower(prefix) else solver
         for index in range(length):
             head = f"{prefix}.{index}."
             names = sorted(name for name in first.tensors if name.startswith(head))
             inside.update(names)
-            tensors = tuple(_tensor(name[len(head):], [b.tensors[name] for _, b in builds], solver,
+            tensors = tuple(_tensor(name[len(head):], [b.tensors[name] for _, b in builds], stack_solver,
                                     _layer_part(name[len(head):])) for name in names)
             kinds.setdefault((prefix, tensors), []).append(index)
     return kinds, inside
@@ -411,9 +530,11 @@ def _named(kinds: _Layers, layer_types: Sequence[str]) -> Tuple[Kind, ...]:
     named: List[Kind] = []
     for (prefix, tensors), layers in kinds.items():
         spelled = sorted({layer_types[i] for i in layers if i < len(layer_types)}) if prefix.endswith("layers") else []
-        name = spelled[0] if len(spelled) == 1 else _kind_name(tensors, [t for (p, t) in kinds if p == prefix])
+        tower = _is_tower(prefix)
+        name = spelled[0] if len(spelled) == 1 else "encoder" if tower else \
+            _kind_name(tensors, [t for (p, t) in kinds if p == prefix])
         taken = sum(1 for kind in named if kind.name == name or kind.name.startswith(name + "_"))
-        named.append(Kind(name if not taken else f"{name}_{taken + 1}", prefix, tuple(layers), tensors, ()))
+        named.append(Kind(name if not taken else f"{name}_{taken + 1}", prefix, tuple(layers), tensors, (), tower))
     return tuple(named)
 
 
@@ -533,16 +654,29 @@ def render(result: Draft) -> str:
         lines.append(f"    # {key}: {status}" + (f" ({what})" if what else ""))
     lines.append("layer_kinds:")
     for kind in result.kinds:
-        lines += [f"  {kind.name}:",
-                  f"    # {kind.stack}, layers {_ranges(kind.layers)}",
-                  "    ops:"]
-        lines += [f"      # {op} x{count}: {module}" for module, op, count in kind.ops] or \
-            ["      # no forward traced on the meta device: count the ops from the modelling code"]
-        lines.append("    weights:")
-        lines += [f"      - {_entry(tensor)}" for tensor in kind.tensors]
+        if not kind.tower:
+            lines += _kind_lines(kind, "  ")
     lines.append("model_weights:")
-    lines += [f"  - {_entry(tensor)}" for tensor in result.model_tensors]
+    lines += [f"  - {_entry(tensor)}" for tensor in result.model_tensors if not tensor.tower]
+    if any(kind.tower for kind in result.kinds) or any(tensor.tower for tensor in result.model_tensors):
+        lines += ["vision:", "  # the tower: shapes over its fields, head_dim (its width over its heads) and "
+                             "text_hidden_size", "  weights:"]
+        lines += [f"    - {_entry(tensor)}" for tensor in result.model_tensors if tensor.tower]
+        lines.append("  layer_kinds:")
+        for kind in result.kinds:
+            if kind.tower:
+                lines += _kind_lines(kind, "    ")
     return "\n".join(lines) + "\n"
+
+
+def _kind_lines(kind: Kind, indent: str) -> List[str]:
+    """A kind's lines of the draft, at *indent*: its stack and layers, its traced ops, its weights."""
+    lines = [f"{indent}{kind.name}:", f"{indent}  # {kind.stack}, layers {_ranges(kind.layers)}", f"{indent}  ops:"]
+    lines += [f"{indent}    # {op} x{count}: {module}" for module, op, count in kind.ops] or \
+        [f"{indent}    # no forward traced on the meta device: count the ops from the modelling code"]
+    lines.append(f"{indent}  weights:")
+    lines += [f"{indent}    - {_entry(tensor)}" for tensor in kind.tensors]
+    return lines
 
 
 def _entry(tensor: Tensor) -> str:

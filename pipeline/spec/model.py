@@ -696,8 +696,10 @@ class VisionSpec:
     serves and is therefore an input, not a property of the checkpoint.
     ``pooling_head`` says whether an attention-pooling head follows the
     blocks (SigLIP's ``vision_use_head``); ``projector_bias`` whether the projector's linears hold biases
-    (Mistral 3's ``multimodal_projector_bias``). ``layers`` is the tower's stack, groups of kinds of the ``vision`` op
-    profile; without it the tower is one group of the profile's default kind.
+    (Mistral 3's ``multimodal_projector_bias``); ``num_deepstack_mergers`` how many deepstack patch mergers feed
+    blocks' outputs to the language model (Qwen3-VL's ``deepstack_visual_indexes``; 0 or more). ``layers`` is the
+    tower's stack, groups of kinds of the ``vision`` op profile; without it the tower is one group of the profile's
+    default kind.
     """
 
     hidden_size: int
@@ -711,6 +713,7 @@ class VisionSpec:
     temporal_patch_size: Optional[int] = None
     spatial_merge_size: Optional[int] = None
     num_position_embeddings: Optional[int] = None
+    num_deepstack_mergers: Optional[int] = None
     max_position_embeddings: Optional[int] = None
     pooling_head: Optional[bool] = None
     projector_bias: Optional[bool] = None
@@ -745,6 +748,8 @@ class VisionSpec:
                 values[key] = issues.take(layers_from_list, data[key], path)
             elif key in ("pooling_head", "projector_bias"):
                 values[key] = issues.take(_flag, data[key], path)
+            elif key == "num_deepstack_mergers":
+                values[key] = issues.take(_count, data[key], path)
             else:
                 values[key] = issues.take(_positive, data[key], path)
         for key in _TOWER_REQUIRED:
