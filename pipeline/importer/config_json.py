@@ -326,7 +326,8 @@ TRANSFORMS: Mapping[str, _Transform] = MappingProxyType({
 MAX_LAYERS = 100_000
 
 # The attention flavours of an op profile kind that a layer type names.
-_FLAVOURS = {"full_attention": ("full", "mla"), "sliding_attention": ("sliding",), "linear_attention": ("linear",)}
+_FLAVOURS = {"full_attention": ("full", "mla"), "sliding_attention": ("sliding",), "linear_attention": ("linear",),
+             "chunked_attention": ("chunked",)}
 
 
 def _window(ctx: _Context, gated: bool) -> Optional[_Stated]:
@@ -475,6 +476,50 @@ def _attention_pattern(ctx: _Context, count: int) -> Tuple[Optional[List[str]], 
     return _pattern_types(ctx, count), None
 
 
+def _rope_flags(ctx: _Context, count: int) -> Optional[List[bool]]:
+    """Llama 4: whether each layer applies RoPE, from ``no_rope_layers`` (1: RoPE), else a NoPE layer at each
+    (i + 1) % no_rope_layer_interval == 0 (transformers 5.24.0 Llama4TextConfig.__post_init__, which takes an
+    empty list as not stated)."""
+    listed = ctx.value("no_rope_layers")
+    if listed:
+        if not isinstance(listed, list) or len(listed) < count or any(
+                isinstance(flag, bool) or flag not in (0, 1) for flag in listed):
+            ctx.refuse(ctx.path("no_rope_layers"), "import.value",
+                       f"no_rope_layers must list a 0 or 1 for each of the {count} layers, got {_show(listed)}")
+            return None
+        return [flag == 1 for flag in listed[:count]]
+    interval = ctx.integer("no_rope_layer_interval", 1, "the NoPE layers") if "no_rope_layer_interval" in ctx.keys \
+        else ctx.family.defaults.get("no_rope_layer_interval")
+    if interval is None:
+        return None
+    return [(index + 1) % interval != 0 for index in range(count)]
+
+
+def _attention_rope_layers(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    """Llama 4: each layer's attention as layer_types states it, else chunked_attention on the RoPE layers when
+    attention_chunk_size is set and full_attention elsewhere; a RoPE layer's type gains ``_qk_norm`` (its
+    Llama4TextL2Norm on q and k, built with use_qk_norm, which a variant undoes), so that its kind is the
+    profile's ``<type>_qk_norm_<ffn>``."""
+    _no_window(ctx, f"model_type {ctx.type_name!r}'s attention")
+    rope = _rope_flags(ctx, count)
+    chunk = ctx.keys.get("attention_chunk_size")  # a stated null attends in no chunks; left out, the class's default
+    if chunk is None and ctx.family.defaults.get("attention_chunk_size") is not None:
+        chunk = _Stated(ctx.family.defaults["attention_chunk_size"], ("attention_chunk_size",), default=True)
+    chunked = chunk is not None and chunk.value is not None
+    types = _stated_types(ctx, ctx.keys.get("layer_types"), None, count)
+    if rope is None or (types is None and ctx.value("layer_types") is not None):
+        return None, None
+    if types is None:
+        types = ["chunked_attention" if flag and chunked else "full_attention" for flag in rope]
+    if "chunked_attention" in types[:count]:
+        if not chunked:
+            ctx.refuse(ctx.path("layer_types"), "import.missing", "the stack has chunked_attention layers but "
+                                                                  "attention_chunk_size is null; state it")
+            return None, None
+        ctx.fields.put("attention_chunk_size", chunk.value, chunk.origin, chunk.path)
+    return [name + ("_qk_norm" if flag else "") for name, flag in zip(types[:count], rope)], None
+
+
 _AttentionRule = Callable[[_Context, int], Tuple[Optional[List[str]], Optional[_Stated]]]
 
 #: How each family picks a body layer's attention: ``(layer types, the window)`` for *count* layers.
@@ -489,6 +534,7 @@ ATTENTION_RULES: Mapping[str, _AttentionRule] = MappingProxyType({
     "encoder_decoder": _attention_full,
     "stated": _attention_stated,
     "pattern": _attention_pattern,
+    "rope_layers": _attention_rope_layers,
 })
 
 
@@ -535,6 +581,20 @@ def _ffn_sparse_step(ctx: _Context, count: int) -> Optional[List[str]]:
     return ["moe" if index not in dense and (index + 1) % step == 0 else "dense" for index in range(count)]
 
 
+def _ffn_moe_layers(ctx: _Context, count: int) -> Optional[List[str]]:
+    """Llama 4: MoE at the layers moe_layers lists, else at range(step - 1, count, step) for
+    interleave_moe_layer_step (transformers 5.24.0 Llama4TextConfig.__post_init__), dense elsewhere."""
+    if ctx.value("moe_layers") is not None:
+        listed = ctx.indexes("moe_layers", ctx.path("moe_layers"), ctx.value("moe_layers"), count)
+    else:
+        step = ctx.integer("interleave_moe_layer_step", 1, "the MoE layer rule") \
+            if "interleave_moe_layer_step" in ctx.keys else ctx.family.defaults.get("interleave_moe_layer_step", 1)
+        listed = None if step is None else list(range(step - 1, count, step))
+    if listed is None:
+        return None
+    return ["moe" if index in listed else "dense" for index in range(count)]
+
+
 #: How each family picks a body layer's feed-forward (``dense`` or ``moe``) for *count* layers.
 FFN_RULES: Mapping[str, Callable[[_Context, int], Optional[List[str]]]] = MappingProxyType({
     "dense": _ffn_dense,
@@ -542,6 +602,7 @@ FFN_RULES: Mapping[str, Callable[[_Context, int], Optional[List[str]]]] = Mappin
     "first_k": _ffn_first_k,
     "sparse_step": _ffn_sparse_step,
     "per_kind": _ffn_per_kind,
+    "moe_layers": _ffn_moe_layers,
 })
 
 # The rule keys each rule reads; a rule key a config states for a family whose
@@ -559,6 +620,8 @@ _RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "stated": ("sliding_window",),
     "pattern": ("sliding_window", "use_sliding_window"),
     "sparse_step": ("decoder_sparse_step", "mlp_only_layers"),
+    "rope_layers": ("attention_chunk_size", "no_rope_layers", "no_rope_layer_interval"),
+    "moe_layers": ("moe_layers", "interleave_moe_layer_step"),
 })
 _ANY = object()  # a rule key that changes nothing at any value
 _NEUTRAL: Mapping[str, Any] = MappingProxyType({
@@ -597,6 +660,8 @@ def _kind(profile: OpProfile, layer_type: str, ffn: str) -> Optional[str]:
     flavours = _FLAVOURS.get(layer_type, ())
     if layer_type in kinds and kinds[layer_type].ffn == ffn:
         return layer_type
+    if f"{layer_type}_{ffn}" in kinds and kinds[f"{layer_type}_{ffn}"].ffn == ffn:
+        return f"{layer_type}_{ffn}"  # a kind per layer type and feed-forward (Llama 4's chunked_attention_moe)
     if ffn in kinds and kinds[ffn].attention in flavours:
         return ffn
     fits = [name for name, kind in kinds.items() if kind.ffn == ffn and kind.attention in flavours]
@@ -728,7 +793,9 @@ def _stack(ctx: _Context) -> None:
                    f"({MAX_LAYERS}); check the config")
         return
     derived, window = ATTENTION_RULES[family.attention](ctx, count)
-    stated = None if "layer_types" in family.pattern_lists else ctx.keys.get("layer_types")
+    # the rope_layers rule reads layer_types itself (a RoPE layer's type names its kind with _qk_norm)
+    stated = None if "layer_types" in family.pattern_lists or family.attention == "rope_layers" else \
+        ctx.keys.get("layer_types")
     types = _stated_types(ctx, stated, derived, count)
     ffns = FFN_RULES[family.ffn](ctx, count)
     if types is None or ffns is None:
@@ -805,6 +872,27 @@ def _tower_ratio_encoder(ctx: _Context, tower: Mapping[str, _Stated], fields: _F
 
 def _tower_siglip(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
     """SigLIP: a learned position embedding per patch of a square image."""
+    _patch_positions(ctx, tower, fields, 0)
+
+
+def _tower_class_token(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
+    """CLIP: a learned position embedding per patch of a square image and one for the class token
+    (transformers 5.24.0 modeling_clip.py CLIPVisionEmbeddings: num_positions = num_patches + 1)."""
+    _patch_positions(ctx, tower, fields, 1)
+
+
+def _tower_uncast_class_token(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
+    """Llama 4: positions as CLIP's (Llama4VisionModel: num_patches = (image_size // patch_size) ** 2 + 1), every
+    block an uncast_encoder (vision_eager_attention_forward's softmax casts nothing back)."""
+    _patch_positions(ctx, tower, fields, 1)
+    depth = fields.values.get("num_hidden_layers")
+    if isinstance(depth, int) and not isinstance(depth, bool) and depth > 0:
+        fields.put("layers", [{"kind": "uncast_encoder", "count": depth}], fields.origins["num_hidden_layers"],
+                   fields.paths["num_hidden_layers"])
+
+
+def _patch_positions(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields, extra: int) -> None:
+    """``num_position_embeddings``: (image_size // patch_size) ** 2 patches and *extra* more (a class token)."""
     image = tower.get("image_size")
     patch = fields.values.get("patch_size")
     if image is None or image.value is None:
@@ -813,7 +901,8 @@ def _tower_siglip(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) 
         ctx.refuse(image.path, "import.value",
                    f"image_size and patch_size must be positive integers, got {_show(image.value)} and {_show(patch)}")
         return
-    fields.put("num_position_embeddings", (image.value // patch) ** 2, "(image_size // patch_size) ** 2", image.path)
+    fields.put("num_position_embeddings", (image.value // patch) ** 2 + extra,
+               "(image_size // patch_size) ** 2" + (f" + {extra}" if extra else ""), image.path)
 
 
 def _tower_window_blocks(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
@@ -851,11 +940,14 @@ TOWER_RULES: Mapping[str, Callable[[_Context, Mapping[str, _Stated], _Fields], N
     "encoder": _tower_encoder,
     "ratio_encoder": _tower_ratio_encoder,
     "siglip": _tower_siglip,
+    "class_token": _tower_class_token,
+    "uncast_class_token": _tower_uncast_class_token,
     "window_blocks": _tower_window_blocks,
     "gated_blocks": _tower_gated_blocks,
 })
 _TOWER_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
-    "siglip": ("image_size",), "window_blocks": ("fullatt_block_indexes",), "ratio_encoder": ("mlp_ratio",)})
+    "siglip": ("image_size",), "class_token": ("image_size",), "uncast_class_token": ("image_size",),
+    "window_blocks": ("fullatt_block_indexes",), "ratio_encoder": ("mlp_ratio",)})
 
 
 
