@@ -1073,14 +1073,17 @@ def _source(origins: Mapping[str, str], paths: Mapping[str, KeyPath], path: Sequ
 
 
 def _merge(config: Mapping[str, Any], issues: List[ImportIssue], top_level: frozenset = frozenset(),
-           either: frozenset = frozenset()) -> Tuple[Dict[str, _Stated], List[_Stated], List[KeyPath]]:
+           either: frozenset = frozenset(),
+           text_level: frozenset = frozenset()) -> Tuple[Dict[str, _Stated], List[_Stated], List[KeyPath]]:
     """The top-level and text_config keys as one mapping, the model types stated (top level first), and the
     nestings stated inside text_config (keys no row reads there); a text_config key of *top_level* (the
-    family's ``top_level``: the wrapper decides it) is left out, and one of *either* (its ``either_level``)
-    stated at both levels is the level that says true, when one does."""
-    keys = {key: _Stated(value, (key,)) for key, value in config.items() if key != "text_config"}
-    types = [keys["model_type"]] if "model_type" in keys else []
+    family's ``top_level``: the wrapper decides it) is left out, one of *either* (its ``either_level``)
+    stated at both levels is the level that says true, when one does, and a top-level key of *text_level* (its
+    ``text_level``: the text model decides it) is left out when the config has a text_config."""
     text = config.get("text_config")
+    keys = {key: _Stated(value, (key,)) for key, value in config.items()
+            if key != "text_config" and not (key in text_level and isinstance(text, Mapping))}
+    types = [keys["model_type"]] if "model_type" in keys else []
     if text is None:
         return keys, types, []
     if not isinstance(text, Mapping):
@@ -1284,10 +1287,10 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
     profile = _pick(keys, types, profiles, arch, picked)
     if profile is None:
         raise ConfigImportError(picked)  # the one reason; a key's problems mean nothing without a family
-    if profile.family.top_level or profile.family.either_level:
+    if profile.family.top_level or profile.family.either_level or profile.family.text_level:
         issues = []
         keys, types, misplaced = _merge(config, issues, frozenset(profile.family.top_level),
-                                        frozenset(profile.family.either_level))
+                                        frozenset(profile.family.either_level), frozenset(profile.family.text_level))
     issues.extend(picked)
     ctx = _Context(keys, profile)
     ctx.issues.extend(issues)
