@@ -145,7 +145,7 @@ BROKEN = [
                  id="negative-count"),
     pytest.param(edited("attention: full", "attention: ful"), [
         ("fam.yaml", 9, 16, "schema", "profile.invalid",
-         "layer_kinds.dense.attention must be one of ['full', 'sliding', 'mla', 'linear', 'none'], got 'ful'")],
+         "layer_kinds.dense.attention must be one of ['full', 'sliding', 'mla', 'linear', 'chunked', 'none'], got 'ful'")],
                  id="bad-attention-flavour"),
     pytest.param(edited("ffn: dense", "ffn: mlp"), [
         ("fam.yaml", 10, 10, "schema", "profile.invalid",
@@ -215,7 +215,7 @@ BROKEN_IMPORT = [
     pytest.param(importing("source: tests\nlayout: {attention: slide, ffn: dense}"), [
         ("fam.yaml", 9, 23, "schema", "profile.invalid",
          "import.layout.attention must be one of ['full', 'window_layers', 'window_all', 'window_all_if_enabled', "
-         "'interval', 'sliding_pattern', 'alternate', 'encoder_decoder', 'stated', 'pattern'], got "
+         "'interval', 'sliding_pattern', 'alternate', 'encoder_decoder', 'stated', 'pattern', 'rope_layers'], got "
          "'slide'")],
                  id="unknown-layout"),
     pytest.param(importing(_LAYOUT + "keys: {x: {source: src}}"), [
@@ -366,7 +366,7 @@ def test_assumable_fields_are_the_flags_and_counts() -> None:
         "hidden_size": int, "num_hidden_layers": int, "num_attention_heads": int, "intermediate_size": int,
         "out_hidden_size": int, "patch_size": int, "spatial_merge_size": int, "num_position_embeddings": int,
         "max_position_embeddings": int, "in_channels": int, "temporal_patch_size": int, "pooling_head": bool,
-        "projector_bias": bool}
+        "projector_bias": bool, "projector_input_dim": int, "projector_output_dim": int}
 
 
 def test_an_arch_that_is_not_the_file_stem_is_refused(tmp_path: Path) -> None:
@@ -589,7 +589,7 @@ def test_the_vision_profile() -> None:
         "vision", "vision", "encoder", (), ())
     assert [(k.name, k.attention, k.ffn, k.ops.ffMM) for k in vision.layer_kinds.values()] == [
         ("encoder", "full", "dense", 2), ("gated_encoder", "full", "dense", 3),
-        ("window_encoder", "sliding", "dense", 3)]
+        ("window_encoder", "sliding", "dense", 3), ("uncast_encoder", "full", "dense", 2)]
 
 
 def test_matches_compares_the_name_lower_cased() -> None:
