@@ -15,7 +15,7 @@ The table (variants, exact, refused by reason, WRONG, known, and hidden: a
 variant refused only for keys the importer does not know that
 ``--allow-unknown`` would count wrong) is printed at the end of the run.
 Also here: ``modelspec reference``'s lines and exit codes, and the batch-3
-configs of ``tests/data/configs/batch3/`` (four of priced families, seven of
+configs of ``tests/data/configs/batch3/`` (five of priced families, six of
 families no profile prices, refused). Every test here is marked ``reference``
 and skipped without torch (``pip install -e '.[reference]'``).
 """
@@ -325,7 +325,7 @@ BATCH3 = ROOT / "tests" / "data" / "configs" / "batch3"
 UNPRICED = {"phi-mini-moe-instruct": "import.remote-code",
             "qwen3-vl-2b-instruct": "import.unknown-model-type",
             "qwen3-vl-30b-a3b-instruct": "import.unknown-model-type",
-            "llama-4-scout-17b-16e-instruct": "import.unknown-model-type", "dbrx-132b": "import.unknown-model-type",
+            "dbrx-132b": "import.unknown-model-type",
             "starcoderbase-7b": "import.unknown-model-type", "bart-large": "import.unknown-model-type"}
 
 
@@ -350,6 +350,12 @@ def test_batch3_command_r_equals_the_reference() -> None:
     config, built = _batch3("c4ai-command-r")
     assert outcome("cohere", config, built) == ("exact", "")
     assert sum(map(math.prod, built.tensors.values())) == 34_980_831_232
+
+
+def test_batch3_llama_4_scout_equals_the_reference_tower_included() -> None:
+    config, built = _batch3("llama-4-scout-17b-16e-instruct")
+    assert outcome("llama4", config, built) == ("exact", "")
+    assert sum(map(math.prod, built.tensors.values())) == 108_641_793_536
 
 
 def test_batch3_gemma_3_1b_counts_as_the_reference() -> None:
