@@ -44,7 +44,7 @@ def runs(view: Dict[str, Any]) -> list:
 
 def test_check_on_the_whole_catalogue_exits_0_with_no_warnings():
     result = run(["check", "--strict", "--root", str(ROOT)])
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "33 files checked, no problems\n", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "34 files checked, no problems\n", "")
 
 
 def test_fmt_check_on_the_whole_catalogue_exits_0():
@@ -249,6 +249,7 @@ kimi-k2-instruct                deepseek_v3      61  384 top-8 +1 shared     0  
 llama-2-7b                      llama            32  -                       -  -              6,738,415,616   6,738,415,616          15.36G
 llama-3.1-70b                   llama            80  -                       -  -             70,553,706,496  70,553,706,496         149.74G
 llama-3.1-8b                    llama            32  -                       -  -              8,030,261,248   8,030,261,248          17.16G
+llama-4-scout-17b-16e-instruct  llama4           48  16 top-1 +1 shared      -  34 layers    108,641,793,536  18,044,827,136          36.30G
 minimax-m2                      minimax_m2       62  256 top-8               -  -            228,689,748,992  11,030,537,216          27.07G
 mistral-small-3.1-24b-instruct  mistral3         40  -                       -  24 layers     23,340,272,640  23,340,272,640          48.49G
 mixtral-8x7b                    mixtral          32  8 top-2                 -  -             46,702,792,704  12,879,925,248          27.64G
@@ -274,7 +275,7 @@ t5-base                         t5               24  -                       -  
 def test_list_json_has_one_record_per_model():
     result = run(["list", "--format", "json", "--root", str(ROOT)])
     rows = json.loads(result.stdout)
-    assert len(rows) == 33
+    assert len(rows) == 34
     assert next(row for row in rows if row["name"] == "deepseek-r1") == {"name": "deepseek-r1", "file": "specs/deepseek/deepseek-r1.yaml", "arch": "deepseek_v3",
                        "layers": 61, "mtp": 1, "experts": {"routed": 256, "per_token": 8, "shared": 1},
                        "tower_layers": None, "total": 671_026_404_352, "active": 37_552_282_624,
