@@ -650,8 +650,9 @@ def _check_unread_rule_keys(ctx: _Context) -> None:
 def _kind(profile: OpProfile, layer_type: str, ffn: str) -> Optional[str]:
     """The profile's kind for a layer of *layer_type* attention and *ffn* feed-forward, or ``None``.
 
-    A profile names its kinds either as layer types (``full_attention``) or
-    as feed-forwards (``dense``, ``moe``); the kind's flavours must match.
+    A profile names its kinds as layer types (``full_attention``), as
+    feed-forwards (``dense``, ``moe``) or as both (``chunked_attention_moe``,
+    Llama 4's); the kind's flavours must match.
     A layer whose flavours the kind of that name does not have is the one
     kind of the profile that has both (Qwen3-Next's dense layers are
     ``linear_attention_dense``, Qwen3-MoE's windowed ones ``sliding_moe``).
@@ -793,9 +794,7 @@ def _stack(ctx: _Context) -> None:
                    f"({MAX_LAYERS}); check the config")
         return
     derived, window = ATTENTION_RULES[family.attention](ctx, count)
-    # the rope_layers rule reads layer_types itself (a RoPE layer's type names its kind with _qk_norm)
-    stated = None if "layer_types" in family.pattern_lists or family.attention == "rope_layers" else \
-        ctx.keys.get("layer_types")
+    stated = _stated_layer_types(ctx)
     types = _stated_types(ctx, stated, derived, count)
     ffns = FFN_RULES[family.ffn](ctx, count)
     if types is None or ffns is None:
@@ -814,6 +813,15 @@ def _stack(ctx: _Context) -> None:
         body = [renames.get(kind, kind) for kind in kinds]
         _write_stack(ctx, body, types if stated is not None else types[:count], stated)
         _drop_fields_without_kind(ctx, body)
+
+
+def _stated_layer_types(ctx: _Context) -> Optional[_Stated]:
+    """The stated layer_types the stack takes as stated: none when a pattern list reads them (NemotronH) or the
+    rope_layers rule does (Llama 4: a RoPE layer's type names its kind with ``_qk_norm``)."""
+    family = ctx.family
+    if "layer_types" in family.pattern_lists or family.attention == "rope_layers":
+        return None
+    return ctx.keys.get("layer_types")
 
 
 def _drop_fields_without_kind(ctx: _Context, body: Sequence[str]) -> None:
