@@ -49,6 +49,7 @@ VISION_KEYS = {"source", "weights", "layer_kinds"}
 TOWER_KINDS = {
     "gemma3": ["encoder"],
     "llama4": ["uncast_encoder"],
+    "llava": ["encoder"],
     "qwen2_5_vl": ["window_encoder", "gated_encoder"],
     "qwen3_5": ["encoder"],
     "qwen3_5_moe": ["encoder"],
