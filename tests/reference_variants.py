@@ -140,7 +140,9 @@ def draw_text(rng: random.Random, cls: Any, default: Any) -> Dict[str, Any]:  # 
                           ("sliding_window", [16, 64]), ("sliding_window_pattern", [1, 2, 4]),
                           ("feed_forward_proj", ["relu", "gated-gelu"]), ("moe_latent_size", [None, None, 8]),
                           ("num_nextn_predict_layers", [0, 1]), ("mtp_num_hidden_layers", [0, 1]),
-                          ("state_size", [4, 8, 16]), ("expand", [1, 2, 3]), ("time_step_rank", ["auto", 3, 8])):
+                          ("state_size", [4, 8, 16]), ("expand", [1, 2, 3]), ("time_step_rank", ["auto", 3, 8]),
+                          ("interleave_moe_layer_step", [1, 2, 3]), ("no_rope_layer_interval", [1, 2, 4]),
+                          ("attention_chunk_size", [None, 8, 16])):
         if name in params and rng.random() < 0.8:
             put(name, rng.choice(choices))
     if {"expand", "time_step_rank"} <= set(params) and "num_heads" not in params and rng.random() < 0.3:
@@ -254,10 +256,14 @@ def runs(config: PretrainedConfig) -> bool:
     """Whether transformers can run a model of *config* (and of its ``text_config``): a ``sliding_attention``
     layer with ``sliding_window`` None builds, but its forward raises (transformers 5.24.0 cache_utils.py
     DynamicSlidingWindowLayer: ``torch.tensor(self.sliding_window)``, TypeError; without a cache, masking_utils.py
-    create_sliding_window_causal_mask: ValueError "Could not find a `sliding_window` argument in the config")."""
+    create_sliding_window_causal_mask: ValueError "Could not find a `sliding_window` argument in the config");
+    likewise a ``chunked_attention`` layer with ``attention_chunk_size`` None (Llama 4: the cache's TypeError, and
+    create_chunked_causal_mask's ValueError "Could not find an `attention_chunk_size` argument in the config")."""
     for nested in (config, getattr(config, "text_config", None)):
         types = getattr(nested, "layer_types", None) or ()
         if "sliding_attention" in types and getattr(nested, "sliding_window", None) is None:
+            return False
+        if "chunked_attention" in types and getattr(nested, "attention_chunk_size", None) is None:
             return False
     return True
 

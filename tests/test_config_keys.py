@@ -57,7 +57,7 @@ GENERIC = set(KEYS["PreTrainedConfig"]["keys"]) | set(KEYS["PreTrainedConfig"]["
 def _named(family: Family) -> Set[str]:
     """The top-level keys a family's import section names: mapped, ignored, refused, or read by a layout rule."""
     return (set(family.shared or ()) | set(family.keys) | set(family.ignored) | set(family.unread)
-            | set(family.defaults) | set(family.top_level) | family.variant_keys | set(family.pattern_lists)
+            | set(family.defaults) | set(family.top_level) | set(family.text_level) | family.variant_keys | set(family.pattern_lists)
             | ({family.pattern_key} if family.pattern_key else set()) | set(family.code_reads))
 
 

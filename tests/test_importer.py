@@ -170,6 +170,14 @@ MISTRAL3 = {"model_type": "mistral3", "text_config": {**LLAMA, "model_type": "mi
 MISTRAL3_TOWER = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "name": "vision",
                   "intermediate_size": 64, "patch_size": 14, "projector_bias": False, "layers": [{"kind": "gated_encoder", "count": 2}]}
 QWEN2_VL = {**QWEN2, "model_type": "qwen2_vl", "vision_config": {"hidden_size": 64, "embed_dim": 32}}
+LLAMA4 = {"model_type": "llama4_text", "hidden_size": 16, "intermediate_size": 8, "intermediate_size_mlp": 24,
+          "num_hidden_layers": 4, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8, "vocab_size": 64,
+          "num_local_experts": 3, "num_experts_per_tok": 1}
+LLAMA4_VL = {"model_type": "llama4", "text_config": LLAMA4,
+             "vision_config": {"hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 1,
+                               "intermediate_size": 16, "image_size": 16, "patch_size": 4, "vision_output_dim": 32,
+                               "projector_input_dim": 12, "projector_output_dim": 32}}
+_L4_CHUNKED, _L4_FULL = "chunked_attention_qk_norm_moe", "full_attention_moe"
 NEMOTRON = {"model_type": "nemotron_h", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
             "vocab_size": 100, "intermediate_size": 32, "hybrid_override_pattern": "ME*-", "n_routed_experts": 8,
             "n_shared_experts": 1, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
@@ -350,6 +358,25 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
        'position_embedding_type is "relative_key": relative_key and relative_key_query add RobertaSelfAttention\'s '
        "distance_embedding and its einsum scores, which the roberta profile does not count; only \"absolute\" is "
        "imported")]),
+    ("intermediate_size_mlp", with_(LLAMA4, interleave_moe_layer_step=4),  # Llama 4's dense layers' width
+     {"intermediate_size": 24, "moe_intermediate_size": 8, "shared_expert_intermediate_size": 8}),
+    ("attention_chunk_size", with_(LLAMA4, attention_chunk_size=32), {"attention_chunk_size": 32}),
+    ("attention_chunk_size", with_(LLAMA4, attention_chunk_size=None),  # no chunks: full attention everywhere
+     {"attention_chunk_size": None, "layers": [{"kind": "full_attention_qk_norm_moe", "count": 3},
+                                               {"kind": _L4_FULL, "count": 1}]}),
+    ("no_rope_layers", with_(LLAMA4, no_rope_layers=[0, 1, 0, 1]),
+     {"layers": [{"kind": _L4_FULL, "count": 1}, {"kind": _L4_CHUNKED, "count": 1}, {"kind": _L4_FULL, "count": 1},
+                 {"kind": _L4_CHUNKED, "count": 1}]}),
+    ("no_rope_layer_interval", with_(LLAMA4, no_rope_layer_interval=2),
+     {"layers": [{"kind": _L4_CHUNKED, "count": 1}, {"kind": _L4_FULL, "count": 1}, {"kind": _L4_CHUNKED, "count": 1},
+                 {"kind": _L4_FULL, "count": 1}]}),
+    ("interleave_moe_layer_step", with_(LLAMA4, interleave_moe_layer_step=2),
+     {"layers": [{"kind": "chunked_attention_qk_norm_dense", "count": 1}, {"kind": _L4_CHUNKED, "count": 1},
+                 {"kind": "chunked_attention_qk_norm_dense", "count": 1}, {"kind": _L4_FULL, "count": 1}]}),
+    ("moe_layers", with_(LLAMA4, moe_layers=[3]),
+     {"layers": [{"kind": "chunked_attention_qk_norm_dense", "count": 3}, {"kind": _L4_FULL, "count": 1}]}),
+    ("moe_layers", with_(LLAMA4, moe_layers=[4]),
+     [(("moe_layers",), "import.value", "moe_layers must list layer indexes from 0 to 3, got [4]")]),
     ("type_vocab_size", with_(ROBERTA, type_vocab_size=1), {"type_vocab_size": 1}),
     ("type_vocab_size", ROBERTA, {"type_vocab_size": 2}),  # RobertaConfig(type_vocab_size=2)
     ("spatial_merge_size", with_(MISTRAL3, spatial_merge_size=2),
@@ -443,6 +470,9 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
 
 VISION_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("hidden_size", QWEN2_5_VL, {"hidden_size": 32}),
+    ("vision_output_dim", LLAMA4_VL, {"out_hidden_size": 32}),
+    ("projector_input_dim", LLAMA4_VL, {"projector_input_dim": 12}),
+    ("projector_output_dim", LLAMA4_VL, {"projector_output_dim": 32}),
     ("depth", QWEN2_5_VL, {"num_hidden_layers": 4}),
     ("num_hidden_layers", GEMMA_VL, {"num_hidden_layers": 2}),
     ("num_heads", QWEN2_5_VL, {"num_attention_heads": 2}),

@@ -31,7 +31,7 @@ from pipeline.pricing.weights import Condition, Weight
 PROFILE_DIR = Path(__file__).resolve().parent.parent / "op_profiles"
 
 OPS = ("attMM", "attBMM", "ffMM", "softmax", "dropout", "normOp", "gather", "headCast", "ffAct", "linrec")
-ATTENTION_FLAVOURS = {"full", "sliding", "mla", "linear", "ssm", "none"}
+ATTENTION_FLAVOURS = {"full", "sliding", "chunked", "mla", "linear", "ssm", "none"}
 FFN_FLAVOURS = {"dense", "moe", "none"}
 TOP_KEYS = {"arch", "summary", "source", "model_types", "match", "default", "import", "layer_kinds", "model_weights",
             "mtp_weights", "vision"}
@@ -48,6 +48,8 @@ VISION_KEYS = {"source", "weights", "layer_kinds"}
 #: The families with a vision tower, and the vision kinds their tower's blocks are.
 TOWER_KINDS = {
     "gemma3": ["encoder"],
+    "llama4": ["uncast_encoder"],
+    "llava": ["encoder"],
     "qwen2_5_vl": ["window_encoder", "gated_encoder"],
     "qwen3_5": ["encoder"],
     "qwen3_5_moe": ["encoder"],
@@ -224,7 +226,7 @@ MLA = {"q_lora_rank": "stated", **PLAIN}
     ("qwen3_next", {"linear_attention": GATED_SHARED, "full_attention": {**GATED, **GATED_SHARED},
                     "linear_attention_dense": {}, "full_attention_dense": GATED}),
     ("t5", {"encoder": PLAIN, "decoder": PLAIN, "gated_encoder": PLAIN, "gated_decoder": PLAIN}),
-    ("vision", {"encoder": {}, "gated_encoder": {}, "window_encoder": {}}),
+    ("vision", {"encoder": {}, "gated_encoder": {}, "window_encoder": {}, "uncast_encoder": {}}),
     ("phi3", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
     ("granite", {"full_attention": PLAIN}),
     ("starcoder2", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
@@ -276,7 +278,7 @@ def test_op_profile_data_assumptions_agree_with_the_importers_fixed_facts(arch):
         ("gemma3", ["sliding_attention", "full_attention"], None),
         ("gpt_oss", ["sliding_attention", "full_attention"], None),
         ("t5", ["encoder", "decoder", "gated_encoder", "gated_decoder"], None),
-        ("vision", ["encoder", "gated_encoder", "window_encoder"], "encoder"),
+        ("vision", ["encoder", "gated_encoder", "window_encoder", "uncast_encoder"], "encoder"),
     ],
 )
 def test_op_profile_data_kind_names(arch, kinds, default):

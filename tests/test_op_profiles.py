@@ -600,7 +600,7 @@ def test_the_vision_profile() -> None:
         "vision", "vision", "encoder", (), ())
     assert [(k.name, k.attention, k.ffn, k.ops.ffMM) for k in vision.layer_kinds.values()] == [
         ("encoder", "full", "dense", 2), ("gated_encoder", "full", "dense", 3),
-        ("window_encoder", "sliding", "dense", 3)]
+        ("window_encoder", "sliding", "dense", 3), ("uncast_encoder", "full", "dense", 2)]
 
 
 def test_matches_compares_the_name_lower_cased() -> None:

@@ -336,6 +336,12 @@ def test_batch3_command_r_equals_the_reference() -> None:
     assert sum(map(math.prod, built.tensors.values())) == 34_980_831_232
 
 
+def test_batch3_llama_4_scout_equals_the_reference_tower_included() -> None:
+    config, built = _batch3("llama-4-scout-17b-16e-instruct")
+    assert outcome("llama4", config, built) == ("exact", "")
+    assert sum(map(math.prod, built.tensors.values())) == 108_641_793_536
+
+
 def test_batch3_gemma_3_1b_counts_as_the_reference() -> None:
     config, built = _batch3("gemma-3-1b")
     verdict = judge(import_config(config, PROFILES, fallback_name="gemma-3-1b").spec, PROFILES, built)

@@ -780,7 +780,7 @@ def test_tower_layer_stack_refuses_an_unknown_kind() -> None:
     assert issues_of(tower_layer_stack, tower) == [
         (("vision", "layers", 1, "kind"), "stack.unknown-kind",
          "vision.layers[1] names kind 'decoder', but op profile 'vision' has "
-         "['encoder', 'gated_encoder', 'window_encoder']")]
+         "['encoder', 'gated_encoder', 'uncast_encoder', 'window_encoder']")]
 
 
 @pytest.mark.parametrize("layers, kinds", [
@@ -1086,7 +1086,7 @@ def test_check_refuses_a_qwen3_config_priced_as_llama() -> None:
 
 def test_codes() -> None:
     assert sorted(CODES) == [
-        "stack.dense-without-intermediate", "stack.field-without-kind", "stack.layer-types-long",
+        "stack.chunked-without-size", "stack.dense-without-intermediate", "stack.field-without-kind", "stack.layer-types-long",
         "stack.layer-types-short", "stack.layer-types-unknown", "stack.linear-dims", "stack.mla-without-ranks",
         "stack.moe-without-experts", "stack.mtp-kind", "stack.no-default", "stack.odd-encoder-decoder",
         "stack.profile-assumes", "stack.sliding-without-window", "stack.ssm-without-state", "stack.unknown-kind"]

@@ -340,7 +340,8 @@ MAX_LAYERS = 100_000
 
 # The attention flavours of an op profile kind that a layer type names.
 _FLAVOURS = {"full_attention": ("full", "mla"), "sliding_attention": ("sliding",), "linear_attention": ("linear",),
-             "mamba": ("ssm",)}
+             "mamba": ("ssm",),
+             "chunked_attention": ("chunked",)}
 
 
 def _window(ctx: _Context, gated: bool) -> Optional[_Stated]:
@@ -543,6 +544,50 @@ def _attention_pattern(ctx: _Context, count: int) -> Tuple[Optional[List[str]], 
     return _pattern_types(ctx, count), None
 
 
+def _rope_flags(ctx: _Context, count: int) -> Optional[List[bool]]:
+    """Llama 4: whether each layer applies RoPE, from ``no_rope_layers`` (1: RoPE), else a NoPE layer at each
+    (i + 1) % no_rope_layer_interval == 0 (transformers 5.24.0 Llama4TextConfig.__post_init__, which takes an
+    empty list as not stated)."""
+    listed = ctx.value("no_rope_layers")
+    if listed:
+        if not isinstance(listed, list) or len(listed) < count or any(
+                isinstance(flag, bool) or flag not in (0, 1) for flag in listed):
+            ctx.refuse(ctx.path("no_rope_layers"), "import.value",
+                       f"no_rope_layers must list a 0 or 1 for each of the {count} layers, got {_show(listed)}")
+            return None
+        return [flag == 1 for flag in listed[:count]]
+    interval = ctx.integer("no_rope_layer_interval", 1, "the NoPE layers") if "no_rope_layer_interval" in ctx.keys \
+        else ctx.family.defaults.get("no_rope_layer_interval")
+    if interval is None:
+        return None
+    return [(index + 1) % interval != 0 for index in range(count)]
+
+
+def _attention_rope_layers(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    """Llama 4: each layer's attention as layer_types states it, else chunked_attention on the RoPE layers when
+    attention_chunk_size is set and full_attention elsewhere; a RoPE layer's type gains ``_qk_norm`` (its
+    Llama4TextL2Norm on q and k, built with use_qk_norm, which a variant undoes), so that its kind is the
+    profile's ``<type>_qk_norm_<ffn>``."""
+    _no_window(ctx, f"model_type {ctx.type_name!r}'s attention")
+    rope = _rope_flags(ctx, count)
+    chunk = ctx.keys.get("attention_chunk_size")  # a stated null attends in no chunks; left out, the class's default
+    if chunk is None and ctx.family.defaults.get("attention_chunk_size") is not None:
+        chunk = _Stated(ctx.family.defaults["attention_chunk_size"], ("attention_chunk_size",), default=True)
+    chunked = chunk is not None and chunk.value is not None
+    types = _stated_types(ctx, ctx.keys.get("layer_types"), None, count)
+    if rope is None or (types is None and ctx.value("layer_types") is not None):
+        return None, None
+    if types is None:
+        types = ["chunked_attention" if flag and chunked else "full_attention" for flag in rope]
+    if "chunked_attention" in types[:count]:
+        if not chunked:
+            ctx.refuse(ctx.path("layer_types"), "import.missing", "the stack has chunked_attention layers but "
+                                                                  "attention_chunk_size is null; state it")
+            return None, None
+        ctx.fields.put("attention_chunk_size", chunk.value, chunk.origin, chunk.path)
+    return [name + ("_qk_norm" if flag else "") for name, flag in zip(types[:count], rope)], None
+
+
 _AttentionRule = Callable[[_Context, int], Tuple[Optional[List[str]], Optional[_Stated]]]
 
 #: How each family picks a body layer's attention: ``(layer types, the window)`` for *count* layers.
@@ -560,6 +605,7 @@ ATTENTION_RULES: Mapping[str, _AttentionRule] = MappingProxyType({
     "no_rope_window": _attention_no_rope_window,
     "alternate_window_layers": _attention_alternate_window_layers,
     "ssm": _attention_ssm,
+    "rope_layers": _attention_rope_layers,
 })
 
 
@@ -611,6 +657,20 @@ def _ffn_sparse_step(ctx: _Context, count: int) -> Optional[List[str]]:
     return ["moe" if index not in dense and (index + 1) % step == 0 else "dense" for index in range(count)]
 
 
+def _ffn_moe_layers(ctx: _Context, count: int) -> Optional[List[str]]:
+    """Llama 4: MoE at the layers moe_layers lists, else at range(step - 1, count, step) for
+    interleave_moe_layer_step (transformers 5.24.0 Llama4TextConfig.__post_init__), dense elsewhere."""
+    if ctx.value("moe_layers") is not None:
+        listed = ctx.indexes("moe_layers", ctx.path("moe_layers"), ctx.value("moe_layers"), count)
+    else:
+        step = ctx.integer("interleave_moe_layer_step", 1, "the MoE layer rule") \
+            if "interleave_moe_layer_step" in ctx.keys else ctx.family.defaults.get("interleave_moe_layer_step", 1)
+        listed = None if step is None else list(range(step - 1, count, step))
+    if listed is None:
+        return None
+    return ["moe" if index in listed else "dense" for index in range(count)]
+
+
 #: How each family picks a body layer's feed-forward (``dense`` or ``moe``) for *count* layers.
 FFN_RULES: Mapping[str, Callable[[_Context, int], Optional[List[str]]]] = MappingProxyType({
     "dense": _ffn_dense,
@@ -619,6 +679,7 @@ FFN_RULES: Mapping[str, Callable[[_Context, int], Optional[List[str]]]] = Mappin
     "sparse_step": _ffn_sparse_step,
     "per_kind": _ffn_per_kind,
     "none": _ffn_none,
+    "moe_layers": _ffn_moe_layers,
 })
 
 # The rule keys each rule reads; a rule key a config states for a family whose
@@ -639,6 +700,8 @@ _RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "no_rope_window": ("sliding_window", "use_sliding_window", "no_rope_layers", "no_rope_layer_interval"),
     "ssm": ("sliding_window", "use_sliding_window"),
     "sparse_step": ("decoder_sparse_step", "mlp_only_layers"),
+    "rope_layers": ("attention_chunk_size", "no_rope_layers", "no_rope_layer_interval"),
+    "moe_layers": ("moe_layers", "interleave_moe_layer_step"),
 })
 _ANY = object()  # a rule key that changes nothing at any value
 _NEUTRAL: Mapping[str, Any] = MappingProxyType({
@@ -667,8 +730,9 @@ def _check_unread_rule_keys(ctx: _Context) -> None:
 def _kind(profile: OpProfile, layer_type: str, ffn: str) -> Optional[str]:
     """The profile's kind for a layer of *layer_type* attention and *ffn* feed-forward, or ``None``.
 
-    A profile names its kinds either as layer types (``full_attention``) or
-    as feed-forwards (``dense``, ``moe``); the kind's flavours must match.
+    A profile names its kinds as layer types (``full_attention``), as
+    feed-forwards (``dense``, ``moe``) or as both (``chunked_attention_moe``,
+    Llama 4's); the kind's flavours must match.
     A layer whose flavours the kind of that name does not have is the one
     kind of the profile that has both (Qwen3-Next's dense layers are
     ``linear_attention_dense``, Qwen3-MoE's windowed ones ``sliding_moe``).
@@ -677,6 +741,8 @@ def _kind(profile: OpProfile, layer_type: str, ffn: str) -> Optional[str]:
     flavours = _FLAVOURS.get(layer_type, ())
     if layer_type in kinds and kinds[layer_type].ffn == ffn:
         return layer_type
+    if f"{layer_type}_{ffn}" in kinds and kinds[f"{layer_type}_{ffn}"].ffn == ffn:
+        return f"{layer_type}_{ffn}"  # a kind per layer type and feed-forward (Llama 4's chunked_attention_moe)
     if ffn in kinds and kinds[ffn].attention in flavours:
         return ffn
     fits = [name for name, kind in kinds.items() if kind.ffn == ffn and kind.attention in flavours]
@@ -808,7 +874,7 @@ def _stack(ctx: _Context) -> None:
                    f"({MAX_LAYERS}); check the config")
         return
     derived, window = ATTENTION_RULES[family.attention](ctx, count)
-    stated = None if "layer_types" in family.pattern_lists else ctx.keys.get("layer_types")
+    stated = _stated_layer_types(ctx)
     types = _stated_types(ctx, stated, derived, count)
     ffns = FFN_RULES[family.ffn](ctx, count)
     if types is None or ffns is None:
@@ -827,6 +893,15 @@ def _stack(ctx: _Context) -> None:
         body = [renames.get(kind, kind) for kind in kinds]
         _write_stack(ctx, body, types if stated is not None else types[:count], stated)
         _drop_fields_without_kind(ctx, body)
+
+
+def _stated_layer_types(ctx: _Context) -> Optional[_Stated]:
+    """The stated layer_types the stack takes as stated: none when a pattern list reads them (NemotronH) or the
+    rope_layers rule does (Llama 4: a RoPE layer's type names its kind with ``_qk_norm``)."""
+    family = ctx.family
+    if "layer_types" in family.pattern_lists or family.attention == "rope_layers":
+        return None
+    return ctx.keys.get("layer_types")
 
 
 def _drop_fields_without_kind(ctx: _Context, body: Sequence[str]) -> None:
@@ -885,6 +960,27 @@ def _tower_ratio_encoder(ctx: _Context, tower: Mapping[str, _Stated], fields: _F
 
 def _tower_siglip(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
     """SigLIP: a learned position embedding per patch of a square image."""
+    _patch_positions(ctx, tower, fields, 0)
+
+
+def _tower_class_token(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
+    """CLIP: a learned position embedding per patch of a square image and one for the class token
+    (transformers 5.24.0 modeling_clip.py CLIPVisionEmbeddings: num_positions = num_patches + 1)."""
+    _patch_positions(ctx, tower, fields, 1)
+
+
+def _tower_uncast_class_token(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
+    """Llama 4: positions as CLIP's (Llama4VisionModel: num_patches = (image_size // patch_size) ** 2 + 1), every
+    block an uncast_encoder (vision_eager_attention_forward's softmax casts nothing back)."""
+    _patch_positions(ctx, tower, fields, 1)
+    depth = fields.values.get("num_hidden_layers")
+    if isinstance(depth, int) and not isinstance(depth, bool) and depth > 0:
+        fields.put("layers", [{"kind": "uncast_encoder", "count": depth}], fields.origins["num_hidden_layers"],
+                   fields.paths["num_hidden_layers"])
+
+
+def _patch_positions(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields, extra: int) -> None:
+    """``num_position_embeddings``: (image_size // patch_size) ** 2 patches and *extra* more (a class token)."""
     image = tower.get("image_size")
     patch = fields.values.get("patch_size")
     if image is None or image.value is None:
@@ -893,7 +989,8 @@ def _tower_siglip(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) 
         ctx.refuse(image.path, "import.value",
                    f"image_size and patch_size must be positive integers, got {_show(image.value)} and {_show(patch)}")
         return
-    fields.put("num_position_embeddings", (image.value // patch) ** 2, "(image_size // patch_size) ** 2", image.path)
+    fields.put("num_position_embeddings", (image.value // patch) ** 2 + extra,
+               "(image_size // patch_size) ** 2" + (f" + {extra}" if extra else ""), image.path)
 
 
 def _tower_window_blocks(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
@@ -960,13 +1057,16 @@ TOWER_RULES: Mapping[str, Callable[[_Context, Mapping[str, _Stated], _Fields], N
     "encoder": _tower_encoder,
     "ratio_encoder": _tower_ratio_encoder,
     "siglip": _tower_siglip,
+    "class_token": _tower_class_token,
+    "uncast_class_token": _tower_uncast_class_token,
     "window_blocks": _tower_window_blocks,
     "gated_blocks": _tower_gated_blocks,
     "deepstack": _tower_deepstack,
     "gated_patch_grid": _tower_gated_patch_grid,
 })
 _TOWER_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
-    "siglip": ("image_size",), "window_blocks": ("fullatt_block_indexes",), "ratio_encoder": ("mlp_ratio",),
+    "siglip": ("image_size",), "class_token": ("image_size",), "uncast_class_token": ("image_size",),
+    "window_blocks": ("fullatt_block_indexes",), "ratio_encoder": ("mlp_ratio",),
     "deepstack": ("deepstack_visual_indexes",), "gated_patch_grid": ("image_size",)})
 
 
@@ -1093,14 +1193,17 @@ def _source(origins: Mapping[str, str], paths: Mapping[str, KeyPath], path: Sequ
 
 
 def _merge(config: Mapping[str, Any], issues: List[ImportIssue], top_level: frozenset = frozenset(),
-           either: frozenset = frozenset()) -> Tuple[Dict[str, _Stated], List[_Stated], List[KeyPath]]:
+           either: frozenset = frozenset(),
+           text_level: frozenset = frozenset()) -> Tuple[Dict[str, _Stated], List[_Stated], List[KeyPath]]:
     """The top-level and text_config keys as one mapping, the model types stated (top level first), and the
     nestings stated inside text_config (keys no row reads there); a text_config key of *top_level* (the
-    family's ``top_level``: the wrapper decides it) is left out, and one of *either* (its ``either_level``)
-    stated at both levels is the level that says true, when one does."""
-    keys = {key: _Stated(value, (key,)) for key, value in config.items() if key != "text_config"}
-    types = [keys["model_type"]] if "model_type" in keys else []
+    family's ``top_level``: the wrapper decides it) is left out, one of *either* (its ``either_level``)
+    stated at both levels is the level that says true, when one does, and a top-level key of *text_level* (its
+    ``text_level``: the text model decides it) is left out when the config has a text_config."""
     text = config.get("text_config")
+    keys = {key: _Stated(value, (key,)) for key, value in config.items()
+            if key != "text_config" and not (key in text_level and isinstance(text, Mapping))}
+    types = [keys["model_type"]] if "model_type" in keys else []
     if text is None:
         return keys, types, []
     if not isinstance(text, Mapping):
@@ -1353,10 +1456,10 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
     profile = _pick(keys, types, profiles, arch, picked)
     if profile is None:
         raise ConfigImportError(picked)  # the one reason; a key's problems mean nothing without a family
-    if profile.family.top_level or profile.family.either_level:
+    if profile.family.top_level or profile.family.either_level or profile.family.text_level:
         issues = []
         keys, types, misplaced = _merge(config, issues, frozenset(profile.family.top_level),
-                                        frozenset(profile.family.either_level))
+                                        frozenset(profile.family.either_level), frozenset(profile.family.text_level))
     issues.extend(picked)
     ctx = _Context(keys, profile)
     ctx.issues.extend(issues)

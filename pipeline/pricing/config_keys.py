@@ -73,6 +73,19 @@ KEYS: Tuple[KeyRule, ...] = (
          _HF + "qwen2/configuration_qwen2.py: sliding_window = sliding_window if use_sliding_window else None"),
     _row("max_window_layers", "layer_types", "rule",
          _HF + "qwen2/configuration_qwen2.py: sliding_attention from layer max_window_layers on"),
+    _row("attention_chunk_size", "attention_chunk_size", "rule",
+         _HF + "llama4/configuration_llama4.py: chunked_attention on the RoPE layers when set; written when a layer "
+               "of the stack attends in chunks"),
+    _row("no_rope_layers", "layers", "rule",
+         _HF + "llama4/modeling_llama4.py Llama4TextAttention: use_rope = no_rope_layers[layer_idx], the L2 "
+               "qk_norm on RoPE layers only"),
+    _row("no_rope_layer_interval", "layers", "rule",
+         _HF + "llama4/configuration_llama4.py: a NoPE layer where (i + 1) % interval == 0 without no_rope_layers"),
+    _row("moe_layers", "layers", "rule",
+         _HF + "llama4/modeling_llama4.py Llama4TextDecoderLayer: Llama4TextMoe at the layers it lists"),
+    _row("interleave_moe_layer_step", "layers", "rule",
+         _HF + "llama4/configuration_llama4.py: moe_layers = range(step - 1, num_hidden_layers, step) without "
+               "moe_layers"),
     _row("decoder_sparse_step", "layers", "rule",
          _HF + "qwen3_moe/modeling_qwen3_moe.py Qwen3MoeDecoderLayer: MoE unless in mlp_only_layers, where "
                "(layer_idx + 1) % decoder_sparse_step == 0"),

@@ -18,6 +18,7 @@ read with (schema: ``$defs/family`` of ``schemas/op-profile.schema.json``)::
       code_reads: {head_dim: getattr(config, "head_dim", ...)}  # undeclared, read by its modelling code
       top_level: {tie_word_embeddings: the wrapper's model ties}  # read at the top level only, not in text_config
       either_level: {tie_word_embeddings: a true text_config value is forwarded}  # true when either level says true
+      text_level: {tie_word_embeddings: the wrapper's causal LM ties by the text config}  # text_config's only
       variants:                                        # kinds a key's value swaps in (T5 v1.1's gated MLP)
         - {when: {feed_forward_proj: {match: "^gated-"}}, kinds: {encoder: gated_encoder}, source: ...}
 
@@ -229,6 +230,10 @@ class Family:
             false (or the reverse) is true, not a conflict (Qwen2-VL's
             ``tie_word_embeddings``: ``Qwen2VLConfig.__post_init__`` forwards a
             true ``text_config`` value to the outer config).
+        text_level: Keys the text model's config decides, each with why: read from ``text_config`` (or
+            :attr:`defaults`) only, and ignored where the top level of a config with a ``text_config`` states them
+            (Llama 4's ``tie_word_embeddings``: ``Llama4ForConditionalGeneration`` holds a ``Llama4ForCausalLM``
+            built from the text config, which ties its own head).
         variants: The kinds its code swaps in by a key's value (:class:`Variant`).
         shared: Its config class's keys that the importer's shared tables map
             or ignore; ``None`` when the section lists none (every shared key
@@ -260,6 +265,7 @@ class Family:
     pattern_names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     top_level: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     either_level: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    text_level: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     variants: Tuple[Variant, ...] = ()
     shared: Optional[frozenset] = None
     code_reads: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
@@ -320,6 +326,7 @@ def parse_family(data: Mapping[str, Any]) -> Family:
         pattern_names=MappingProxyType(dict(data.get("pattern", {}).get("names", {}))),
         top_level=MappingProxyType(dict(data.get("top_level", {}))),
         either_level=MappingProxyType(dict(data.get("either_level", {}))),
+        text_level=MappingProxyType(dict(data.get("text_level", {}))),
         variants=tuple(_variant(entry) for entry in data.get("variants", ())),
         shared=frozenset(data["shared"]) if "shared" in data else None,
         code_reads=MappingProxyType(dict(data.get("code_reads", {}))),

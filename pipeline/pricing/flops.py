@@ -17,7 +17,7 @@ kind's op profile was read from:
   the score matrix, ``S · S`` whatever the mask (what eager attention
   computes, what ``torch.utils.flop_counter.FlopCounterMode`` and torchtitan
   count). ``causal``: only the pairs the mask keeps, ``S (S + 1) / 2`` for a
-  causal layer, ``Σ min(i, w)`` for a sliding window of ``w`` (Megatron-LM
+  causal layer, ``Σ min(i, w)`` for a sliding window of ``w``, each chunk's triangle for chunked attention (Megatron-LM
   and MaxText halve the matrix the same way). A bidirectional encoder keeps
   every pair in both. A T5 decoder's second block is cross-attention over
   the encoder's ``S`` tokens, all pairs kept.
@@ -39,7 +39,9 @@ Bytes at the spec's ``torch_dtype``: a softmax layer caches ``2 · kv_heads ·
 head_dim`` values per token (K and V; GQA and MQA by their KV heads), a
 sliding layer at most ``sliding_window - 1`` tokens of them (transformers'
 ``cache_utils.py``, ``DynamicSlidingWindowLayer.update``: "Only cache the last
-``self.sliding_window - 1`` tokens"; the query is the window's last); MLA the
+``self.sliding_window - 1`` tokens"; the query is the window's last), a chunked layer likewise at most
+``attention_chunk_size - 1`` (``LAYER_CLASS_MAP``: "sliding and chunked are the same in how they should behave,
+only the mask differs"); MLA the
 latent ``kv_lora_rank`` plus the shared rope key ``qk_rope_head_dim`` per
 token, as ``DeepseekV3Attention`` caches them;
 a linear layer a constant state per sequence (the recurrent state ``value
@@ -218,6 +220,14 @@ def causal_pairs(seq_len: int, window: Optional[int] = None) -> int:
     return window * (window + 1) // 2 + (seq_len - window) * window
 
 
+def chunked_pairs(seq_len: int, chunk: int) -> int:
+    """The (query, key) pairs a chunked causal mask keeps over *seq_len* tokens: each query sees the keys of its
+    own chunk of *chunk* tokens up to itself (transformers 5.24.0 masking_utils.py chunked_overlay:
+    ``kv_idx // chunk == q_idx // chunk``)."""
+    whole, rest = divmod(seq_len, chunk)
+    return whole * chunk * (chunk + 1) // 2 + rest * (rest + 1) // 2
+
+
 def _matmul_active(weights: Any, symbols: Mapping[str, Any], top_k: int) -> int:
     """Matmul weights one token passes through: a routed expert's *top_k* times, a first-layer table never."""
     return sum(params * (top_k if per == "expert" else 1)
@@ -250,7 +260,12 @@ def _softmax(spec: "ModelSpec", arch: str, kind: "LayerKind", seq_len: int) -> T
     per_pair = 2 * spec.num_attention_heads * (d_qk + d_v)
     full = seq_len * seq_len
     window = spec.sliding_window if kind.attention == "sliding" else None
-    kept = full if _bidirectional(arch, kind.name) else causal_pairs(seq_len, window)
+    if _bidirectional(arch, kind.name):
+        kept = full
+    elif kind.attention == "chunked":
+        kept = chunked_pairs(seq_len, spec.attention_chunk_size)
+    else:
+        kept = causal_pairs(seq_len, window)
     cross = (blocks - 1) * full * per_pair
     return full * per_pair + cross, kept * per_pair + cross
 
@@ -373,6 +388,8 @@ def _group(spec: "ModelSpec", arch: str, group: "StackGroup", seq_len: int, symb
         dense, causal = _softmax(spec, arch, kind, seq_len)
     per_token, state, cross = _kv(spec, arch, kind, elem)
     window = spec.sliding_window - 1 if kind.attention == "sliding" else None
+    if kind.attention == "chunked":  # cache_utils.py: a chunked layer's cache is a sliding one of the chunk's size
+        window = spec.attention_chunk_size - 1
     n = group.count
     return GroupFlops(kind.name, n, group.mtp, kind.attention, n * weights, n * dense, n * causal, n * per_token,
                       window, n * state, n * cross)

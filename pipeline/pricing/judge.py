@@ -239,18 +239,24 @@ def _named(census: Census, body: Sequence[List[Tensor]], tower: Sequence[List[Te
     return _Side(tensors, places)
 
 
-#: Where a VLM holds its language model (``Gemma3Model.language_model``, ``Qwen3_5Model.language_model``).
-_LANGUAGE_MODEL = "model.language_model."
+#: Where a VLM holds its language model, and what a text-only build names it: ``Gemma3Model.language_model``,
+#: ``Qwen3_5Model.language_model`` (the text model: ``model.``), or Llama 4's whole causal LM
+#: (``Llama4ForConditionalGeneration.language_model``, a ``Llama4ForCausalLM``: the model itself).
+_LANGUAGE_MODELS = (("model.language_model.", "model."), ("language_model.", ""))
 
 
 def _model_name(census: Census, name: str) -> str:
     """The reference's name for a model-level tensor: its own, except that a profile naming the VLM's language
-    model (``model.language_model.embed_tokens.weight``) names, in a text-only build, the causal-LM class's
-    (``model.embed_tokens.weight``: ``Gemma3ForCausalLM.model`` is the text model itself). A build is text-only
-    when the reference holds no vision part (:attr:`Census.vision` is empty)."""
-    if census.vision or not name.startswith(_LANGUAGE_MODEL):
+    model (``model.language_model.embed_tokens.weight``, ``language_model.lm_head.weight``) names, in a text-only
+    build, the causal-LM class's (``model.embed_tokens.weight``: ``Gemma3ForCausalLM.model`` is the text model
+    itself; ``lm_head.weight``). A build is text-only when the reference holds no vision part
+    (:attr:`Census.vision` is empty)."""
+    if census.vision:
         return name
-    return "model." + name[len(_LANGUAGE_MODEL):]
+    for prefix, text_only in _LANGUAGE_MODELS:
+        if name.startswith(prefix):
+            return text_only + name[len(prefix):]
+    return name
 
 
 def _held_name(census: Census, name: str) -> str:

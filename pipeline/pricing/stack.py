@@ -67,6 +67,8 @@ CODES: Dict[str, str] = {
                                     "sliding_window.",
     "stack.ssm-without-state": "The stack has a state-space (ssm) kind but the spec lacks ssm_state_size or "
                                "ssm_conv_kernel.",
+    "stack.chunked-without-size": "The stack has a chunked-attention kind but the spec declares no "
+                                  "attention_chunk_size.",
     "stack.mla-without-ranks": "The stack has a multi-head latent attention kind but the spec lacks one of "
                                "kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim.",
     "stack.field-without-kind": "The spec declares a field that no kind of its stack reads (routed or shared "
@@ -443,6 +445,8 @@ _FLAVOUR_FIELDS = (
                    "stack.mla-without-ranks", "the rank or per-head width of the latent attention"),
     _FlavourFields("attention", "sliding", "sliding-window attention", ("sliding_window",), ("sliding_window",),
                    "stack.sliding-without-window", "the window in tokens"),
+    _FlavourFields("attention", "chunked", "chunked attention", ("attention_chunk_size",), ("attention_chunk_size",),
+                   "stack.chunked-without-size", "the chunk in tokens"),
     _FlavourFields("attention", "linear", "linear attention", LINEAR_FIELDS),
     _FlavourFields("attention", "ssm", "a state-space mixer", SSM_FIELDS,
                    ("ssm_state_size", "ssm_conv_kernel"), "stack.ssm-without-state",

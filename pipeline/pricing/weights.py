@@ -95,7 +95,8 @@ SYMBOLS = (
 #: What an expression may name in a vision tower's inventory: the tower's fields, ``head_dim`` (its width over
 #: its heads) and ``text_hidden_size``, the width of the text model a projector maps into.
 TOWER_SYMBOLS = (
-    "hidden_size", "intermediate_size", "num_attention_heads", "head_dim", "out_hidden_size", "patch_size",
+    "hidden_size", "intermediate_size", "num_attention_heads", "head_dim", "out_hidden_size", "projector_input_dim",
+    "projector_output_dim", "patch_size",
     "spatial_merge_size", "num_position_embeddings", "in_channels", "temporal_patch_size", "text_hidden_size",
     "pooling_head", "projector_bias", "num_deepstack_mergers",
 )

@@ -697,9 +697,10 @@ class VisionSpec:
     ``pooling_head`` says whether an attention-pooling head follows the
     blocks (SigLIP's ``vision_use_head``); ``projector_bias`` whether the projector's linears hold biases
     (Mistral 3's ``multimodal_projector_bias``); ``num_deepstack_mergers`` how many deepstack patch mergers feed
-    blocks' outputs to the language model (Qwen3-VL's ``deepstack_visual_indexes``; 0 or more). ``layers`` is the
-    tower's stack, groups of kinds of the ``vision`` op profile; without it the tower is one group of the profile's
-    default kind.
+    blocks' outputs to the language model (Qwen3-VL's ``deepstack_visual_indexes``; 0 or more);
+    ``projector_input_dim`` and ``projector_output_dim`` the widths of an adapter MLP between the blocks and the
+    projector (Llama 4's pixel-shuffle ``vision_adapter``). ``layers`` is the tower's stack, groups of kinds of
+    the ``vision`` op profile; without it the tower is one group of the profile's default kind.
     """
 
     hidden_size: int
@@ -708,6 +709,8 @@ class VisionSpec:
     name: str = "vision"
     intermediate_size: Optional[int] = None
     out_hidden_size: Optional[int] = None
+    projector_input_dim: Optional[int] = None
+    projector_output_dim: Optional[int] = None
     patch_size: Optional[int] = None
     in_channels: Optional[int] = None
     temporal_patch_size: Optional[int] = None
@@ -994,6 +997,8 @@ class ModelSpec:
         moe_latent_size: The width routed experts work in when a MoE block projects into a latent space and
             back around them (NemotronH's fc1_latent_proj, fc2_latent_proj); absent: the experts read hidden_size.
         sliding_window: Tokens a sliding-attention layer attends to.
+        attention_chunk_size: Tokens of the chunks a chunked-attention layer attends within (Llama 4's
+            ``attention_chunk_size``: each query sees the keys of its own chunk, up to itself).
         type_vocab_size: Rows of an encoder's token-type (segment) embedding
             table (RoBERTa's ``token_type_embeddings``).
         relative_attention_num_buckets: Rows of T5's relative-attention bias
@@ -1054,6 +1059,7 @@ class ModelSpec:
     layer_norms: Optional[int] = None
     shared_expert_gate: Optional[bool] = None
     sliding_window: Optional[int] = None
+    attention_chunk_size: Optional[int] = None
     relative_attention_num_buckets: Optional[int] = None
     type_vocab_size: Optional[int] = None
     torch_dtype: Optional[str] = None
