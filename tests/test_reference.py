@@ -191,6 +191,12 @@ def test_a_catalogue_spec_is_judged_against_its_stored_config_mtp_apart() -> Non
            "parameters apart (transformers builds none)\n")
 
 
+@pytest.mark.parametrize("spec", sorted(path.stem for path in (ROOT / "specs").glob("*/*.yaml")))
+def test_every_catalogue_spec_equals_the_reference_tensor_by_tensor(spec: str) -> None:
+    result = run("reference", "--spec", spec, "--root", str(ROOT))
+    assert result.exit_code == 0 and ": equal to the reference (" in result.stdout, result.stdout
+
+
 def test_a_config_read_as_another_model_type_builds_the_class_its_architectures_names() -> None:
     result = run("reference", "--spec", "kimi-k2-instruct", "--root", str(ROOT))
     assert result.exit_code == 0
