@@ -44,7 +44,7 @@ def runs(view: Dict[str, Any]) -> list:
 
 def test_check_on_the_whole_catalogue_exits_0_with_no_warnings():
     result = run(["check", "--strict", "--root", str(ROOT)])
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "33 files checked, no problems\n", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "34 files checked, no problems\n", "")
 
 
 def test_fmt_check_on_the_whole_catalogue_exits_0():
@@ -267,6 +267,7 @@ qwen3-next-80b-a3b              qwen3_next       48  512 top-10 +1 shared    1  
 qwen3.5-27b                     qwen3_5          64  -                       1  27 layers     27,356,728,560  27,356,728,560          53.20G
 qwen3.5-35b-a3b                 qwen3_5_moe      40  256 top-8 +1 shared     1  27 layers     35,107,181,936   3,901,560,176           6.71G
 starcoder2-7b                   starcoder2       32  -                       -  -              7,173,923,840   7,173,923,840          16.76G
+starcoderbase-7b                gpt_bigcode      42  -                       -  -              7,327,263,232   7,327,263,232          17.40G
 t5-base                         t5               24  -                       -  -                222,903,552     222,903,552           0.90G
 """
 
@@ -274,7 +275,7 @@ t5-base                         t5               24  -                       -  
 def test_list_json_has_one_record_per_model():
     result = run(["list", "--format", "json", "--root", str(ROOT)])
     rows = json.loads(result.stdout)
-    assert len(rows) == 33
+    assert len(rows) == 34
     assert next(row for row in rows if row["name"] == "deepseek-r1") == {"name": "deepseek-r1", "file": "specs/deepseek/deepseek-r1.yaml", "arch": "deepseek_v3",
                        "layers": 61, "mtp": 1, "experts": {"routed": 256, "per_token": 8, "shared": 1},
                        "tower_layers": None, "total": 671_026_404_352, "active": 37_552_282_624,

@@ -171,6 +171,9 @@ NEMOTRON = {"model_type": "nemotron_h", "hidden_size": 64, "num_hidden_layers": 
             "moe_shared_expert_intermediate_size": 48, "mamba_num_heads": 8, "mamba_head_dim": 16, "n_groups": 2,
             "ssm_state_size": 32, "conv_kernel": 4}
 GPT2 = {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100, "n_inner": None}
+BIGCODE = {**GPT2, "model_type": "gpt_bigcode"}
+FALCON = {"model_type": "falcon", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100}
+BLOOM = {"model_type": "bloom", "n_embed": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100}
 T5 = {"model_type": "t5", "d_model": 64, "num_layers": 2, "num_heads": 4, "vocab_size": 100, "d_ff": 128}
 TOWER = {"hidden_size": 32, "depth": 4, "num_heads": 2, "intermediate_size": 64, "fullatt_block_indexes": [1, 3]}
 QWEN2_5_VL = {**QWEN2, "model_type": "qwen2_5_vl", "vision_config": TOWER}
@@ -328,6 +331,30 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
                        "norm_bias": True, "tie_word_embeddings": True}),
     ("n_inner", with_(GPT2, n_inner=100), {"intermediate_size": 100}),
     ("n_positions", with_(GPT2, n_positions=1024), {"max_position_embeddings": 1024}),
+    ("multi_query", BIGCODE, {"num_key_value_heads": 1, "num_attention_heads": 4}),
+    ("multi_query", with_(BIGCODE, multi_query=False), {"num_key_value_heads": 4}),
+    # the expression reads n_head whatever the order the config states them in
+    ("multi_query", {"multi_query": False, **BIGCODE}, {"num_key_value_heads": 4}),
+    ("multi_query", with_(BIGCODE, multi_query=False, num_key_value_heads=4), {"num_key_value_heads": 4}),
+    ("multi_query", with_(BIGCODE, multi_query=True, num_key_value_heads=4),
+     [(("multi_query",), "import.conflict",
+       "num_key_value_heads is 4 from num_key_value_heads but 1 from multi_query (GPTBigCodeAttention: kv_heads = "
+       "1 if multi_query else num_heads; GPTBigCodeConfig.__post_init__ writes num_key_value_heads the same way "
+       "(transformers 5.24.0)); state one value")]),
+    # Falcon: multi_query counts only without new_decoder_architecture, num_kv_heads only with it or without multi_query
+    ("multi_query", FALCON, {"num_key_value_heads": 1, "qkv_bias": False, "o_bias": False, "mlp_bias": False}),
+    ("multi_query", with_(FALCON, multi_query=False), {"num_key_value_heads": 4}),
+    ("num_kv_heads", with_(FALCON, num_kv_heads=4), {"num_key_value_heads": 1}),
+    ("num_kv_heads", with_(FALCON, new_decoder_architecture=True, num_kv_heads=2),
+     {"num_key_value_heads": 2, "layers": [{"kind": "parallel_attention_two_norms", "count": 2}]}),
+    ("num_kv_heads", with_(FALCON, new_decoder_architecture=True), {"num_key_value_heads": 4}),
+    ("ffn_hidden_size", with_(FALCON, ffn_hidden_size=96), {"intermediate_size": 96}),
+    ("ffn_hidden_size", FALCON, {"intermediate_size": 256}),
+    ("bias", with_(FALCON, bias=True), {"qkv_bias": True, "o_bias": True, "mlp_bias": True}),
+    ("n_embed", BLOOM, {"hidden_size": 64, "intermediate_size": 256, "num_hidden_layers": 2}),
+    ("n_embed", with_(FALCON, n_embed=64), {"hidden_size": 64}),
+    ("multi_query", with_(BIGCODE, multi_query=1),
+     [(("multi_query",), "import.value", "multi_query must be true or false, got 1")]),
     ("reorder_and_upcast_attn", with_(GPT2, reorder_and_upcast_attn=True),
      [(("reorder_and_upcast_attn",), "import.unsupported",
        "reorder_and_upcast_attn is true: true runs GPT2Attention._upcast_and_reordered_attn, not the _attn the "
@@ -480,7 +507,8 @@ def test_every_profiled_model_type_has_a_family_and_every_default_a_rule():
     for profile in profiles:
         if profile.family is not None:
             assert profile.family.source
-            assert set(profile.family.defaults) <= {rule.key for rule in KEYS} | set(profile.family.keys)
+            assert set(profile.family.defaults) <= ({rule.key for rule in KEYS} | set(profile.family.keys)
+                                                    | profile.family.variant_keys)
 
 
 # ---- variants: the kinds a key's value swaps in ---------------------------------------
@@ -830,7 +858,7 @@ def test_unknown_model_type_exits_1_naming_the_known_types(tmp_path):
     result = run(["import", str(path), "--root", str(tmp_path)])
     assert result.exit_code == 1
     assert result.stderr.startswith('config.json:2:3: error [import.unknown-model-type] no op profile prices '
-                                    'model_type "bert"; the known model types are cohere, deepseek_v2, deepseek_v3, ')
+                                    'model_type "bert"; the known model types are bloom, cohere, deepseek_v2, deepseek_v3, ')
 
 
 @pytest.mark.parametrize("args, message", [

@@ -326,7 +326,7 @@ UNPRICED = {"phi-mini-moe-instruct": "import.remote-code",
             "qwen3-vl-2b-instruct": "import.unknown-model-type",
             "qwen3-vl-30b-a3b-instruct": "import.unknown-model-type",
             "llama-4-scout-17b-16e-instruct": "import.unknown-model-type", "dbrx-132b": "import.unknown-model-type",
-            "starcoderbase-7b": "import.unknown-model-type", "bart-large": "import.unknown-model-type"}
+            "bart-large": "import.unknown-model-type"}
 
 
 def _batch3(name: str) -> Tuple[Dict[str, Any], Any]:
@@ -344,6 +344,12 @@ def test_batch3_deepseek_v2_lite_equals_the_reference_its_auto_map_unread() -> N
     config, built = _batch3("deepseek-v2-lite")
     assert "auto_map" in config and outcome("deepseek_v2", config, built) == ("exact", "")
     assert sum(map(math.prod, built.tensors.values())) == 15_706_484_224
+
+
+def test_batch3_starcoderbase_7b_equals_the_reference_its_runner_keys_unread() -> None:
+    config, built = _batch3("starcoderbase-7b")
+    assert config["multi_query"] is True and "inference_runner" in config
+    assert outcome("gpt_bigcode", config, built) == ("exact", "")
 
 
 def test_batch3_command_r_equals_the_reference() -> None:

@@ -59,7 +59,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.pricing.config_keys import _RULES, _VISION_RULES, IGNORED, KEYS, VISION_IGNORED
-from pipeline.pricing.families import REFUSE_MATCHING, Expression, Family, KeyRule
+from pipeline.pricing.families import FLAG, REFUSE_MATCHING, Expression, Family, KeyRule, Variant
 from pipeline.pricing.op_profiles import OpProfile, OpProfiles
 from pipeline.pricing.parameters import Unpriced, count_parameters, counted_parts
 from pipeline.pricing.stack import derive_layers, fields_without_kind, spec_layer_stack, tower_layer_stack
@@ -288,6 +288,23 @@ def _refuse_matching(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
                    f"{_dotted(stated.path)} is {_show(value)}: {rule.source}; state arch and ops for such a model")
 
 
+def _flag(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    """A true-or-false key that gives its field one of two values (run after the other keys, so an expression
+    reads the fields they mapped: GPTBigCode's ``multi_query: false`` is ``num_attention_heads`` key/value heads)."""
+    if stated.value is None:
+        return
+    if not isinstance(stated.value, bool):
+        ctx.refuse(stated.path, "import.value", f"{_dotted(stated.path)} must be true or false, got "
+                                                f"{_show(stated.value)}")
+        return
+    value = rule.expect[0] if stated.value else rule.expect[1]
+    if isinstance(value, Expression):
+        value = value.evaluate(ctx.fields.values)
+    origin = f"{stated.origin} ({rule.source})"
+    for name in rule.fields:
+        ctx.fields.put(name, value, origin, stated.path)
+
+
 def _encoder_decoder(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
     expected = ctx.family.attention == "encoder_decoder"
     if stated.value is not None and stated.value is not expected:
@@ -310,6 +327,7 @@ TRANSFORMS: Mapping[str, _Transform] = MappingProxyType({
     "both": _both,
     "require": _require,
     REFUSE_MATCHING: _refuse_matching,
+    FLAG: _flag,
     "encoder_decoder": _encoder_decoder,
     "rule": _read_by_rule,
     "model_type": _read_by_rule,
@@ -676,7 +694,7 @@ def _variant_kinds(ctx: _Context) -> Optional[Dict[str, str]]:
     ``use_bias: true`` then makes that ``mamba_proj_bias_no_conv_bias``."""
     renames: Dict[str, str] = {}
     for variant in ctx.family.variants:
-        stated = [(key, ctx.keys[key]) for key in variant.when if key in ctx.keys]
+        stated = [(key, ctx.keys[key]) for key in variant.when if key in ctx.keys] or _variant_defaults(ctx, variant)
         verdicts = {key: variant.when[key].holds(item.value) for key, item in stated}
         if len(set(verdicts.values())) > 1:
             ctx.refuse(stated[-1][1].path, "import.conflict",
@@ -687,6 +705,14 @@ def _variant_kinds(ctx: _Context) -> Optional[Dict[str, str]]:
             renames = {kind: variant.kinds.get(renames.get(kind, kind), renames.get(kind, kind))
                        for kind in ctx.profile.layer_kinds}
     return renames
+
+
+def _variant_defaults(ctx: _Context, variant: Variant) -> List[Tuple[str, _Stated]]:
+    """A variant's keys as the config class defaults them, for a config that states none of them: GPT-NeoX's
+    ``use_parallel_residual`` is true unless a config says otherwise, so its layers are the parallel kind."""
+    defaults = ctx.family.defaults
+    return [(key, _Stated(defaults[key], (key,), default=True)) for key in variant.when
+            if key in defaults and not isinstance(defaults[key], Expression)]
 
 
 def _encoder_decoder_stack(ctx: _Context) -> None:
@@ -1238,10 +1264,26 @@ def _apply_keys(ctx: _Context) -> List[KeyPath]:
     unknown: List[KeyPath] = []
     for field_name, value in family.fixed.items():
         ctx.fields.fix(field_name, value, ctx.type_name)
-    for key, stated in list(ctx.keys.items()):
+    stated_keys = list(ctx.keys.items())
+    for key, stated in sorted(stated_keys, key=lambda item: _is_flag(family, item[0])):
         _apply_stated(ctx, key, stated, unknown)
     _apply_defaults(ctx)
     return unknown
+
+
+def _applies(ctx: _Context, rule: KeyRule) -> bool:
+    """Whether *rule* is in force: it names no ``if_any``, or one of those keys holds its value, as the config states
+    it or, left out, as the family defaults it."""
+    if not rule.if_any:
+        return True
+    defaults = ctx.family.defaults
+    return any(_same(ctx.value(key, defaults.get(key)), value) for key, value in rule.if_any.items())
+
+
+def _is_flag(family: Family, key: str) -> bool:
+    """Whether *key* is one of *family*'s ``flag`` keys, whose expressions read the fields the others set."""
+    rule = family.keys.get(key)
+    return rule is not None and rule.transform == FLAG
 
 
 def _apply_stated(ctx: _Context, key: str, stated: _Stated, unknown: List[KeyPath]) -> None:
@@ -1260,6 +1302,8 @@ def _apply_stated(ctx: _Context, key: str, stated: _Stated, unknown: List[KeyPat
         return
     if _refuse_non_finite(ctx, stated):
         del ctx.keys[key]
+    elif not _applies(ctx, rule):
+        return  # read, but the keys its if_any names say the modelling code does not use it
     elif rule.fields[:1] and rule.fields[0].startswith("vision."):
         if "vision_config" not in ctx.keys and stated.value is not None:
             ctx.refuse(stated.path, "import.unsupported",
@@ -1275,7 +1319,9 @@ def _apply_defaults(ctx: _Context) -> None:
     """Run the rule of each family default whose key the config leaves out."""
     family = ctx.family
     for key, value in family.defaults.items():
-        rule = family.keys.get(key) or _RULES[key]
+        rule = family.keys.get(key) or _RULES.get(key)
+        if rule is None or not _applies(ctx, rule):
+            continue  # a variant's key (its default is read by the stack: _variant_defaults), or a rule not in force
         if ctx.value(key) is not None or _alias_stated(ctx, key, rule) or _null_selects_variant(family, ctx, key):
             continue
         computed = ""
@@ -1294,7 +1340,8 @@ def _alias_stated(ctx: _Context, key: str, rule: KeyRule) -> bool:
     for other, stated in ctx.keys.items():
         other_rule = ctx.family.keys.get(other) or _RULES.get(other)
         if (other != key and stated.value is not None and other_rule is not None and rule.fields
-                and other_rule.fields[:1] == rule.fields[:1] and other_rule.transform == "copy"):
+                and other_rule.fields[:1] == rule.fields[:1] and other_rule.transform == "copy"
+                and _applies(ctx, other_rule)):
             return True
     return False
 
