@@ -9,7 +9,7 @@ from __future__ import annotations
 
 #: Every bundled profile's arch, sorted (``vision`` among them).
 ARCHS = ("bloom", "cohere", "deepseek_v2", "deepseek_v3", "exaone4", "falcon", "gemma3", "gpt2", "gpt_bigcode", "gpt_neox", "gpt_oss", "gptj", "granite", "llama", "minimax_m2", "mistral",
-         "mistral3", "mixtral", "nemotron_h", "olmo", "olmo2", "phi", "phi3", "qwen2", "qwen2_5_vl", "qwen2_vl", "qwen3",
+         "mistral3", "mixtral", "mt5", "nemotron_h", "olmo", "olmo2", "opt", "phi", "phi3", "qwen2", "qwen2_5_vl", "qwen2_vl", "qwen3",
          "qwen3_5", "qwen3_5_moe", "qwen3_moe", "qwen3_next", "roberta", "seed_oss", "starcoder2", "t5", "vision")
 
 #: The archs a spec may state: every bundled one but the vision towers'.
@@ -17,6 +17,6 @@ LANGUAGE_ARCHS = tuple(arch for arch in ARCHS if arch != "vision")
 
 #: Every model type a bundled profile prices, sorted.
 MODEL_TYPES = ("bloom", "cohere", "deepseek_v2", "deepseek_v3", "exaone4", "falcon", "gemma3", "gemma3_text", "gpt2", "gpt_bigcode", "gpt_neox", "gpt_oss", "gptj", "granite", "kimi_k2",
-               "llama", "minimax_m2", "mistral", "mistral3", "mixtral", "nemotron_h", "olmo", "olmo2", "phi", "phi3", "qwen2",
+               "llama", "minimax_m2", "mistral", "mistral3", "mixtral", "mt5", "nemotron_h", "olmo", "olmo2", "opt", "phi", "phi3", "qwen2",
                "qwen2_5_vl", "qwen2_5_vl_text", "qwen2_vl", "qwen2_vl_text", "qwen3", "qwen3_5", "qwen3_5_moe",
                "qwen3_5_moe_text", "qwen3_5_text", "qwen3_moe", "qwen3_next", "roberta", "seed_oss", "starcoder2", "t5")

@@ -137,7 +137,7 @@ def draw_text(rng: random.Random, cls: Any, default: Any) -> Dict[str, Any]:  # 
     for name in ("tie_word_embeddings", "attention_bias", "mlp_bias", "use_bias", "use_qk_norm", "qk_layernorm",
                  "use_sliding_window", "use_conv_bias", "mamba_proj_bias", "use_bidirectional_attention",
                  "multi_query", "use_parallel_residual", "parallel_attn", "new_decoder_architecture", "alibi",
-                 "bias"):
+                 "bias", "enable_bias"):
         if name in params and rng.random() < 0.7:
             put(name, rng.random() < 0.5)
     if "tie_word_embeddings" not in params and rng.random() < 0.5:  # a key any config may state (T5 overrides it)

@@ -173,6 +173,8 @@ NEMOTRON = {"model_type": "nemotron_h", "hidden_size": 64, "num_hidden_layers": 
 GPT2 = {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100, "n_inner": None}
 BIGCODE = {**GPT2, "model_type": "gpt_bigcode"}
 FALCON = {"model_type": "falcon", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100}
+OPT = {"model_type": "opt", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100,
+       "ffn_dim": 128}
 BLOOM = {"model_type": "bloom", "n_embed": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100}
 T5 = {"model_type": "t5", "d_model": 64, "num_layers": 2, "num_heads": 4, "vocab_size": 100, "d_ff": 128}
 TOWER = {"hidden_size": 32, "depth": 4, "num_heads": 2, "intermediate_size": 64, "fullatt_block_indexes": [1, 3]}
@@ -351,6 +353,23 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("ffn_hidden_size", with_(FALCON, ffn_hidden_size=96), {"intermediate_size": 96}),
     ("ffn_hidden_size", FALCON, {"intermediate_size": 256}),
     ("bias", with_(FALCON, bias=True), {"qkv_bias": True, "o_bias": True, "mlp_bias": True}),
+    ("ffn_dim", OPT, {"intermediate_size": 128, "max_position_embeddings": None}),
+    ("enable_bias", with_(OPT, enable_bias=False), {"qkv_bias": False, "o_bias": False, "mlp_bias": False}),
+    ("word_embed_proj_dim", with_(OPT, word_embed_proj_dim=64), {"hidden_size": 64}),
+    ("word_embed_proj_dim", with_(OPT, word_embed_proj_dim=32),
+     [(("word_embed_proj_dim",), "import.unsupported",
+       "word_embed_proj_dim is 32, not hidden_size (64): OPTDecoder builds project_in and project_out (nn.Linear, "
+       "bias=False) and an embed_tokens of word_embed_proj_dim columns when it differs from hidden_size "
+       "(transformers 5.24.0 modeling_opt.py, OPT-350m), which the opt profile does not price; only hidden_size is "
+       "imported")]),
+    ("do_layer_norm_before", with_(OPT, do_layer_norm_before=True), {"norm_bias": True}),
+    ("do_layer_norm_before", with_(OPT, do_layer_norm_before=False),
+     [(("do_layer_norm_before",), "import.unsupported",
+       "do_layer_norm_before is false: false runs each LayerNorm after its residual (OPTDecoderLayer.forward) and "
+       "builds no final_layer_norm (OPTDecoder, OPT-350m), which the opt profile does not price; only true is "
+       "imported")]),
+    ("_remove_final_layer_norm", with_(OPT, _remove_final_layer_norm=False), {"norm_bias": True}),
+    ("layer_norm_elementwise_affine", with_(OPT, layer_norm_elementwise_affine=True), {"norm_bias": True}),
     ("n_embed", BLOOM, {"hidden_size": 64, "intermediate_size": 256, "num_hidden_layers": 2}),
     ("n_embed", with_(FALCON, n_embed=64), {"hidden_size": 64}),
     ("multi_query", with_(BIGCODE, multi_query=1),

@@ -214,6 +214,9 @@ BROKEN_IMPORT = [
         ("fam.yaml", 10, 66, "schema", "profile.import",
          "import.keys.mq.if_false: 'heads' reads heads, which is no whole-number model spec field")],
                  id="flag-expression-name"),
+    pytest.param(importing(_LAYOUT + "keys: {w: {equals: width, source: src}}"), [
+        ("fam.yaml", 10, 14, "schema", "profile.import", "import.keys.w equals 'width', which is no model spec field")],
+                 id="equals-no-field"),
     pytest.param(importing(_LAYOUT + "keys: {mq: {field: num_key_value_heads, if_true: 1, source: src}}"), [
         ("fam.yaml", 10, 43, "schema", "profile.invalid",
          "import.keys.mq.if_true is stated without if_false; state both or neither")],

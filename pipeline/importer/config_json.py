@@ -59,7 +59,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.pricing.config_keys import _RULES, _VISION_RULES, IGNORED, KEYS, VISION_IGNORED
-from pipeline.pricing.families import FLAG, REFUSE_MATCHING, Expression, Family, KeyRule, Variant
+from pipeline.pricing.families import EQUALS, FLAG, REFUSE_MATCHING, Expression, Family, KeyRule, Variant
 from pipeline.pricing.op_profiles import OpProfile, OpProfiles
 from pipeline.pricing.parameters import Unpriced, count_parameters, counted_parts
 from pipeline.pricing.stack import derive_layers, fields_without_kind, spec_layer_stack, tower_layer_stack
@@ -305,6 +305,16 @@ def _flag(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
         ctx.fields.put(name, value, origin, stated.path)
 
 
+def _equals(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    """A key whose only priced value is a spec field's (run after the other keys set it): OPT's
+    ``word_embed_proj_dim`` other than ``hidden_size`` builds project_in and project_out."""
+    field_value = ctx.fields.values.get(rule.expect)
+    if stated.value is not None and field_value is not None and not _same(stated.value, field_value):
+        ctx.refuse(stated.path, "import.unsupported",
+                   f"{_dotted(stated.path)} is {_show(stated.value)}, not {rule.expect} ({_show(field_value)}): "
+                   f"{rule.source}; only {rule.expect} is imported")
+
+
 def _encoder_decoder(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
     expected = ctx.family.attention == "encoder_decoder"
     if stated.value is not None and stated.value is not expected:
@@ -328,6 +338,7 @@ TRANSFORMS: Mapping[str, _Transform] = MappingProxyType({
     "require": _require,
     REFUSE_MATCHING: _refuse_matching,
     FLAG: _flag,
+    EQUALS: _equals,
     "encoder_decoder": _encoder_decoder,
     "rule": _read_by_rule,
     "model_type": _read_by_rule,
@@ -1281,9 +1292,9 @@ def _applies(ctx: _Context, rule: KeyRule) -> bool:
 
 
 def _is_flag(family: Family, key: str) -> bool:
-    """Whether *key* is one of *family*'s ``flag`` keys, whose expressions read the fields the others set."""
+    """Whether *key* is one of *family*'s ``flag`` or ``equals`` keys, which read the fields the others set."""
     rule = family.keys.get(key)
-    return rule is not None and rule.transform == FLAG
+    return rule is not None and rule.transform in (FLAG, EQUALS)
 
 
 def _apply_stated(ctx: _Context, key: str, stated: _Stated, unknown: List[KeyPath]) -> None:

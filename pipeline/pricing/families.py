@@ -51,7 +51,7 @@ from pipeline.spec.model import ModelSpec, VisionSpec
 from pipeline.spec.problems import FieldPath
 
 #: What a config key becomes, by transform name (see ``pipeline.importer.config_json.TRANSFORMS``).
-COPY, BOTH, REQUIRE, REFUSE_MATCHING, FLAG = "copy", "both", "require", "refuse_matching", "flag"
+COPY, BOTH, REQUIRE, REFUSE_MATCHING, FLAG, EQUALS = "copy", "both", "require", "refuse_matching", "flag", "equals"
 
 _ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Name, ast.Load,
                   ast.Constant)
@@ -72,7 +72,9 @@ class KeyRule:
             refused value matches; for ``flag``: ``(if_true, if_false)``, the
             value (a whole number or an :class:`Expression`) the field takes
             for each value of a true-or-false key (GPTBigCode's ``multi_query``:
-            one key/value head, or one per query head).
+            one key/value head, or one per query head); for ``equals``: the spec
+            field the key's value must equal (OPT's ``word_embed_proj_dim``:
+            ``hidden_size``, or the model has projections no kind prices).
         if_any: Other config keys and values: the rule runs only when one of
             them holds that value (as stated, else as the family defaults it),
             and the key is read but sets nothing otherwise (Falcon's
@@ -294,6 +296,8 @@ def _key_rule(key: str, entry: Mapping[str, Any], prefix: str = "") -> KeyRule:
         return KeyRule(key, (), REQUIRE, source, entry["require"])
     if "refuse_matching" in entry:
         return KeyRule(key, (), REFUSE_MATCHING, source, entry["refuse_matching"])
+    if "equals" in entry:
+        return KeyRule(key, (), EQUALS, source, entry["equals"])
     fields = tuple(prefix + name for name in _fields(entry))
     if_any = MappingProxyType(dict(entry.get("if_any", {})))
     if "if_true" in entry:
@@ -403,6 +407,8 @@ def _field_problems(keys: Mapping[str, Any], vision_keys: Mapping[str, Any], spe
     """A ``keys`` or ``vision_keys`` entry mapping to a field its record does not have."""
     found: List[Tuple[FieldPath, str]] = []
     for key, entry in keys.items():
+        if "equals" in entry and entry["equals"] not in spec_fields:
+            found.append((("keys", key, "equals"), f"keys.{key} equals {entry['equals']!r}, which is no model spec field"))
         for name in _fields(entry):
             if name.startswith("vision.") and name.removeprefix("vision.") in tower_fields:
                 continue  # a top-level key of the family that sets a tower field (Mistral 3's spatial_merge_size)
