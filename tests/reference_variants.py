@@ -153,11 +153,16 @@ def draw_text(rng: random.Random, cls: Any, default: Any) -> Dict[str, Any]:  # 
         put("linear_num_value_heads", out.get("linear_num_key_heads", 1) * rng.choice([1, 2]))
     for name in ("tie_word_embeddings", "attention_bias", "mlp_bias", "use_bias", "use_qk_norm", "qk_layernorm",
                  "use_sliding_window", "use_conv_bias", "mamba_proj_bias", "use_bidirectional_attention",
-                 "use_qkv_bias", "use_parallel_residual"):
+                 "use_qkv_bias", "use_parallel_residual", "multi_query", "parallel_attn", "new_decoder_architecture",
+                 "alibi", "bias", "enable_bias"):
         if name in params and rng.random() < 0.7:
             put(name, rng.random() < 0.5)
     if "tie_word_embeddings" not in params and rng.random() < 0.5:  # a key any config may state (T5 overrides it)
         put("tie_word_embeddings", rng.random() < 0.5)
+    if "num_kv_heads" in params and rng.random() < 0.7:  # Falcon's grouped heads (read with new_decoder_architecture)
+        put("num_kv_heads", rng.choice(_divisors(heads)))
+    if "num_ln_in_parallel_attn" in params and rng.random() < 0.3:
+        put("num_ln_in_parallel_attn", rng.choice([1, 2]))
     if "n_group" in params:
         put("n_group", 1)
         put("topk_group", 1)

@@ -268,6 +268,7 @@ qwen3-next-80b-a3b              qwen3_next       48  512 top-10 +1 shared    1  
 qwen3.5-27b                     qwen3_5          64  -                       1  27 layers     27,356,728,560  27,356,728,560          53.20G
 qwen3.5-35b-a3b                 qwen3_5_moe      40  256 top-8 +1 shared     1  27 layers     35,107,181,936   3,901,560,176           6.71G
 starcoder2-7b                   starcoder2       32  -                       -  -              7,173,923,840   7,173,923,840          16.76G
+starcoderbase-7b                gpt_bigcode      42  -                       -  -              7,327,263,232   7,327,263,232          17.40G
 t5-base                         t5               24  -                       -  -                222,903,552     222,903,552           0.90G
 """
 

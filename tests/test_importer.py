@@ -187,6 +187,11 @@ MAMBA = {"model_type": "mamba", "hidden_size": 64, "num_hidden_layers": 2, "voca
 MAMBA2 = {"model_type": "mamba2", "hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 100, "num_heads": 8,
           "head_dim": 16, "n_groups": 2}
 GPT2 = {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100, "n_inner": None}
+BIGCODE = {**GPT2, "model_type": "gpt_bigcode"}
+FALCON = {"model_type": "falcon", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100}
+OPT = {"model_type": "opt", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100,
+       "ffn_dim": 128}
+BLOOM = {"model_type": "bloom", "n_embed": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100}
 T5 = {"model_type": "t5", "d_model": 64, "num_layers": 2, "num_heads": 4, "vocab_size": 100, "d_ff": 128}
 TOWER = {"hidden_size": 32, "depth": 4, "num_heads": 2, "intermediate_size": 64, "fullatt_block_indexes": [1, 3]}
 QWEN2_5_VL = {**QWEN2, "model_type": "qwen2_5_vl", "vision_config": TOWER}
@@ -423,6 +428,47 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
                        "norm_bias": True, "tie_word_embeddings": True}),
     ("n_inner", with_(GPT2, n_inner=100), {"intermediate_size": 100}),
     ("n_positions", with_(GPT2, n_positions=1024), {"max_position_embeddings": 1024}),
+    ("multi_query", BIGCODE, {"num_key_value_heads": 1, "num_attention_heads": 4}),
+    ("multi_query", with_(BIGCODE, multi_query=False), {"num_key_value_heads": 4}),
+    # the expression reads n_head whatever the order the config states them in
+    ("multi_query", {"multi_query": False, **BIGCODE}, {"num_key_value_heads": 4}),
+    ("multi_query", with_(BIGCODE, multi_query=False, num_key_value_heads=4), {"num_key_value_heads": 4}),
+    ("multi_query", with_(BIGCODE, multi_query=True, num_key_value_heads=4),
+     [(("multi_query",), "import.conflict",
+       "num_key_value_heads is 4 from num_key_value_heads but 1 from multi_query (GPTBigCodeAttention: kv_heads = "
+       "1 if multi_query else num_heads; GPTBigCodeConfig.__post_init__ writes num_key_value_heads the same way "
+       "(transformers 5.24.0)); state one value")]),
+    # Falcon: multi_query counts only without new_decoder_architecture, num_kv_heads only with it or without multi_query
+    ("multi_query", FALCON, {"num_key_value_heads": 1, "qkv_bias": False, "o_bias": False, "mlp_bias": False}),
+    ("multi_query", with_(FALCON, multi_query=False), {"num_key_value_heads": 4}),
+    ("num_kv_heads", with_(FALCON, num_kv_heads=4), {"num_key_value_heads": 1}),
+    ("num_kv_heads", with_(FALCON, new_decoder_architecture=True, num_kv_heads=2),
+     {"num_key_value_heads": 2, "layers": [{"kind": "parallel_attention_two_norms", "count": 2}]}),
+    ("num_kv_heads", with_(FALCON, new_decoder_architecture=True), {"num_key_value_heads": 4}),
+    ("ffn_hidden_size", with_(FALCON, ffn_hidden_size=96), {"intermediate_size": 96}),
+    ("ffn_hidden_size", FALCON, {"intermediate_size": 256}),
+    ("bias", with_(FALCON, bias=True), {"qkv_bias": True, "o_bias": True, "mlp_bias": True}),
+    ("ffn_dim", OPT, {"intermediate_size": 128, "max_position_embeddings": None}),
+    ("enable_bias", with_(OPT, enable_bias=False), {"qkv_bias": False, "o_bias": False, "mlp_bias": False}),
+    ("word_embed_proj_dim", with_(OPT, word_embed_proj_dim=64), {"hidden_size": 64}),
+    ("word_embed_proj_dim", with_(OPT, word_embed_proj_dim=32),
+     [(("word_embed_proj_dim",), "import.unsupported",
+       "word_embed_proj_dim is 32, not hidden_size (64): OPTDecoder builds project_in and project_out (nn.Linear, "
+       "bias=False) and an embed_tokens of word_embed_proj_dim columns when it differs from hidden_size "
+       "(transformers 5.24.0 modeling_opt.py, OPT-350m), which the opt profile does not price; only hidden_size is "
+       "imported")]),
+    ("do_layer_norm_before", with_(OPT, do_layer_norm_before=True), {"norm_bias": True}),
+    ("do_layer_norm_before", with_(OPT, do_layer_norm_before=False),
+     [(("do_layer_norm_before",), "import.unsupported",
+       "do_layer_norm_before is false: false runs each LayerNorm after its residual (OPTDecoderLayer.forward) and "
+       "builds no final_layer_norm (OPTDecoder, OPT-350m), which the opt profile does not price; only true is "
+       "imported")]),
+    ("_remove_final_layer_norm", with_(OPT, _remove_final_layer_norm=False), {"norm_bias": True}),
+    ("layer_norm_elementwise_affine", with_(OPT, layer_norm_elementwise_affine=True), {"norm_bias": True}),
+    ("n_embed", BLOOM, {"hidden_size": 64, "intermediate_size": 256, "num_hidden_layers": 2}),
+    ("n_embed", with_(FALCON, n_embed=64), {"hidden_size": 64}),
+    ("multi_query", with_(BIGCODE, multi_query=1),
+     [(("multi_query",), "import.value", "multi_query must be true or false, got 1")]),
     ("reorder_and_upcast_attn", with_(GPT2, reorder_and_upcast_attn=True),
      [(("reorder_and_upcast_attn",), "import.unsupported",
        "reorder_and_upcast_attn is true: true runs GPT2Attention._upcast_and_reordered_attn, not the _attn the "
@@ -609,7 +655,8 @@ def test_every_profiled_model_type_has_a_family_and_every_default_a_rule():
     for profile in profiles:
         if profile.family is not None:
             assert profile.family.source
-            assert set(profile.family.defaults) <= {rule.key for rule in KEYS} | set(profile.family.keys)
+            assert set(profile.family.defaults) <= ({rule.key for rule in KEYS} | set(profile.family.keys)
+                                                    | profile.family.variant_keys)
 
 
 # ---- variants: the kinds a key's value swaps in ---------------------------------------

@@ -222,6 +222,18 @@ BROKEN_IMPORT = [
         ("fam.yaml", 10, 34, "schema", "profile.import",
          "import.defaults.intermediate_size: '2 ** hidden_size' may use only whole numbers, spec fields, + - * // "
          "and parentheses")], id="expression-operator"),
+    pytest.param(importing(_LAYOUT + "keys: {mq: {field: num_key_value_heads, if_true: 1, if_false: {expression: "
+                                     "heads}, source: src}}"), [
+        ("fam.yaml", 10, 66, "schema", "profile.import",
+         "import.keys.mq.if_false: 'heads' reads heads, which is no whole-number model spec field")],
+                 id="flag-expression-name"),
+    pytest.param(importing(_LAYOUT + "keys: {w: {equals: width, source: src}}"), [
+        ("fam.yaml", 10, 14, "schema", "profile.import", "import.keys.w equals 'width', which is no model spec field")],
+                 id="equals-no-field"),
+    pytest.param(importing(_LAYOUT + "keys: {mq: {field: num_key_value_heads, if_true: 1, source: src}}"), [
+        ("fam.yaml", 10, 43, "schema", "profile.invalid",
+         "import.keys.mq.if_true is stated without if_false; state both or neither")],
+                 id="flag-one-branch"),
     pytest.param(importing(_LAYOUT + "keys: {x: {field: hidden_size, source: src}}\nignored: {x: why}"), [
         ("fam.yaml", 11, 13, "schema", "profile.import", "import.ignored.x is also mapped under keys; keep one")],
                  id="mapped-and-ignored"),

@@ -302,8 +302,7 @@ def test_every_variant_counts_as_the_reference_or_is_refused(model_type: str, re
 
 BATCH3 = ROOT / "tests" / "data" / "configs" / "batch3"
 #: Batch 3's configs of model types no op profile prices, and the importer's reason.
-UNPRICED = {"llama-4-scout-17b-16e-instruct": "import.unknown-model-type", "dbrx-132b": "import.unknown-model-type",
-            "starcoderbase-7b": "import.unknown-model-type", "bart-large": "import.unknown-model-type"}
+UNPRICED = {"dbrx-132b": "import.unknown-model-type", "bart-large": "import.unknown-model-type"}
 
 
 def _batch3(name: str) -> Tuple[Dict[str, Any], Any]:
@@ -334,6 +333,12 @@ def test_batch3_phi_mini_moe_equals_the_reference_its_auto_map_unread() -> None:
     config, built = _batch3("phi-mini-moe-instruct")
     assert "auto_map" in config and outcome("phimoe", config, built) == ("exact", "")
     assert sum(map(math.prod, built.tensors.values())) == 7_647_632_704  # lm_head's bias (lm_head_bias) among them
+
+
+def test_batch3_starcoderbase_7b_equals_the_reference_its_runner_keys_unread() -> None:
+    config, built = _batch3("starcoderbase-7b")
+    assert config["multi_query"] is True and "inference_runner" in config
+    assert outcome("gpt_bigcode", config, built) == ("exact", "")
 
 
 def test_batch3_command_r_equals_the_reference() -> None:

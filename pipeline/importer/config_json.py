@@ -63,7 +63,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.importer.transformers_types import transformers_types
 from pipeline.pricing.config_keys import _RULES, _VISION_RULES, IGNORED, KEYS, VISION_IGNORED
-from pipeline.pricing.families import REFUSE_MATCHING, Expression, Family, KeyRule
+from pipeline.pricing.families import EQUALS, FLAG, REFUSE_MATCHING, Expression, Family, KeyRule, Variant
 from pipeline.pricing.op_profiles import OpProfile, OpProfiles
 from pipeline.pricing.parameters import Unpriced, count_parameters, counted_parts
 from pipeline.pricing.stack import derive_layers, fields_without_kind, spec_layer_stack, tower_layer_stack
@@ -301,6 +301,33 @@ def _refuse_matching(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
                    f"{_dotted(stated.path)} is {_show(value)}: {rule.source}; state arch and ops for such a model")
 
 
+def _flag(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    """A true-or-false key that gives its field one of two values (run after the other keys, so an expression
+    reads the fields they mapped: GPTBigCode's ``multi_query: false`` is ``num_attention_heads`` key/value heads)."""
+    if stated.value is None:
+        return
+    if not isinstance(stated.value, bool):
+        ctx.refuse(stated.path, "import.value", f"{_dotted(stated.path)} must be true or false, got "
+                                                f"{_show(stated.value)}")
+        return
+    value = rule.expect[0] if stated.value else rule.expect[1]
+    if isinstance(value, Expression):
+        value = value.evaluate(ctx.fields.values)
+    origin = f"{stated.origin} ({rule.source})"
+    for name in rule.fields:
+        ctx.fields.put(name, value, origin, stated.path)
+
+
+def _equals(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    """A key whose only priced value is a spec field's (run after the other keys set it): OPT's
+    ``word_embed_proj_dim`` other than ``hidden_size`` builds project_in and project_out."""
+    field_value = ctx.fields.values.get(rule.expect)
+    if stated.value is not None and field_value is not None and not _same(stated.value, field_value):
+        ctx.refuse(stated.path, "import.unsupported",
+                   f"{_dotted(stated.path)} is {_show(stated.value)}, not {rule.expect} ({_show(field_value)}): "
+                   f"{rule.source}; only {rule.expect} is imported")
+
+
 def _encoder_decoder(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
     expected = ctx.family.attention == "encoder_decoder"
     if stated.value is not None and stated.value is not expected:
@@ -323,6 +350,8 @@ TRANSFORMS: Mapping[str, _Transform] = MappingProxyType({
     "both": _both,
     "require": _require,
     REFUSE_MATCHING: _refuse_matching,
+    FLAG: _flag,
+    EQUALS: _equals,
     "encoder_decoder": _encoder_decoder,
     "rule": _read_by_rule,
     "model_type": _read_by_rule,
@@ -822,7 +851,7 @@ def _variant_kinds(ctx: _Context) -> Optional[Dict[str, str]]:
     ``use_bias: true`` then makes that ``mamba_proj_bias_no_conv_bias``."""
     renames: Dict[str, str] = {}
     for variant in ctx.family.variants:
-        stated = [(key, ctx.keys[key]) for key in variant.when if key in ctx.keys]
+        stated = [(key, ctx.keys[key]) for key in variant.when if key in ctx.keys] or _variant_defaults(ctx, variant)
         verdicts = {key: variant.when[key].holds(item.value) for key, item in stated}
         if len(set(verdicts.values())) > 1:
             ctx.refuse(stated[-1][1].path, "import.conflict",
@@ -833,6 +862,14 @@ def _variant_kinds(ctx: _Context) -> Optional[Dict[str, str]]:
             renames = {kind: variant.kinds.get(renames.get(kind, kind), renames.get(kind, kind))
                        for kind in ctx.profile.layer_kinds}
     return renames
+
+
+def _variant_defaults(ctx: _Context, variant: Variant) -> List[Tuple[str, _Stated]]:
+    """A variant's keys as the config class defaults them, for a config that states none of them: GPT-NeoX's
+    ``use_parallel_residual`` is true unless a config says otherwise, so its layers are the parallel kind."""
+    defaults = ctx.family.defaults
+    return [(key, _Stated(defaults[key], (key,), default=True)) for key in variant.when
+            if key in defaults and not isinstance(defaults[key], Expression)]
 
 
 def _encoder_decoder_stack(ctx: _Context) -> None:
@@ -1502,10 +1539,26 @@ def _apply_keys(ctx: _Context) -> List[KeyPath]:
     unknown: List[KeyPath] = []
     for field_name, value in family.fixed.items():
         ctx.fields.fix(field_name, value, ctx.type_name)
-    for key, stated in list(ctx.keys.items()):
+    stated_keys = list(ctx.keys.items())
+    for key, stated in sorted(stated_keys, key=lambda item: _is_flag(family, item[0])):
         _apply_stated(ctx, key, stated, unknown)
     _apply_defaults(ctx)
     return unknown
+
+
+def _applies(ctx: _Context, rule: KeyRule) -> bool:
+    """Whether *rule* is in force: it names no ``if_any``, or one of those keys holds its value, as the config states
+    it or, left out, as the family defaults it."""
+    if not rule.if_any:
+        return True
+    defaults = ctx.family.defaults
+    return any(_same(ctx.value(key, defaults.get(key)), value) for key, value in rule.if_any.items())
+
+
+def _is_flag(family: Family, key: str) -> bool:
+    """Whether *key* is one of *family*'s ``flag`` or ``equals`` keys, which read the fields the others set."""
+    rule = family.keys.get(key)
+    return rule is not None and rule.transform in (FLAG, EQUALS)
 
 
 def _apply_stated(ctx: _Context, key: str, stated: _Stated, unknown: List[KeyPath]) -> None:
@@ -1524,6 +1577,8 @@ def _apply_stated(ctx: _Context, key: str, stated: _Stated, unknown: List[KeyPat
         return
     if _refuse_non_finite(ctx, stated):
         del ctx.keys[key]
+    elif not _applies(ctx, rule):
+        return  # read, but the keys its if_any names say the modelling code does not use it
     elif rule.fields[:1] and rule.fields[0].startswith("vision."):
         if "vision_config" not in ctx.keys and stated.value is not None:
             ctx.refuse(stated.path, "import.unsupported",
@@ -1539,7 +1594,9 @@ def _apply_defaults(ctx: _Context) -> None:
     """Run the rule of each family default whose key the config leaves out."""
     family = ctx.family
     for key, value in family.defaults.items():
-        rule = family.keys.get(key) or _RULES[key]
+        rule = family.keys.get(key) or _RULES.get(key)
+        if rule is None or not _applies(ctx, rule):
+            continue  # a variant's key (its default is read by the stack: _variant_defaults), or a rule not in force
         if ctx.value(key) is not None or _alias_stated(ctx, key, rule) or _null_selects_variant(family, ctx, key):
             continue
         computed = ""
@@ -1558,7 +1615,8 @@ def _alias_stated(ctx: _Context, key: str, rule: KeyRule) -> bool:
     for other, stated in ctx.keys.items():
         other_rule = ctx.family.keys.get(other) or _RULES.get(other)
         if (other != key and stated.value is not None and other_rule is not None and rule.fields
-                and other_rule.fields[:1] == rule.fields[:1] and other_rule.transform == "copy"):
+                and other_rule.fields[:1] == rule.fields[:1] and other_rule.transform == "copy"
+                and _applies(ctx, other_rule)):
             return True
     return False
 

@@ -52,7 +52,7 @@ from pipeline.spec.model import ModelSpec, VisionSpec
 from pipeline.spec.problems import FieldPath
 
 #: What a config key becomes, by transform name (see ``pipeline.importer.config_json.TRANSFORMS``).
-COPY, BOTH, REQUIRE, REFUSE_MATCHING = "copy", "both", "require", "refuse_matching"
+COPY, BOTH, REQUIRE, REFUSE_MATCHING, FLAG, EQUALS = "copy", "both", "require", "refuse_matching", "flag", "equals"
 
 _ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Name, ast.Load,
                   ast.Constant)
@@ -70,7 +70,17 @@ class KeyRule:
             a modelling class); empty for a key copied under its own name.
         expect: For ``require``: the only value the modelling the profiles
             price accepts; for ``refuse_matching``: the regular expression a
-            refused value matches.
+            refused value matches; for ``flag``: ``(if_true, if_false)``, the
+            value (a whole number or an :class:`Expression`) the field takes
+            for each value of a true-or-false key (GPTBigCode's ``multi_query``:
+            one key/value head, or one per query head); for ``equals``: the spec
+            field the key's value must equal (OPT's ``word_embed_proj_dim``:
+            ``hidden_size``, or the model has projections no kind prices).
+        if_any: Other config keys and values: the rule runs only when one of
+            them holds that value (as stated, else as the family defaults it),
+            and the key is read but sets nothing otherwise (Falcon's
+            ``num_kv_heads`` counts only with ``new_decoder_architecture`` or
+            without ``multi_query``); empty, the rule always runs.
     """
 
     key: str
@@ -78,6 +88,7 @@ class KeyRule:
     transform: str
     source: str = ""
     expect: Any = None
+    if_any: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True)
@@ -291,8 +302,18 @@ def _key_rule(key: str, entry: Mapping[str, Any], prefix: str = "") -> KeyRule:
         return KeyRule(key, (), REQUIRE, source, entry["require"])
     if "refuse_matching" in entry:
         return KeyRule(key, (), REFUSE_MATCHING, source, entry["refuse_matching"])
+    if "equals" in entry:
+        return KeyRule(key, (), EQUALS, source, entry["equals"])
     fields = tuple(prefix + name for name in _fields(entry))
-    return KeyRule(key, fields, COPY if len(fields) == 1 else BOTH, source)
+    if_any = MappingProxyType(dict(entry.get("if_any", {})))
+    if "if_true" in entry:
+        return KeyRule(key, fields, FLAG, source, (_value(entry["if_true"]), _value(entry["if_false"])), if_any)
+    return KeyRule(key, fields, COPY if len(fields) == 1 else BOTH, source, if_any=if_any)
+
+
+def _value(value: Any) -> Any:
+    """A checked value or ``{expression: ...}`` (compiled)."""
+    return compile_expression(value["expression"]) if isinstance(value, dict) else value
 
 
 def _fields(entry: Mapping[str, Any]) -> Tuple[str, ...]:
@@ -336,8 +357,7 @@ def parse_family(data: Mapping[str, Any]) -> Family:
 
 def _defaults(data: Mapping[str, Any]) -> Dict[str, Any]:
     """A checked ``defaults`` mapping, each ``{expression: ...}`` compiled."""
-    return {key: compile_expression(value["expression"]) if isinstance(value, dict) else value
-            for key, value in data.items()}
+    return {key: _value(value) for key, value in data.items()}
 
 
 def family_problems(data: Mapping[str, Any], spec_fields: Mapping[str, type], shared_keys: Mapping[str, Any],
@@ -362,12 +382,18 @@ def family_problems(data: Mapping[str, Any], spec_fields: Mapping[str, type], sh
     return [*_fixed_problems(data.get("fixed", {}), spec_fields),
             *_field_problems(keys, data.get("vision_keys", {}), spec_fields, tower_fields),
             *_mapped_twice(data),
+            *_flag_problems(keys, spec_fields),
             *_variant_problems(data.get("variants", ()), kinds),
-            *_default_problems("defaults", data.get("defaults", {}), {**shared_keys, **keys}, spec_fields, "keys",
-                               "model spec"),
+            *_default_problems("defaults", data.get("defaults", {}), {**shared_keys, **keys, **_variant_keys(data)},
+                               spec_fields, "keys", "model spec"),
             *_default_problems("vision_defaults", data.get("vision_defaults", {}),
                                {**shared_tower_keys, **data.get("vision_keys", {})}, tower_fields, "vision_keys",
                                "vision tower")]
+
+
+def _variant_keys(data: Mapping[str, Any]) -> Dict[str, Any]:
+    """The config keys the section's variants read, which a default may give (GPT-NeoX's use_parallel_residual)."""
+    return {key: None for variant in data.get("variants", ()) for key in variant["when"]}
 
 
 def _fixed_problems(fixed: Mapping[str, Any], spec_fields: Mapping[str, type]) -> List[Tuple[FieldPath, str]]:
@@ -388,6 +414,8 @@ def _field_problems(keys: Mapping[str, Any], vision_keys: Mapping[str, Any], spe
     """A ``keys`` or ``vision_keys`` entry mapping to a field its record does not have."""
     found: List[Tuple[FieldPath, str]] = []
     for key, entry in keys.items():
+        if "equals" in entry and entry["equals"] not in spec_fields:
+            found.append((("keys", key, "equals"), f"keys.{key} equals {entry['equals']!r}, which is no model spec field"))
         for name in _fields(entry):
             if name.startswith("vision.") and name.removeprefix("vision.") in tower_fields:
                 continue  # a top-level key of the family that sets a tower field (Mistral 3's spatial_merge_size)
@@ -398,6 +426,27 @@ def _field_problems(keys: Mapping[str, Any], vision_keys: Mapping[str, Any], spe
             if name not in tower_fields:
                 found.append((("vision_keys", key, "field"),
                               f"vision_keys.{key} maps to {name!r}, which is no vision tower field"))
+    return found
+
+
+def _flag_problems(keys: Mapping[str, Any], spec_fields: Mapping[str, type]) -> List[Tuple[FieldPath, str]]:
+    """A ``flag`` key's ``if_true`` or ``if_false`` expression that is no expression over whole-number fields."""
+    found: List[Tuple[FieldPath, str]] = []
+    for key, entry in keys.items():
+        for branch in ("if_true", "if_false"):
+            value = entry.get(branch)
+            if not isinstance(value, dict):
+                continue
+            try:
+                expression = compile_expression(value["expression"])
+            except ValueError as error:
+                found.append((("keys", key, branch, "expression"), f"keys.{key}.{branch}: {error}"))
+                continue
+            unknown = [name for name in expression.names if spec_fields.get(name) is not int]
+            if unknown:
+                found.append((("keys", key, branch, "expression"),
+                              f"keys.{key}.{branch}: {value['expression']!r} reads {', '.join(unknown)}, which is "
+                              "no whole-number model spec field"))
     return found
 
 
