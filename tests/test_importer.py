@@ -673,6 +673,13 @@ GATED_T5 = [{"kind": "gated_encoder", "count": 2}, {"kind": "gated_decoder", "co
     (with_(PHI, qk_layernorm=True), {"layers": [{"kind": "full_attention_qk_norm", "count": 2}], "qk_norm": True}),
     (with_(DEEPSEEK, q_lora_rank=None), {"layers": [{"kind": "dense_q_proj", "count": 1},
                                                     {"kind": "moe_q_proj", "count": 3}], "q_lora_rank": None}),
+    # StableLmDecoderLayer: no post_attention_layernorm with use_parallel_residual
+    (with_(STABLELM, use_parallel_residual=True), {"layers": [{"kind": "full_attention_parallel", "count": 2}]}),
+    (with_(STABLELM, use_parallel_residual=False), {"layers": None}),
+    # ApertusMLP: XIELUActivation (alpha_p, alpha_n) only when hidden_act is "xielu", ApertusConfig's default
+    (with_(LLAMA, model_type="apertus", hidden_act="silu"), {"layers": [{"kind": "full_attention_act", "count": 2}]}),
+    (with_(LLAMA, model_type="apertus", hidden_act="xielu"), {"layers": None, "qk_norm": True}),
+    (with_(LLAMA, model_type="apertus"), {"layers": None}),  # unstated: the default xielu
 ])
 def test_a_variant_key_swaps_in_its_kinds(config, expected):
     _expect(config, expected)
