@@ -8,7 +8,7 @@ that adding a family changes one list here, checked against the folder by
 from __future__ import annotations
 
 #: Every bundled profile's arch, sorted (``vision`` among them).
-ARCHS = ("cohere", "deepseek_v2", "deepseek_v3", "ernie4_5", "exaone4", "falcon_mamba", "gemma", "gemma2", "gemma3",
+ARCHS = ("cohere", "cohere2", "deepseek_v2", "deepseek_v3", "ernie4_5", "exaone4", "falcon_mamba", "gemma", "gemma2", "gemma3",
          "glm", "glm4", "gpt2", "gpt_oss", "granite", "granitemoe", "hunyuan_v1_dense", "llama", "mamba", "mamba2",
          "minimax_m2", "ministral", "mistral", "mistral3", "mixtral", "nemotron_h", "olmo", "olmo2", "olmo3",
          "olmoe", "phi", "phi3", "phimoe", "qwen2", "qwen2_5_vl", "qwen2_moe", "qwen2_vl", "qwen3", "qwen3_5",
@@ -19,7 +19,7 @@ ARCHS = ("cohere", "deepseek_v2", "deepseek_v3", "ernie4_5", "exaone4", "falcon_
 LANGUAGE_ARCHS = tuple(arch for arch in ARCHS if arch != "vision")
 
 #: Every model type a bundled profile prices, sorted.
-MODEL_TYPES = ("cohere", "deepseek_v2", "deepseek_v3", "ernie4_5", "exaone4", "falcon_mamba", "gemma", "gemma2",
+MODEL_TYPES = ("cohere", "cohere2", "deepseek_v2", "deepseek_v3", "ernie4_5", "exaone4", "falcon_mamba", "gemma", "gemma2",
                "gemma3", "gemma3_text", "glm", "glm4", "gpt2", "gpt_oss", "granite", "granitemoe",
                "hunyuan_v1_dense", "kimi_k2", "llama", "mamba", "mamba2", "minimax_m2", "ministral", "mistral",
                "mistral3", "mixtral", "nemotron_h", "olmo", "olmo2", "olmo3", "olmoe", "phi", "phi3", "phimoe",
