@@ -10,7 +10,7 @@ from __future__ import annotations
 #: Every bundled profile's arch, sorted (``vision`` among them).
 ARCHS = ("cohere", "cohere2", "deepseek_v2", "deepseek_v3", "ernie4_5", "exaone4", "falcon_mamba", "gemma", "gemma2", "gemma3",
          "glm", "glm4", "gpt2", "gpt_oss", "granite", "granitemoe", "hunyuan_v1_dense", "llama", "mamba", "mamba2",
-         "minimax_m2", "ministral", "mistral", "mistral3", "mixtral", "nemotron_h", "olmo", "olmo2", "olmo3",
+         "minimax_m2", "ministral", "mistral", "mistral3", "mixtral", "nemotron", "nemotron_h", "olmo", "olmo2", "olmo3",
          "olmoe", "phi", "phi3", "phimoe", "qwen2", "qwen2_5_vl", "qwen2_moe", "qwen2_vl", "qwen3", "qwen3_5",
          "qwen3_5_moe", "qwen3_moe", "qwen3_next", "roberta", "seed_oss", "smollm3", "stablelm", "starcoder2", "t5",
          "vision")
@@ -22,7 +22,7 @@ LANGUAGE_ARCHS = tuple(arch for arch in ARCHS if arch != "vision")
 MODEL_TYPES = ("cohere", "cohere2", "deepseek_v2", "deepseek_v3", "ernie4_5", "exaone4", "falcon_mamba", "gemma", "gemma2",
                "gemma3", "gemma3_text", "glm", "glm4", "gpt2", "gpt_oss", "granite", "granitemoe",
                "hunyuan_v1_dense", "kimi_k2", "llama", "mamba", "mamba2", "minimax_m2", "ministral", "mistral",
-               "mistral3", "mixtral", "nemotron_h", "olmo", "olmo2", "olmo3", "olmoe", "phi", "phi3", "phimoe",
+               "mistral3", "mixtral", "nemotron", "nemotron_h", "olmo", "olmo2", "olmo3", "olmoe", "phi", "phi3", "phimoe",
                "qwen2", "qwen2_5_vl", "qwen2_5_vl_text", "qwen2_moe", "qwen2_vl", "qwen2_vl_text", "qwen3",
                "qwen3_5", "qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_text", "qwen3_moe", "qwen3_next", "roberta",
                "seed_oss", "smollm3", "stablelm", "starcoder2", "t5")
