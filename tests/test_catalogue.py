@@ -44,7 +44,7 @@ def runs(view: Dict[str, Any]) -> list:
 
 def test_check_on_the_whole_catalogue_exits_0_with_no_warnings():
     result = run(["check", "--strict", "--root", str(ROOT)])
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "34 files checked, no problems\n", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "35 files checked, no problems\n", "")
 
 
 def test_fmt_check_on_the_whole_catalogue_exits_0():
@@ -255,6 +255,7 @@ mistral-small-3.1-24b-instruct  mistral3         40  -                       -  
 mixtral-8x7b                    mixtral          32  8 top-2                 -  -             46,702,792,704  12,879,925,248          27.64G
 nemotron-3-nano-30b-a3b         nemotron_h       52  128 top-6 +1 shared     -  -             31,577,937,344   3,580,073,408           6.98G
 olmo-2-1124-7b-instruct         olmo2            32  -                       -  -              7,298,617,344   7,298,617,344          15.92G
+olmo-3.1-32b-instruct           olmo3            64  -                       -  -             32,233,522,176  32,233,522,176          68.81G
 phi-1                           phi              24  -                       -  -              1,414,562,935   1,414,562,935           3.43G
 phi-3-mini-4k-instruct          phi3             32  -                       -  -              3,821,079,552   3,821,079,552           9.06G
 qwen1.5-7b-chat                 qwen2            32  -                       -  -              7,721,324,544   7,721,324,544          16.34G
@@ -275,7 +276,7 @@ t5-base                         t5               24  -                       -  
 def test_list_json_has_one_record_per_model():
     result = run(["list", "--format", "json", "--root", str(ROOT)])
     rows = json.loads(result.stdout)
-    assert len(rows) == 34
+    assert len(rows) == 35
     assert next(row for row in rows if row["name"] == "deepseek-r1") == {"name": "deepseek-r1", "file": "specs/deepseek/deepseek-r1.yaml", "arch": "deepseek_v3",
                        "layers": 61, "mtp": 1, "experts": {"routed": 256, "per_token": 8, "shared": 1},
                        "tower_layers": None, "total": 671_026_404_352, "active": 37_552_282_624,
