@@ -290,8 +290,8 @@ def test_browser_index_lists_every_model_and_sorts(written_site: Path) -> None:
     assert [totals[name] for name in by_total] == sorted(totals.values(), reverse=True)
     qwen = Elements(dump_dom(written_site / "index.html", "#filter=qwen3%20moe"))
     assert [attrs["data-name"] for attrs, _ in qwen.having("tr") if "data-name" in attrs and "hidden" not in attrs] \
-        == ["qwen3-30b-a3b", "qwen3.5-35b-a3b"]
-    assert qwen.having("span", id="shown")[0][1] == f"2 of {len(committed_models())} shown"
+        == ["qwen3-30b-a3b", "qwen3-vl-30b-a3b-instruct", "qwen3.5-35b-a3b"]
+    assert qwen.having("span", id="shown")[0][1] == f"3 of {len(committed_models())} shown"
     ascending = [attrs["data-name"] for attrs, _ in
                  Elements(dump_dom(written_site / "index.html", "#sort=total-asc")).having("tr") if "data-name" in attrs]
     assert ascending.index("llama-3.1-8b") < ascending.index("deepseek-v3")

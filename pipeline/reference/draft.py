@@ -165,8 +165,8 @@ def draft(model_type: str, config: Optional[Mapping[str, Any]] = None, seed: int
     ops = _traced_ops(base)
     kinds = tuple(Kind(k.name, k.stack, k.layers, k.tensors, ops.get(f"{k.stack}.{k.layers[0]}", ()), k.tower)
                   for k in kinds)
-    questions = _questions(kinds, model_tensors, reference)
-    return Draft(model_type, builds[0][1].model_class, tuple(_keys(type(reference))), kinds, model_tensors, tuple(questions))
+    return Draft(model_type, builds[0][1].model_class, tuple(_keys(type(reference))), kinds, model_tensors,
+                 tuple(_questions(kinds, model_tensors, reference)))
 
 
 def _questions(kinds: Sequence[Kind], model_tensors: Sequence[Tensor], reference: Any) -> List[str]:
