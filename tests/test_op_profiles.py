@@ -215,7 +215,7 @@ BROKEN_IMPORT = [
     pytest.param(importing("source: tests\nlayout: {attention: slide, ffn: dense}"), [
         ("fam.yaml", 9, 23, "schema", "profile.invalid",
          "import.layout.attention must be one of ['full', 'window_layers', 'window_all', 'window_all_if_enabled', "
-         "'interval', 'sliding_pattern', 'alternate', 'encoder_decoder', 'stated', 'pattern', 'ssm'], got "
+         "'interval', 'sliding_pattern', 'alternate', 'encoder_decoder', 'stated', 'pattern', 'ssm', 'indices'], got "
          "'slide'")],
                  id="unknown-layout"),
     pytest.param(importing(_LAYOUT + "keys: {x: {source: src}}"), [

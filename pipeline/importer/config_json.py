@@ -362,6 +362,17 @@ def _attention_ssm(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Opti
     return ["mamba"] * count, None
 
 
+def _attention_indices(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    """Softmax attention at the layers attn_layer_indices lists, a state-space mixer (``mamba``) at every other
+    (Bamba's ``layers_block_type``); no index listed: every layer a mixer."""
+    _no_window(ctx, f"model_type {ctx.type_name!r}'s attention")
+    listed = ctx.indexes("attn_layer_indices", ctx.path("attn_layer_indices"),
+                         ctx.value("attn_layer_indices") or [], count)
+    if listed is None:
+        return None, None
+    return ["full_attention" if index in listed else "mamba" for index in range(count)], None
+
+
 def _attention_window_layers(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
     window = _window(ctx, gated=True)
     first = ctx.integer("max_window_layers", 0, "use_sliding_window") if window is not None else count
@@ -497,6 +508,7 @@ ATTENTION_RULES: Mapping[str, _AttentionRule] = MappingProxyType({
     "stated": _attention_stated,
     "pattern": _attention_pattern,
     "ssm": _attention_ssm,
+    "indices": _attention_indices,
 })
 
 
@@ -573,6 +585,7 @@ _RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "stated": ("sliding_window",),
     "pattern": ("sliding_window", "use_sliding_window"),
     "ssm": ("sliding_window", "use_sliding_window"),
+    "indices": ("sliding_window", "use_sliding_window", "attn_layer_indices"),
     "sparse_step": ("decoder_sparse_step", "mlp_only_layers"),
 })
 _ANY = object()  # a rule key that changes nothing at any value
