@@ -81,14 +81,20 @@ def _layer_types(rng: random.Random, default: Any, params: Sequence[str], count:
     return [rng.choice(kinds) for _ in range(count)]
 
 
-def _mamba2_heads(rng: random.Random, out: Dict[str, Any], default: Any, width: int) -> None:
-    """Heads and head_dim of a Mamba2 mixer that Mamba2Config.validate_architecture accepts (num_heads * head_dim
-    equal to expand * hidden_size), and groups of B and C that divide the heads."""
-    inner = width * out.get("expand", default.expand)
+#: A Mamba2 mixer's keys: heads, head width, expansion, groups (Mamba2Config's, then Bamba's).
+_MAMBA2_KEYS = (("num_heads", "head_dim", "expand", "n_groups"),
+                ("mamba_n_heads", "mamba_d_head", "mamba_expand", "mamba_n_groups"))
+
+
+def _mamba2_heads(rng: random.Random, out: Dict[str, Any], default: Any, width: int, keys: Sequence[str]) -> None:
+    """Heads and head width of a Mamba2 mixer its config's validate_architecture accepts (heads * head width equal
+    to expand * hidden_size), and groups of B and C that divide the heads."""
+    heads_key, head_dim_key, expand_key, groups_key = keys
+    inner = width * out.get(expand_key, getattr(default, expand_key))
     heads = rng.choice([d for d in _divisors(inner) if d <= 16])
-    out.update(num_heads=heads, head_dim=inner // heads)
-    if heads % out.get("n_groups", default.n_groups):
-        out["n_groups"] = rng.choice(_divisors(heads)[:2])
+    out.update({heads_key: heads, head_dim_key: inner // heads})
+    if heads % out.get(groups_key, getattr(default, groups_key)):
+        out[groups_key] = rng.choice(_divisors(heads)[:2])
 
 
 def draw_text(rng: random.Random, cls: Any, default: Any) -> Dict[str, Any]:  # noqa: C901  # one table of knobs
@@ -142,17 +148,23 @@ def draw_text(rng: random.Random, cls: Any, default: Any) -> Dict[str, Any]:  # 
                           ("num_nextn_predict_layers", [0, 1]), ("mtp_num_hidden_layers", [0, 1]),
                           ("state_size", [4, 8, 16]), ("expand", [1, 2, 3]), ("time_step_rank", ["auto", 3, 8]),
                           ("interleave_moe_layer_step", [1, 2, 3]), ("no_rope_layer_interval", [1, 2, 4]),
-                          ("attention_chunk_size", [None, 8, 16])):
+                          ("attention_chunk_size", [None, 8, 16]),
+
+                          ("mamba_d_state", [8, 16]), ("mamba_d_conv", [2, 4]), ("mamba_expand", [1, 2]),
+                          ("mamba_n_groups", [1, 2])):
         if name in params and rng.random() < 0.8:
             put(name, rng.choice(choices))
     if {"expand", "time_step_rank"} <= set(params) and "num_heads" not in params and rng.random() < 0.3:
         put("intermediate_size", rng.choice([24, 40]))  # Mamba 1: a stated width replaces int(expand * hidden_size)
-    if {"num_heads", "head_dim", "expand", "n_groups"} <= set(params) and width in out:  # Mamba2Config's check
-        _mamba2_heads(rng, out, default, out[width])
+    for keys in _MAMBA2_KEYS:
+        if set(keys) <= set(params) and width in out:  # Mamba2Config's and BambaConfig's check
+            _mamba2_heads(rng, out, default, out[width], keys)
+    if "attn_layer_indices" in params and rng.random() < 0.8:  # Bamba's attention layers
+        put("attn_layer_indices", sorted(rng.sample(range(layers), rng.randint(0, layers))))
     if "linear_num_value_heads" in params:
         put("linear_num_value_heads", out.get("linear_num_key_heads", 1) * rng.choice([1, 2]))
     for name in ("tie_word_embeddings", "attention_bias", "mlp_bias", "use_bias", "use_qk_norm", "qk_layernorm",
-                 "use_sliding_window", "use_conv_bias", "mamba_proj_bias", "use_bidirectional_attention",
+                 "use_sliding_window", "use_conv_bias", "mamba_proj_bias", "mamba_conv_bias", "use_bidirectional_attention",
                  "use_qkv_bias", "use_parallel_residual", "multi_query", "parallel_attn", "new_decoder_architecture",
                  "alibi", "bias", "enable_bias"):
         if name in params and rng.random() < 0.7:

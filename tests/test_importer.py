@@ -186,6 +186,8 @@ NEMOTRON = {"model_type": "nemotron_h", "hidden_size": 64, "num_hidden_layers": 
 MAMBA = {"model_type": "mamba", "hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 100}
 MAMBA2 = {"model_type": "mamba2", "hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 100, "num_heads": 8,
           "head_dim": 16, "n_groups": 2}
+BAMBA = {"model_type": "bamba", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
+         "num_key_value_heads": 2, "vocab_size": 100, "intermediate_size": 96, "mamba_n_heads": 8, "mamba_d_head": 16}
 GPT2 = {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100, "n_inner": None}
 BIGCODE = {**GPT2, "model_type": "gpt_bigcode"}
 FALCON = {"model_type": "falcon", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100}
@@ -421,6 +423,16 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("num_heads", MAMBA2, {"ssm_num_heads": 8, "ssm_n_groups": 2, "ssm_dt_rank": None}),
     ("n_groups", with_(MAMBA2, n_groups=4), {"ssm_n_groups": 4}),
     ("conv_kernel", with_(MAMBA, conv_kernel=2), {"ssm_conv_kernel": 2}),
+    ("attn_layer_indices", with_(BAMBA, attn_layer_indices=[1, 3]),
+     {"layer_types": ["mamba", "full_attention", "mamba", "full_attention"], "layers": None}),
+    ("attn_layer_indices", BAMBA, {"layer_types": None, "layers": None, "ssm_num_heads": 8}),  # every layer a mixer
+    ("attn_layer_indices", with_(BAMBA, attn_layer_indices=[4]),
+     [(("attn_layer_indices",), "import.value", "attn_layer_indices must list layer indexes from 0 to 3, got [4]")]),
+    ("mamba_d_state", BAMBA, {"ssm_state_size": 256}),
+    ("mamba_d_conv", with_(BAMBA, mamba_d_conv=2), {"ssm_conv_kernel": 2}),
+    ("mamba_expand", BAMBA, {"ssm_expand": 2}),
+    ("mamba_n_heads", BAMBA, {"ssm_num_heads": 8}),
+    ("mamba_n_groups", with_(BAMBA, mamba_n_groups=2), {"ssm_n_groups": 2}),
     ("n_embd", GPT2, {"hidden_size": 64}),
     ("n_layer", GPT2, {"num_hidden_layers": 2}),
     ("n_head", GPT2, {"num_attention_heads": 4}),

@@ -405,6 +405,17 @@ def _attention_ssm(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Opti
     return ["mamba"] * count, None
 
 
+def _attention_indices(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    """Softmax attention at the layers attn_layer_indices lists, a state-space mixer (``mamba``) at every other
+    (Bamba's ``layers_block_type``); no index listed: every layer a mixer."""
+    _no_window(ctx, f"model_type {ctx.type_name!r}'s attention")
+    listed = ctx.indexes("attn_layer_indices", ctx.path("attn_layer_indices"),
+                         ctx.value("attn_layer_indices") or [], count)
+    if listed is None:
+        return None, None
+    return ["full_attention" if index in listed else "mamba" for index in range(count)], None
+
+
 def _attention_window_layers(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
     window = _window(ctx, gated=True)
     first = ctx.integer("max_window_layers", 0, "use_sliding_window") if window is not None else count
@@ -635,6 +646,7 @@ ATTENTION_RULES: Mapping[str, _AttentionRule] = MappingProxyType({
     "alternate_window_layers": _attention_alternate_window_layers,
     "ssm": _attention_ssm,
     "rope_layers": _attention_rope_layers,
+    "indices": _attention_indices,
 })
 
 
@@ -728,6 +740,7 @@ _RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "pattern": ("sliding_window", "use_sliding_window"),
     "no_rope_window": ("sliding_window", "use_sliding_window", "no_rope_layers", "no_rope_layer_interval"),
     "ssm": ("sliding_window", "use_sliding_window"),
+    "indices": ("sliding_window", "use_sliding_window", "attn_layer_indices"),
     "sparse_step": ("decoder_sparse_step", "mlp_only_layers"),
     "rope_layers": ("attention_chunk_size", "no_rope_layers", "no_rope_layer_interval"),
     "moe_layers": ("moe_layers", "interleave_moe_layer_step"),

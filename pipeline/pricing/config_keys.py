@@ -61,6 +61,8 @@ KEYS: Tuple[KeyRule, ...] = (
     _row("layer_types", "layer_types", "rule", "written as stated when the op profile names its kinds so"),
     _row("full_attention_interval", "layer_types", "rule",
          _HF + "qwen3_next/configuration_qwen3_next.py: linear_attention unless (i + 1) % interval == 0"),
+    _row("attn_layer_indices", "layer_types", "rule",
+         _HF + "bamba/configuration_bamba.py: full_attention at the listed layers, a Mamba2 mixer elsewhere"),
     _row("sliding_window_pattern", "layer_types", "rule",
          _HF + "gemma3/configuration_gemma3.py: sliding_attention unless (i + 1) % pattern == 0"),
     _row("_sliding_window_pattern", "layer_types", "rule", "Gemma3TextConfig's later name for sliding_window_pattern"),

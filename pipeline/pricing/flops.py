@@ -92,9 +92,9 @@ LINEAR_SCANS: Mapping[str, Tuple[str, int]] = {"qwen3_next": ("delta", 64), "qwe
 #: How each arch's ssm kind scans, in the eager torch path the reference runs: the form and its chunk in tokens.
 #: ``selective``: Mamba 1's ``mamba_selective_scan`` (modeling_mamba.py; its sequential loop, chunk 0: none).
 #: ``ssd``: ``mamba2_chunk_scan`` (modeling_mamba2.py, ``Mamba2Mixer``; ``config.chunk_size``, 256 by
-#: Mamba2Config's default).
+#: Mamba2Config's default; Bamba's BambaMixer the same, mamba_chunk_size 256 by BambaConfig's default).
 SSM_SCANS: Mapping[str, Tuple[str, int]] = {"mamba": ("selective", 0), "falcon_mamba": ("selective", 0),
-                                            "mamba2": ("ssd", 256)}
+                                            "mamba2": ("ssd", 256), "bamba": ("ssd", 256)}
 
 #: Kinds whose softmax attention sees every key (no causal mask), by arch; ``"*"``: every kind of it.
 #: RobertaSelfAttention (modeling_roberta.py), T5Attention of the encoder stack (modeling_t5.py,
