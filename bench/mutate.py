@@ -52,9 +52,9 @@ COVERS: Dict[str, Tuple[str, ...]] = {
     "pipeline/cache/stamps.py": ("tests/test_result_cache.py", "tests/test_profile_cache.py"),
     "pipeline/cache/results.py": ("tests/test_result_cache.py", "tests/test_profile_cache.py"),
     "pipeline/cache/verdicts.py": ("tests/test_result_cache.py",),
-    "pipeline/cache/snapshot.py": ("tests/test_snapshot.py", "tests/test_elsewhere.py"),
-    "pipeline/cache/names.py": ("tests/test_elsewhere.py",),
-    "pipeline/cache/whole_check.py": ("tests/test_kept_check.py",),
+    "pipeline/cache/snapshot.py": ("tests/test_snapshot.py", "tests/test_names_index.py"),
+    "pipeline/cache/names.py": ("tests/test_names_index.py",),
+    "pipeline/cache/whole_check.py": ("tests/test_whole_check.py",),
     "pipeline/cache/artifacts.py": ("tests/test_artifact_cache.py",),
 }
 
