@@ -140,3 +140,10 @@ def test_a_library_that_is_not_installed_is_known_by_its_name() -> None:
     assert stamps._installed.__wrapped__("house2_no_such_library") == "house2_no_such_library house2_no_such_library"
     assert stamps._installed.__wrapped__("house2_no_parent.child") == "house2_no_parent.child house2_no_parent.child"
     assert stamps._file_identity("/house2/none") == "/house2/none"
+
+
+def test_modelspec_s_code_is_walked_once_a_process() -> None:
+    stamps.environment_digest()
+    before = stamps._code_identity.cache_info().hits
+    stamps.environment_digest()
+    assert stamps._code_identity.cache_info().hits == before + 1
