@@ -147,3 +147,40 @@ def test_a_whole_check_records_the_names_from_its_index_once(root: Path) -> None
     assert not SpecRepo(linked).spelled_real
     names.record_whole(SpecRepo(linked), cache, walked, checked)
     assert not snapshot.exists(root / ".modelspec_cache", names._snapshot_key(SpecRepo(linked)))
+
+
+def test_a_walk_made_now_reads_the_record_from_the_folder(root: Path) -> None:
+    repo = SpecRepo(root)
+    files = [str(root / "specs/a.yaml")]
+    names.names_outside_run(repo, files, _cache(root), [_checked("specs/a.yaml")])
+    recorded = names.recorded_name_map(repo, files, root / ".modelspec_cache", _walk(repo))()
+    assert recorded == snapshot.load(root / ".modelspec_cache", names._snapshot_key(repo), repo.specs).answer
+
+
+def test_a_racy_folder_leaves_the_walk_unrecorded(root: Path) -> None:
+    os.utime(root / "specs" / "sub", None)  # now: within the racy window
+    walked = _walk(SpecRepo(root))
+    assert walked.taken is None and names.still_walked(walked) is None
+
+
+def test_a_relative_root_s_record_gives_no_walk(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(root.parent)
+    repo = SpecRepo(Path("repo"))
+    checked = Verdict(FileResult("repo/specs/a.yaml", (), ()), "alpha", stated_name="alpha")  # its report name
+    names.names_outside_run(repo, [str(root / "specs/a.yaml")], _cache(root), [checked])
+    assert snapshot.exists(root / ".modelspec_cache", names._snapshot_key(repo))
+    assert names.recorded_walk(repo, root / ".modelspec_cache") is None
+
+
+@pytest.mark.parametrize("odd", ["dangling link", "line break"])
+def test_a_spec_no_stat_can_stand_for_leaves_the_names_unrecorded(root: Path, odd: str) -> None:
+    if odd == "dangling link":
+        (root / "specs" / "d.yaml").symlink_to(root / "nowhere.yaml")
+    else:
+        (root / "specs" / "n\nl.yaml").write_text("name: odd\n", encoding="utf-8")
+        os.utime(root / "specs" / "n\nl.yaml", ns=(OLD_NS, OLD_NS))
+    os.utime(root / "specs", ns=(OLD_NS, OLD_NS))
+    found = names.names_outside_run(SpecRepo(root), [str(root / "specs/a.yaml")], _cache(root),
+                                    [_checked("specs/a.yaml")])
+    assert found["alpha"] == [("ALPHA", "specs/c.yaml")]
+    assert not snapshot.exists(root / ".modelspec_cache", names._snapshot_key(SpecRepo(root)))

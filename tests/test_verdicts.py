@@ -151,3 +151,17 @@ def test_worker_processes_give_the_same_verdicts_in_order(tmp_path: Path, files)
     plain = list(verdicts._run_checks(todo, profiles, None, 2, None, False))
     _same([v for v, _ in plain], [v for v, _ in local])
     assert [line for _, line in plain] == [None, None]
+
+
+def test_a_run_over_many_files_reads_the_records_at_once_not_one_search_each(tmp_path: Path, files,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    many = [(files[0][0].with_name(f"copy{index}.yaml"), f"specs/copy{index}.yaml") for index in range(5)]
+    for path, _ in many:
+        shutil.copyfile(files[0][0], path)
+        os.utime(path, ns=(OLD_NS, OLD_NS))
+    profiles = load_op_profiles(bundled_profiles_dir())
+    cache = _cache(tmp_path)
+    first = verdicts.verdicts(many, profiles, jobs=1, cache=cache)
+    cache.save()
+    monkeypatch.setattr(results, "_search_line", lambda *a: pytest.fail("searched the results file line by line"))
+    _same(verdicts.verdicts(many, profiles, jobs=1, cache=_cache(tmp_path)), first)
