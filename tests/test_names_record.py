@@ -120,6 +120,7 @@ def test_a_spec_checked_under_a_link_is_walked_for_and_never_recorded(root: Path
     assert not snapshot.exists(root / ".modelspec_cache", names._snapshot_key(repo))
 
 
+@pytest.mark.usefixtures("frozen_clock")  # the cache's clock stopped: the spec written now stays racy
 def test_a_whole_check_records_the_names_from_its_index_once(root: Path) -> None:
     repo = SpecRepo(root)
     (root / "specs" / "fresh.yaml").write_text("name: fresh\n", encoding="utf-8")  # racy: the index lacks it
@@ -157,6 +158,7 @@ def test_a_walk_made_now_reads_the_record_from_the_folder(root: Path) -> None:
     assert recorded == snapshot.load(root / ".modelspec_cache", names._snapshot_key(repo), repo.specs).answer
 
 
+@pytest.mark.usefixtures("frozen_clock")  # the cache's clock stopped: a folder touched now stays racy
 def test_a_racy_folder_leaves_the_walk_unrecorded(root: Path) -> None:
     os.utime(root / "specs" / "sub", None)  # now: within the racy window
     walked = _walk(SpecRepo(root))
