@@ -174,10 +174,13 @@ def test_a_relative_root_s_record_gives_no_walk(root: Path, monkeypatch: pytest.
     assert names.recorded_walk(repo, root / ".modelspec_cache") is None
 
 
-@pytest.mark.parametrize("odd", ["dangling link", "line break"])
+@pytest.mark.parametrize("odd", ["dangling link", "line break", "fifo"])
 def test_a_spec_no_stat_can_stand_for_leaves_the_names_unrecorded(root: Path, odd: str) -> None:
     if odd == "dangling link":
         (root / "specs" / "d.yaml").symlink_to(root / "nowhere.yaml")
+    elif odd == "fifo":
+        os.mkfifo(root / "specs" / "pipe.yaml")  # a spec that is no regular file: no stat stands for its name
+        os.utime(root / "specs" / "pipe.yaml", ns=(OLD_NS, OLD_NS))
     else:
         (root / "specs" / "n\nl.yaml").write_text("name: odd\n", encoding="utf-8")
         os.utime(root / "specs" / "n\nl.yaml", ns=(OLD_NS, OLD_NS))
