@@ -220,3 +220,29 @@ def test_a_stated_name_comes_from_the_record_without_loading_the_file(made, tmp_
     assert _cache(made, folder).stated_name(path, CLEAN) == "llama-3.1-8b"
     monkeypatch.undo()
     assert _cache(made, folder).stated_name(tmp_path, "a folder.yaml") is None
+
+
+def test_a_name_without_an_escape_is_its_own_content_even_where_json_would_refuse_it() -> None:
+    assert results.json_name('"a\x01b"') == "a\x01b"  # read without the parser, which refuses a raw control
+
+
+def test_a_save_that_would_grow_the_file_past_twice_its_compacted_size_compacts(made, tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    first = _cache(made, folder)
+    first.add(CLEAN, made[CLEAN][2].to_line(CLEAN))
+    first.save()
+    compacted = (folder / "results").stat().st_size
+    second = _cache(made, folder)
+    wanted = compacted + results._SLACK_BYTES + 1  # the spooled lines' bytes: one more than appending allows
+    body = "x" * 990
+    count = 0
+    while wanted - count > 2000:
+        line = f"f{count:08d}.yaml\tsum\t{body}\n"
+        second.add(f"f{count:08d}.yaml", line)
+        count += len(line)
+    last = "specs/last.yaml\tsum\t"
+    second.add("specs/last.yaml", last + "y" * (wanted - count - len(last) - 1) + "\n")
+    assert second.save() is None
+    size = (folder / "results").stat().st_size
+    head = (folder / "results").read_bytes().partition(b"\n")[0]
+    assert head == f"{results.HEADER[:-1]}\t{size:020d}".encode()  # compacted again, not appended to
