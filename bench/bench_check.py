@@ -17,10 +17,10 @@ check, ``--help``, ``show`` and ``list`` again, one file edited) are sampled
 - ``check specs/<one>.yaml`` and ``check --changed-since HEAD`` with that one
   spec edited, against ``check`` of the same file in a repository holding only
   it, and ``git diff --name-status``: as a check leaves the catalogue (the other
-  specs' names answered from the snapshot it kept, :mod:`pipeline.cache.names`),
-  and ``check specs/<one>.yaml`` once more with no snapshot (the long way);
+  specs' names answered from the snapshot it recorded, :mod:`pipeline.cache.names`),
+  and ``check specs/<one>.yaml`` once more with no snapshot (a full walk);
 - ``show NAME`` against ``modelspec --help``, ``list`` against the cold check, each three ways: the first
-  run after the checks (it takes the long way and keeps a catalogue snapshot), the next run with nothing
+  run after the checks (it walks every spec and records a catalogue snapshot), the next run with nothing
   changed (answered from the snapshot), and a run just after that spec was edited;
 - ``regen`` (cold: no ``resolved/``, no cache), ``regen --check`` of the tree it
   wrote, ``regen`` again with nothing to do, ``diff HEAD``
@@ -257,7 +257,7 @@ def bench_size(scratch: Path, size: int, rounds: int, repeats: int, regen_max: i
             results.add("warm", run([modelspec, "check", "-q"], repo))
         if not full:
             continue
-        # show and list as a check leaves the catalogue: the first run of each takes the long way and keeps a
+        # show and list as a check leaves the catalogue: the first run of each walks every spec and records a
         # snapshot (pipeline/cache/snapshot.py), the next ones are answered from it
         results.add("show NAME, first", run([modelspec, "show", name], repo))
         results.add("list, first", run([modelspec, "list"], repo))
@@ -274,8 +274,8 @@ def bench_size(scratch: Path, size: int, rounds: int, repeats: int, regen_max: i
             results.add("git diff --name-status", run(["git", "diff", "--name-status", "HEAD"], repo))
             edit(alone / one_file, tag)
             results.add("one file alone", run([modelspec, "check", "-q", one_file], alone))
-        for kept in cache.glob("snapshot-*"):  # the other specs' names the long way, as after a cache's loss
-            kept.unlink()
+        for recorded in cache.glob("snapshot-*"):  # the other specs' names by a full walk, as after a cache's loss
+            recorded.unlink()
         edit(repo / one_file, index + 30000)
         results.add("check ONE_FILE, no snapshot", run([modelspec, "check", "-q", one_file], repo))
         results.add("show NAME, edited", run([modelspec, "show", name], repo))

@@ -49,13 +49,16 @@ COVERS: Dict[str, Tuple[str, ...]] = {
     "pipeline/pricing/weights.py": ("tests/test_fast_paths.py", "tests/test_parameters.py", "tests/test_op_profiles.py",
                                     "tests/test_shape_bounds.py"),
     "pipeline/spec/escape.py": ("tests/test_escape.py", "tests/test_hostile_text.py"),
-    "pipeline/cache/stamps.py": ("tests/test_result_cache.py", "tests/test_profile_cache.py"),
-    "pipeline/cache/results.py": ("tests/test_result_cache.py", "tests/test_profile_cache.py"),
-    "pipeline/cache/verdicts.py": ("tests/test_result_cache.py",),
-    "pipeline/cache/snapshot.py": ("tests/test_snapshot.py", "tests/test_elsewhere.py"),
-    "pipeline/cache/names.py": ("tests/test_elsewhere.py",),
-    "pipeline/cache/whole_check.py": ("tests/test_kept_check.py",),
-    "pipeline/cache/artifacts.py": ("tests/test_artifact_cache.py",),
+    # the cache's modules: each against its in-process test file (seconds a run; the command-level files,
+    # tests/test_result_cache.py, test_snapshot.py, test_names_index.py, test_whole_check.py and
+    # test_artifact_cache.py, take minutes under load and cover the same through the CLI)
+    "pipeline/cache/stamps.py": ("tests/test_stamps.py",),
+    "pipeline/cache/results.py": ("tests/test_result_records.py",),
+    "pipeline/cache/verdicts.py": ("tests/test_verdicts.py",),
+    "pipeline/cache/snapshot.py": ("tests/test_snapshot_file.py",),
+    "pipeline/cache/names.py": ("tests/test_names_record.py",),
+    "pipeline/cache/whole_check.py": ("tests/test_answer_record.py",),
+    "pipeline/cache/artifacts.py": ("tests/test_artifact_entries.py",),
 }
 
 #: Where equivalent mutants are listed: ``id  # why`` a line.

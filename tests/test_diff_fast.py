@@ -31,7 +31,7 @@ def catalogue(tmp_path: Path) -> Path:
 
 def both_ways(root: Path, resolved: List[str], *args: str):
     """``diff HEAD`` (the change's way) and ``diff HEAD --no-merge-base`` (every spec exported and resolved on
-    each side, the long way; HEAD is its own merge base, so both compare the same sides): each one's stdout and
+    each side, a full walk; HEAD is its own merge base, so both compare the same sides): each one's stdout and
     how many specs it resolved."""
     fast = run(root, "diff", "HEAD", *args)
     fast_count = len(resolved)
@@ -47,7 +47,7 @@ def test_the_two_sides_of_one_edited_spec_are_all_a_regenerated_catalogue_resolv
     for fmt in ("text", "json", "markdown"):
         fast, fast_count, slow, slow_count = both_ways(catalogue, resolved, "--format", fmt)
         assert fast == slow
-        assert (fast_count, slow_count) == (2, len(SPECS) + 1)  # the long way: every spec, then the edited one again
+        assert (fast_count, slow_count) == (2, len(SPECS) + 1)  # a full walk: every spec, then the edited one again
         resolved.clear()
     assert run(catalogue, "diff", "HEAD").stdout == (
         f"resolved stacks HEAD -> working tree: 0 added, 0 removed, 1 changed, {len(SPECS) - 1} unchanged\n"

@@ -172,7 +172,7 @@ def test_a_count_mismatch_hints_at_the_field_changed_since_the_last_artifact(tmp
     assert (hinted.exit_code, hinted.stdout) == (plain.exit_code, plain.stdout)  # a hint, not a verdict
 
 
-def test_exit_zero_holds_for_a_kept_answer_too(tmp_path: Path) -> None:
+def test_exit_zero_holds_for_a_recorded_answer_too(tmp_path: Path) -> None:
     (tmp_path / "specs").mkdir()
     (tmp_path / "specs" / "bad.yaml").write_text("name: [x\n", encoding="utf-8")
     first = CliRunner().invoke(main, ["check", "--root", str(tmp_path), "--exit-zero"])

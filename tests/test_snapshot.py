@@ -1,5 +1,5 @@
 """Catalogue snapshots (pipeline/cache/snapshot.py): ``list`` and ``show`` answer an unchanged catalogue again from
-what they drew, byte for byte as the long way does, and take the long way after any change that could alter it."""
+what they drew, byte for byte as a full walk does, and walk every spec after any change that could alter it."""
 
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ def test_list_answers_an_unchanged_catalogue_from_its_snapshot_byte_for_byte(rep
                                                                             no_long_way) -> None:
     expected = run(repo, "list", "--format", fmt, "--no-cache")
     assert expected[0] == 0 and expected[1].count("\n") >= 33
-    assert run(repo, "list", "--format", fmt) == expected  # the long way, which takes the snapshot
+    assert run(repo, "list", "--format", fmt) == expected  # a full walk, which takes the snapshot
     assert len(snapshots(repo)) == 1
     with no_long_way():
         assert run(repo, "list", "--format", fmt) == expected
@@ -272,7 +272,7 @@ SHIPPED = sorted(line.split(": ", 1)[1] for path in (ROOT / "specs").rglob("*.ya
 def test_show_answers_every_shipped_model_again_byte_for_byte(repo: Path, fmt: str, no_long_way) -> None:
     expected = {name: run(repo, "show", name, "--format", fmt, "--no-cache") for name in SHIPPED}
     assert all(code == 0 for code, _, _ in expected.values())
-    for name in SHIPPED:  # the long way: the catalogue's snapshot once, then each model's view
+    for name in SHIPPED:  # a full walk: the catalogue's snapshot once, then each model's view
         assert run(repo, "show", name, "--format", fmt) == expected[name]
     with no_long_way():
         for name in SHIPPED:
@@ -314,13 +314,13 @@ def test_show_of_a_name_no_readable_spec_states_points_at_the_files_that_state_n
         assert run(repo, "show", "broken-model") == expected
 
 
-def test_a_spec_edited_since_its_view_was_kept_is_checked_again(repo: Path) -> None:
+def test_a_spec_edited_since_its_view_was_recorded_is_checked_again(repo: Path) -> None:
     run(repo, "show", "llama-3.1-8b")
     _edit(repo)
     age(repo / "specs")
     code, out, _ = run(repo, "show", "llama-3.1-8b")
     assert code == 0 and "30 layers" in out and (code, out) == run(repo, "show", "llama-3.1-8b", "--no-cache")[:2]
-    assert len(list((repo / ".modelspec_cache" / "views").iterdir())) == 1  # one view per spec, the last kept
+    assert len(list((repo / ".modelspec_cache" / "views").iterdir())) == 1  # one view per spec, the last recorded
 
 
 def test_a_spec_that_fails_its_check_is_shown_failing_every_time(repo: Path) -> None:

@@ -197,11 +197,11 @@ def json_text(value: Any) -> str:
 
 
 #: A problem as a record keeps it, the file apart: ``(line, column, pass, code, severity, message, path)``.
-_KeptProblem = Tuple[int, int, str, str, Severity, str, Tuple[Any, ...]]
+_RecordedProblem = Tuple[int, int, str, str, Severity, str, Tuple[Any, ...]]
 
 
 @functools.lru_cache(maxsize=4096)
-def _decoded_core(core: str) -> Tuple[Tuple[Tuple[str, Outcome], ...], Tuple[_KeptProblem, ...],
+def _decoded_core(core: str) -> Tuple[Tuple[Tuple[str, Outcome], ...], Tuple[_RecordedProblem, ...],
                                       Tuple[InlineIgnore, ...]]:
     """The outcomes, problems (without their file) and inline ignores a record's result text keeps; memoised:
     the clean files of a catalogue share one text.
@@ -229,13 +229,13 @@ def decode_verdict(file: str, record: "Record", with_row: bool = False) -> Verdi
         KeyError, TypeError, ValueError, IndexError: When the record's texts are not what
             :func:`encode_verdict` writes.
     """
-    outcomes, kept, ignores = _decoded_core(record.verdict or "null")
+    outcomes, problems, ignores = _decoded_core(record.verdict or "null")
     line, column, name_text = (record.named or "").split(":", 2)
     name = json_name(name_text)
     stated = name if name is not None and record.stated == name_text else record.stated_name
     row = json.loads(record.row or "null") if with_row else None
-    return Verdict(FileResult(file, outcomes, tuple(Problem(file, *problem) for problem in kept) if kept else (),
-                              ignores),
+    found = tuple(Problem(file, *problem) for problem in problems) if problems else ()
+    return Verdict(FileResult(file, outcomes, found, ignores),
                    name, _location(line, column), stated, row if isinstance(row, dict) else None)
 
 
@@ -785,7 +785,7 @@ class ResultCache:
         self._searched: Dict[str, Optional[str]] = {}  # the lines found by a search, before the file is read
         self._many = False  # a run about to look up many files (expect_lookups): the file is read at once
         self._new: set = set()  # the files this run has new lines for; the lines wait in a spool file
-        self._stood: Dict[str, str] = {}  # each file's stat its record this run reused or made stands for
+        self._record_stats: Dict[str, str] = {}  # the stat of each file's record this run reused or made
         self._spool: Optional[Any] = None
 
     @property
@@ -835,15 +835,15 @@ class ResultCache:
                 self.index.learn(file, record, listed(record))
         except (KeyError, TypeError, ValueError, IndexError):
             return None
-        self._stood[file] = record.stat
+        self._record_stats[file] = record.stat
         return verdict
 
-    def stood_for(self, file: str) -> Optional[str]:
-        """The :func:`~pipeline.cache.stamps.stat_text` under which the record this run reused (:meth:`reuse`) or made
-        (:meth:`add_checked`) for *file* stands for the file's bytes; :data:`~pipeline.cache.stamps.RACY` for a
-        record made in the file's racy window (it stands for no stat); ``None`` when the run has no record of it
+    def record_stat(self, file: str) -> Optional[str]:
+        """The :func:`~pipeline.cache.stamps.stat_text` recorded with the record this run reused (:meth:`reuse`) or
+        made (:meth:`add_checked`) for *file*; :data:`~pipeline.cache.stamps.RACY` for a record made in the file's
+        racy window (it matches no stat); ``None`` when the run has no record of it
         (a file that is no regular file, or one a worker found current and so did not send)."""
-        return self._stood.get(file)
+        return self._record_stats.get(file)
 
     def record(self, file: str) -> Optional[Record]:
         """The valid record of *file* (see :func:`parse_record`), or ``None``."""
@@ -920,10 +920,10 @@ class ResultCache:
                 self._index.learn(file, record, _listed_or_unknown(record) if with_row else None)
 
     def add_checked(self, file: str, line: str, with_row: bool = False) -> None:
-        """:meth:`add` the record *line* of a file this run checked, and note the stat it stands for
-        (:meth:`stood_for`)."""
+        """:meth:`add` the record *line* of a file this run checked, and note the stat it records
+        (:meth:`record_stat`)."""
         self.add(file, line, with_row)
-        self._stood[file] = _stands_for(line)
+        self._record_stats[file] = _stat_of_line(line)
 
     def _line_record(self, line: str) -> Optional[Record]:
         """The record of a line this run wrote, when it is of this environment."""
@@ -1013,8 +1013,8 @@ class ResultCache:
         yield from self._spool
 
 
-def _stands_for(line: str) -> str:
-    """The stat a new cache *line* (:meth:`Record.to_line`) stands for: its record's, unless it is not
+def _stat_of_line(line: str) -> str:
+    """The stat a new cache *line* (:meth:`Record.to_line`) records: its record's, unless it is not
     :func:`settled` (:data:`~pipeline.cache.stamps.RACY`)."""
     _, _, stat, read_ns, _ = line.split("\t", 4)
     return stat if settled(stat, int(read_ns)) else RACY

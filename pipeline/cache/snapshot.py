@@ -1,11 +1,11 @@
 """Catalogue snapshots: what ``list`` or ``show`` drew from the whole catalogue, given back while nothing it came
-from has changed (and the name map a check of a few files keeps, :mod:`pipeline.cache.names`, and the answer of a
+from has changed (and the name map a check of a few files records, :mod:`pipeline.cache.names`, and the answer of a
 check of the whole catalogue, :mod:`pipeline.cache.whole_check`).
 
 Both commands answer from every spec under ``specs/``: ``list`` prints a row
 per spec, and ``show NAME`` needs every spec's name to know that exactly one
 states NAME. When nothing has changed since one of them last did, its
-answer is the same. A snapshot keeps that answer with the ``stat`` of
+answer is the same. A snapshot records that answer with the ``stat`` of
 everything it came from:
 
 - each folder the walk of ``specs/`` entered, as the walk spelled it (a
@@ -21,16 +21,16 @@ everything it came from:
   change), the folder and each of its profiles.
 
 While every one of those stats is as recorded, and modelspec is the same
-(:func:`pipeline.cache.stamps.environment_digest`), the snapshot stands for the
-catalogue. Checking that costs a ``stat`` per path and nothing else: no
+(:func:`pipeline.cache.stamps.environment_digest`), the snapshot's answer is the
+one the catalogue would give. Checking that costs a ``stat`` per path and nothing else: no
 folder is listed, and no spec, profile or cache record is read. This module
 imports nothing of the check, so that answer costs no more than that.
 
 A snapshot is taken only around a run that saw the whole catalogue clean.
-Every path is stat'ed before the run reads what it stands for (:func:`take`:
+Every path is stat'ed before the run reads it (:func:`take`:
 the profiles before they are loaded, the walk's folders and specs once the
 walk, which reads no spec, has found them) and again after it has its
-answer (:func:`keep`). The snapshot is written only if the
+answer (:func:`record`). The snapshot is written only if the
 two agree and no mtime is within :data:`~pipeline.cache.stamps.RACY_NS` of the
 first stat. Git's racy rule applies here too: a file written in the clock
 tick it was stat'ed in could change again and keep its stat.
@@ -100,7 +100,7 @@ def take(paths: Sequence[str]) -> Optional[str]:
     """The stat lines of *paths*, ``path TAB stat`` (:data:`MISSING` for a path that does not exist), one per
     path.
 
-    Returns ``None`` when a snapshot cannot stand for them: a path cannot be
+    Returns ``None`` when a snapshot cannot record them: a path cannot be
     stat'ed (a dangling link among them) or holds a line break, or its mtime
     is within :data:`~pipeline.cache.stamps.RACY_NS` of now.
     """
@@ -126,29 +126,29 @@ def take(paths: Sequence[str]) -> Optional[str]:
 
 def answer(folder: Path, snapshot_key: str, specs: "str | os.PathLike[str]",
            skipped: AbstractSet[str] = frozenset()) -> Optional[str]:
-    """The answer the snapshot *snapshot_key* in *folder* keeps, or ``None``.
+    """The answer the snapshot *snapshot_key* in *folder* records, or ``None``.
 
     It is ``None`` unless the snapshot is whole, of this environment, of the catalogue *specs* (:func:`load`),
     and every path it records still has the recorded stat, but the paths of *skipped* (:func:`holds`).
     """
-    kept = load(folder, snapshot_key, specs)
-    return kept.answer if kept is not None and holds(kept.lines, skipped) else None
+    found = load(folder, snapshot_key, specs)
+    return found.answer if found is not None and holds(found.lines, skipped) else None
 
 
 @dataclass(frozen=True)
-class Kept:
+class Record:
     """A snapshot as read, before any of its stats is checked (:func:`holds`).
 
     Attributes:
         lines: Its stat lines, ``path TAB stat``, in order.
-        answer: The answer it keeps.
+        answer: The answer it records.
     """
 
     lines: List[str]
     answer: str
 
 
-def load(folder: Path, snapshot_key: str, specs: "str | os.PathLike[str]") -> Optional[Kept]:
+def load(folder: Path, snapshot_key: str, specs: "str | os.PathLike[str]") -> Optional[Record]:
     """The snapshot *snapshot_key* in *folder*, when it is whole (its header's count of lines, its checksum), of
     this environment, and records the stat of the catalogue folder *specs* (as a walk spells it, from the root
     as given or absolute); else ``None``. Every snapshot records it: one that does not (made or edited to
@@ -171,7 +171,7 @@ def load(folder: Path, snapshot_key: str, specs: "str | os.PathLike[str]") -> Op
     stating = (f"{os.path.normpath(specs)}\t", f"{os.path.abspath(specs)}\t")
     if len(parts) != count + 1 or not any(line.startswith(stating) for line in parts[:count]):
         return None
-    return Kept(parts[:count], parts[count])
+    return Record(parts[:count], parts[count])
 
 
 #: Whether this system stats a name relative to an open folder (POSIX does; Windows does not).
@@ -283,16 +283,16 @@ def _child_answer(reader: int, pid: int) -> Optional[bool]:
     return {b"1": True, b"0": False}.get(told)
 
 
-def keep(folder: Path, snapshot_key: str, paths: Sequence[str], taken: Optional[str], text: str) -> None:
+def record(folder: Path, snapshot_key: str, paths: Sequence[str], taken: Optional[str], text: str) -> None:
     """Write the snapshot *snapshot_key* of the answer *text* to *folder*.
 
     Nothing is written unless *paths* still stat as *taken* (:func:`take`
     before the run read anything) said. A snapshot that cannot be written
-    is not an error: the next run answers the long way.
+    is not an error: the next run finds its answer with a full walk.
     """
     if not paths or taken is None or take(paths) != taken:
         return
-    _keep(folder, snapshot_key, len(paths), (taken, "\n", text))
+    _write_snapshot(folder, snapshot_key, len(paths), (taken, "\n", text))
 
 
 
@@ -303,21 +303,21 @@ def recorded(status: os.stat_result, now: int) -> str:
     return RACY if status.st_mtime_ns + RACY_NS > now else stat_text(status)
 
 
-def kept(folder: Path, snapshot_key: str) -> bool:
+def exists(folder: Path, snapshot_key: str) -> bool:
     """Whether *folder* holds a snapshot *snapshot_key*, whole or not, current or not."""
     return (folder / f"snapshot-{snapshot_key}").exists()
 
 
-def keep_stated(folder: Path, snapshot_key: str, count: int, pieces: Iterable[str]) -> None:
+def record_stated(folder: Path, snapshot_key: str, count: int, pieces: Iterable[str]) -> None:
     """Write the snapshot *snapshot_key* to *folder* from *pieces*: its *count* stat lines (:func:`take`,
     :func:`recorded`: a run that found each name under the stat it records), each with its line break, then
     its answer; written as they come, never held whole (a 30k catalogue's is 7 MB). Nothing is written for no
     lines; one that cannot be written is let go."""
     if count:
-        _keep(folder, snapshot_key, count, pieces)
+        _write_snapshot(folder, snapshot_key, count, pieces)
 
 
-def _keep(folder: Path, snapshot_key: str, count: int, pieces: Iterable[str]) -> None:
+def _write_snapshot(folder: Path, snapshot_key: str, count: int, pieces: Iterable[str]) -> None:
     """Write the snapshot file of *pieces*, its header naming the format, the environment, *snapshot_key* and
     the *count* of its stat lines (:func:`_write`)."""
     _write(folder, folder / f"snapshot-{snapshot_key}",
@@ -385,7 +385,7 @@ def _name_fields(line: str) -> Tuple[str, str, str]:
 
 # ---- one spec's view ------------------------------------------------------------------------------
 
-#: The format of a kept view (``views/<key of its path>`` in the cache folder).
+#: The format of a recorded view (``views/<key of its path>`` in the cache folder).
 VIEW_HEADER = "modelspec show view, format 2"
 
 
@@ -402,8 +402,8 @@ def profile_sources(profiles: Path) -> List[str]:
     return [str(folder), *(str(path) for path in sorted(folder.glob("*.yaml")))]
 
 
-def kept_view(folder: Path, display: str, view: str) -> Optional[str]:
-    """The view JSON kept in *folder* for the spec shown as *display*, when it was kept under the key *view*;
+def recorded_view(folder: Path, display: str, view: str) -> Optional[str]:
+    """The view JSON recorded in *folder* for the spec shown as *display*, when it was recorded under the key *view*;
     else ``None``."""
     try:
         with open_regular(_view_file(folder, display)) as handle:
@@ -416,9 +416,9 @@ def kept_view(folder: Path, display: str, view: str) -> Optional[str]:
     return body.decode("utf-8", "surrogateescape")
 
 
-def keep_view(folder: Path, display: str, view: str, text: str) -> None:
-    """Keep the view JSON *text*, of key *view*, for the spec shown as *display* (one file per spec, the last
-    view kept); one that cannot be written is let go."""
+def record_view(folder: Path, display: str, view: str, text: str) -> None:
+    """Record the view JSON *text*, of key *view*, for the spec shown as *display* (one file per spec, the last
+    view recorded); one that cannot be written is let go."""
     _write(folder, _view_file(folder, display), f"{VIEW_HEADER}\t{view}\t", (text,))
 
 
@@ -427,7 +427,7 @@ def _write(folder: Path, path: Path, start: str, pieces: Iterable[str]) -> None:
     *pieces*, to *path* in the cache folder *folder*: as they come, summed as written (a 30k
     catalogue's snapshot is 7 MB: held whole, it would double a check's memory), the sum filled in its place
     last; whole or not at all (:func:`pipeline.cache.results.replacing`). What cannot be written (or encoded)
-    is let go: a cache's loss costs only the long way next time."""
+    is let go: a cache's loss costs only a full walk next time."""
     from pipeline.cache.results import prepare_folder, replacing  # pylint: disable=import-outside-toplevel
 
     head, summed = start.encode("utf-8", "surrogateescape"), 0

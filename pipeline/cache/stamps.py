@@ -114,7 +114,7 @@ def _code_identity(package: str) -> str:
 
 #: The libraries whose output is part of a cached answer: PyYAML's parser messages, python-jsonschema's
 #: messages and choice of error (it explains an invalid file), jsonschema-rs's verdict (it tells a valid one),
-#: junitparser's JUnit XML (a kept check answer holds the report as written, :mod:`pipeline.cache.whole_check`).
+#: junitparser's JUnit XML (a recorded check answer holds the report as written, :mod:`pipeline.cache.whole_check`).
 ANSWERING_LIBRARIES = ("yaml", "jsonschema", "jsonschema_rs", "junitparser")
 
 

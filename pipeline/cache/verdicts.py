@@ -29,7 +29,7 @@ def _check_chunk(items: Sequence[Tuple[str, str, Optional[Tuple[str, str]]]], pr
     """Worker: :func:`cached_verdict` for a chunk of ``(path, display, cache line)`` (picklable arguments only).
 
     The profiles are loaded as the command loaded them (with its cache folder, *cache_folder*), so a forked
-    worker finds them in the memo it inherited, and any other takes the kept ones instead of checking them.
+    worker finds them in the memo it inherited, and any other takes the recorded ones instead of checking them.
     """
     profiles = load_op_profiles(Path(profiles_root), ProfileCache(Path(cache_folder)) if cache_folder else None)
     return [cached_verdict(Path(path), display, profiles, keys, line, with_rows) for path, display, line in items]
@@ -87,7 +87,7 @@ def check_recorded(raw: bytes, display: str, profiles: OpProfiles, keys: CacheKe
         with_row: Give the verdict its ``list`` row.
 
     Returns:
-        The check, its :class:`Verdict`, and its record (``None`` when it cannot be kept: a crash, or a
+        The check, its :class:`Verdict`, and its record (``None`` when it cannot be recorded: a crash, or a
         problem about another file).
     """
     recording = results.RecordingProfiles(profiles.profiles)

@@ -2,7 +2,7 @@
 and parameter counts, as data (:func:`show_view`).
 
 The text diagram (:func:`pipeline.catalogue.views.render_show`) is drawn from this view, so the two cannot
-disagree; it lives apart because building a view needs the pricing modules, which ``show``'s kept views do not.
+disagree; it lives apart because building a view needs the pricing modules, which ``show``'s recorded views do not.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ derived widths of the model IR, and the vision tower's stack. The JSON form
 (:func:`render_show`) is drawn from it, so the two cannot disagree. A repeated
 cycle of groups (5 sliding, 1 full, ten times) is drawn once with its repeat count.
 
-Cheap to import on purpose: ``show`` answered from its kept view and ``list``
+Cheap to import on purpose: ``show`` answered from its recorded view and ``list``
 from the catalogue index draw with this module alone, no pass or pricing module.
 """
 

@@ -349,7 +349,7 @@ def stated_name(path: Path, display: str) -> Optional[str]:
 
 
 def run_result(checked: Sequence[Verdict], strict: bool,
-               elsewhere: Optional[Mapping[str, Sequence[Tuple[str, str]]]] = None) -> RunResult:
+               outside_run: Optional[Mapping[str, Sequence[Tuple[str, str]]]] = None) -> RunResult:
     """The run's result from each file's verdict, with the problems only the whole run can see.
 
     Two specs of one name (compared case-folded, as a case-insensitive file
@@ -359,11 +359,11 @@ def run_result(checked: Sequence[Verdict], strict: bool,
     Args:
         checked: Each file's :class:`Verdict`.
         strict: Whether warnings fail the run.
-        elsewhere: :func:`spec_names` of the repository's specs this run did
+        outside_run: :func:`spec_names` of the repository's specs this run did
             not check (``--changed-since``, or named files), so a checked spec
             cannot take the name of one left out.
     """
-    others = elsewhere or {}
+    others = outside_run or {}
     by_name: Dict[str, List[str]] = {}  # the files of each name a checked spec states: the others', then its own
     for item in checked:
         if item.name is not None:

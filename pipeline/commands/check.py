@@ -132,7 +132,7 @@ def command(paths: Tuple[Path, ...], root: Optional[Path], fmt: str, outputs: Li
                       no_cache, changed_since, excludes, stdin_filename, statistics)
     try:
         code = run(request, root)
-    except SystemExit as answered:  # the kept answer of an unchanged catalogue ends the run early
+    except SystemExit as answered:  # the recorded answer of an unchanged catalogue ends the run early
         code = answered.code
     raise SystemExit(0 if exit_zero and code == 1 else code)
 
@@ -197,7 +197,7 @@ class Plan:
         scope: What ``--changed-since`` chose (the report says it), else ``None``.
         walked: The walk of ``specs/`` (for the names snapshot), when the walk took all of it.
         cache: The result cache, ``None`` under ``--no-cache`` or for stdin.
-        everything: Every spec under ``specs/`` is checked, so no name is elsewhere.
+        everything: Every spec under ``specs/`` is checked, so no name is outside the run.
         gate: The results about the repository beside its specs (:mod:`pipeline.check.gate`): its own op
             profiles that are not the bundled ones, the changed specs left out.
     """
@@ -221,27 +221,27 @@ def run(request: Request, root: Optional[Path]) -> int:
     from pipeline.check.repo import find_repo
 
     repo = find_repo(root)
-    answer_at = _answer_key(repo, request) if _may_keep_answer(request, repo) else None
+    answer_at = _answer_key(repo, request) if _may_record_answer(request, repo) else None
     before = _answer_or_sources(repo, answer_at, request.outputs) if answer_at is not None else None
     plan = _plan(request, repo)
     result, codes, verdicts = _checked(plan)
     saved = save_cache(plan.cache, request.quiet)
     if plan.everything and plan.cache is not None and plan.walked is not None and not request.fix:
-        from pipeline.cache.names import keep_whole
+        from pipeline.cache.names import record_whole
 
-        keep_whole(repo, plan.cache, plan.walked, verdicts)
+        record_whole(repo, plan.cache, plan.walked, verdicts)
     answer = _answer(request, repo, result, codes)
     code = _answered(answer, request.outputs)
     if before is not None and plan.everything and saved and plan.walked is not None:
-        from pipeline.cache.whole_check import keep_answer
+        from pipeline.cache.whole_check import record_answer
 
-        keep_answer(plan.cache.folder, answer_at, before, plan.walked, plan.cache,
+        record_answer(plan.cache.folder, answer_at, before, plan.walked, plan.cache,
                     [display for _, display in plan.pairs], answer)
     return code
 
 
-def _may_keep_answer(request: Request, repo) -> bool:
-    """Whether this check's whole answer may be kept and given again: all of ``specs/`` asked for, from the cache,
+def _may_record_answer(request: Request, repo) -> bool:
+    """Whether this check's whole answer may be recorded and given again: all of ``specs/`` asked for, from the cache,
     no ``--fix``, and a root not spelled through a link (reports would name a linked spec by its real path)."""
     return request.asks_for_the_catalogue and not request.fix and not request.no_cache and repo.spelled_real
 
@@ -302,14 +302,14 @@ def _own_profiles(repo, changed: Sequence[str]) -> list:
 
 def _files(request: Request, repo, config, whole: bool):
     """The files to check before ``--changed-since`` picks among them, and the walk of ``specs/`` when it took
-    all of it (*whole*): stdin's copy, the walk kept in the names snapshot (``--changed-since`` over all of
+    all of it (*whole*): stdin's copy, the walk recorded in the names snapshot (``--changed-since`` over all of
     ``specs/``, while its folders are unchanged), or a walk now."""
-    from pipeline.cache.names import kept_walk, walk
+    from pipeline.cache.names import recorded_walk, walk
     from pipeline.cache.stamps import cache_folder
 
     if request.stdin:
         return [_stdin_file(request.paths, request.fix, request.changed_since)], None
-    walked = kept_walk(repo, cache_folder(repo.root)) \
+    walked = recorded_walk(repo, cache_folder(repo.root)) \
         if whole and request.changed_since is not None and not request.no_cache else None
     if walked is not None:
         return list(walked.files), walked
@@ -324,7 +324,7 @@ def _checked(plan: Plan):
     Returns the final result, the codes registry its reports use, and the files' verdicts."""
     import dataclasses
 
-    from pipeline.cache.names import kept_answer, names_elsewhere
+    from pipeline.cache.names import recorded_name_map, names_outside_run
     from pipeline.check.runner import run_result
     from pipeline.check.suppress import suppress
     from pipeline.spec.problems import LazyCodes
@@ -334,7 +334,7 @@ def _checked(plan: Plan):
         else [path for path, _ in plan.pairs]
     # A check of a few files: the other specs' stats, which say whether the snapshot of their names holds, are
     # checked by a child process meanwhile. --fix asks for them after each round of fixes, when it needs them.
-    kept = kept_answer(repo, [path for path, _ in plan.pairs], cache.folder, plan.walked, in_child=True) \
+    recorded = recorded_name_map(repo, [path for path, _ in plan.pairs], cache.folder, plan.walked, in_child=True) \
         if not plan.everything and not request.fix and cache is not None and repo.specs.is_dir() else None
     codes = LazyCodes()  # gathered only if an inline ignore or a report needs them
     strict = plan.config.strict if request.strict is None else request.strict
@@ -342,9 +342,9 @@ def _checked(plan: Plan):
 
     def check_once():
         verdicts[:] = _run(plan.pairs, plan.profiles, request.jobs, cache)
-        elsewhere = {} if plan.everything else names_elsewhere(repo, checked_files, cache, verdicts, plan.walked,
-                                                               kept)
-        result = dataclasses.replace(run_result(verdicts, strict, elsewhere), scope=plan.scope)
+        outside = {} if plan.everything else names_outside_run(repo, checked_files, cache, verdicts, plan.walked,
+                                                               recorded)
+        result = dataclasses.replace(run_result(verdicts, strict, outside), scope=plan.scope)
         return suppress(result, plan.config, codes, request.select, request.ignore, repo.report_base)
 
     result = check_once()
@@ -450,17 +450,18 @@ def _answer_key(repo, request: Request) -> str:
 
 
 def _answer_or_sources(repo, key: str, outputs: Sequence[Tuple[str, Path]]):
-    """End the run with the answer the snapshot *key* keeps (:func:`pipeline.cache.whole_check.kept_answer`), when it
-    holds; else the answer's sources (:func:`pipeline.cache.whole_check.sources`) and their stat lines, taken now."""
-    from pipeline.cache import whole_check as kept_check
+    """End the run with the answer the snapshot *key* records (:func:`pipeline.cache.whole_check.recorded_answer`),
+    when it holds; else the answer's sources (:func:`pipeline.cache.whole_check.sources`) and their stat lines,
+    taken now."""
+    from pipeline.cache import whole_check
     from pipeline.cache import snapshot
     from pipeline.cache.stamps import cache_folder
 
-    kept = kept_check.kept_answer(cache_folder(repo.root), key, repo.specs)
-    if kept is not None:
-        _refuse_outputs(outputs, [*map(Path, kept.specs), *repo_folders(repo)])
-        raise SystemExit(_answered(kept, outputs))
-    paths = kept_check.sources(repo)
+    recorded = whole_check.recorded_answer(cache_folder(repo.root), key, repo.specs)
+    if recorded is not None:
+        _refuse_outputs(outputs, [*map(Path, recorded.specs), *repo_folders(repo)])
+        raise SystemExit(_answered(recorded, outputs))
+    paths = whole_check.sources(repo)
     return paths, snapshot.take(paths)
 
 

@@ -60,16 +60,16 @@ def command(fmt: str, root: Optional[Path], no_cache: bool) -> None:
 
     repo = find_repo(root)
     folder, key = cache_folder(repo.root), snapshot.repo_key(repo, "list", fmt)
-    kept = snapshot.answer(folder, key, repo.specs) if not no_cache else None
-    if kept is not None:  # nothing it came from has changed since a list drew it
-        echo_rendered(kept, nl=False)
+    recorded = snapshot.answer(folder, key, repo.specs) if not no_cache else None
+    if recorded is not None:  # nothing it came from has changed since a list drew it
+        echo_rendered(recorded, nl=False)
         raise SystemExit(0)
     shown, failed, walked = _listed(repo, fmt, no_cache)
     echo_rendered(shown, nl=False)
     if failed:
         raise SystemExit(1)
     if not no_cache:
-        snapshot.keep(folder, key, walked.sources, walked.taken, shown)
+        snapshot.record(folder, key, walked.sources, walked.taken, shown)
     raise SystemExit(0)
 
 

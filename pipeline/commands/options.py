@@ -60,7 +60,7 @@ def run_profiles(repo: "SpecRepo", use_cache: bool = True) -> "OpProfiles":
 
 @dataclass(frozen=True)
 class WalkedCatalogue:
-    """The whole catalogue as ``list`` and ``show`` read it the long way.
+    """The whole catalogue as ``list`` and ``show`` read it by a full walk.
 
     Attributes:
         profiles: The op profiles (:func:`run_profiles`).
@@ -69,7 +69,7 @@ class WalkedCatalogue:
         sources: What the command's snapshot comes from (:func:`pipeline.cache.snapshot.profiles_chosen`, then
             :func:`pipeline.cache.snapshot.walked`).
         taken: Their stat lines, taken before any spec was read (:func:`pipeline.cache.snapshot.take`); ``None`` when
-            no snapshot may be kept.
+            no snapshot may be recorded.
     """
 
     profiles: "OpProfiles"

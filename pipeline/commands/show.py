@@ -4,7 +4,7 @@ The model is found by the ``name`` its spec states (:mod:`pipeline.catalogue.vie
 checked with the five passes, and drawn from its resolved stack; a spec that
 fails its check is not drawn, its problems are shown instead. Which file
 states the name comes from the catalogue's snapshot while nothing in the
-catalogue has changed, and the model's view from the one kept for it while
+catalogue has changed, and the model's view from the one recorded for it while
 neither its spec nor an op profile has (:mod:`pipeline.cache.snapshot`), so a
 repeated ``show`` reads no spec.
 """
@@ -66,8 +66,8 @@ def command(name: str, fmt: str, seq_len: Optional[int], root: Optional[Path], n
 
     repo = find_repo(root)
     folder, key = cache_folder(repo.root), snapshot.repo_key(repo, "show")
-    kept = snapshot.answer(folder, key, repo.specs) if not no_cache else None
-    catalogue = _named(kept, name) if kept is not None else _catalogue(repo, no_cache, folder, key)
+    recorded = snapshot.answer(folder, key, repo.specs) if not no_cache else None
+    catalogue = _named(recorded, name) if recorded is not None else _catalogue(repo, no_cache, folder, key)
     try:
         entry = find(catalogue, name)
     except CatalogueError as error:
@@ -83,7 +83,7 @@ def command(name: str, fmt: str, seq_len: Optional[int], root: Optional[Path], n
 
 
 def _catalogue(repo: "SpecRepo", no_cache: bool, folder: Path, key: str) -> List["Entry"]:
-    """Every spec file of the catalogue with the name it states (:func:`entries`); kept as the
+    """Every spec file of the catalogue with the name it states (:func:`entries`); recorded as the
     snapshot *key* (see :func:`_named`) unless *no_cache*."""
     from pipeline.cache import snapshot
 
@@ -91,7 +91,7 @@ def _catalogue(repo: "SpecRepo", no_cache: bool, folder: Path, key: str) -> List
     catalogue = entries(walked.files, repo.displays, walked.cache)
     save_cache(walked.cache)
     if not no_cache:
-        snapshot.keep(folder, key, walked.sources, walked.taken,
+        snapshot.record(folder, key, walked.sources, walked.taken,
                       "".join(snapshot.name_line(item.name, item.file, item.path) for item in catalogue))
     return catalogue
 
@@ -114,23 +114,23 @@ def entries(paths: Sequence["Path | str"], display: Any, cache: Any = None) -> L
     return [Entry(path, file, name) for (path, file), name in zip(shown, names)]
 
 
-def _named(kept: str, name: str) -> List["Entry"]:
+def _named(name_map: str, name: str) -> List["Entry"]:
     """The entries of a catalogue snapshot's name map (:func:`pipeline.cache.snapshot.name_line`) that state *name*,
     compared case-folded (:func:`pipeline.catalogue.views.find`); every entry when none does (the closest names are
     then suggested)."""
     from pipeline.cache import snapshot
     from pipeline.catalogue.views import Entry
 
-    found = snapshot.stating(kept, name) or snapshot.every_name(kept)
+    found = snapshot.stating(name_map, name) or snapshot.every_name(name_map)
     return [Entry(path, display, stated) for stated, display, path in found]
 
 
 def _view(repo: "SpecRepo", entry: "Entry", folder: Optional[Path], seq_len: Optional[int] = None) -> Dict[str, Any]:
-    """:func:`pipeline.catalogue.model_view.show_view` of *entry*'s spec, checked with the five passes; kept in *folder*
+    """:func:`pipeline.catalogue.model_view.show_view` of *entry*'s spec, checked with the five passes; recorded in *folder*
     (the cache folder; ``None``: ``--no-cache``) while the spec file and the op profiles stat as they did.
 
     A spec that fails its check has no view: its problems are shown and the command ends with exit code 1.
-    A *seq_len* other than the default is drawn afresh, not kept.
+    A *seq_len* other than the default is drawn afresh, not recorded.
     """
     from pipeline.cache import snapshot
     from pipeline.catalogue.model_view import SHOW_SEQ_LEN
@@ -141,9 +141,9 @@ def _view(repo: "SpecRepo", entry: "Entry", folder: Optional[Path], seq_len: Opt
     sources = [str(entry.path), *snapshot.profile_sources(repo.profiles)]
     taken = snapshot.take(sources) if folder is not None else None
     key = snapshot.view_key(entry.file, taken) if taken is not None else None
-    kept = snapshot.kept_view(folder, entry.file, key) if key is not None else None
-    if kept is not None:
-        return json.loads(kept)
+    recorded = snapshot.recorded_view(folder, entry.file, key) if key is not None else None
+    if recorded is not None:
+        return json.loads(recorded)
     from pipeline.catalogue.model_view import show_view
     from pipeline.spec.problems import Severity
     from pipeline.check.runner import check_file
@@ -160,5 +160,5 @@ def _view(repo: "SpecRepo", entry: "Entry", folder: Optional[Path], seq_len: Opt
     view = show_view(checked.spec, checked.stack, checked.tower, entry.file, profiles.get(checked.stack.arch),
                      seq_len or SHOW_SEQ_LEN)
     if key is not None and snapshot.take(sources) == taken:  # neither the spec nor a profile changed meanwhile
-        snapshot.keep_view(folder, entry.file, key, json.dumps(view))
+        snapshot.record_view(folder, entry.file, key, json.dumps(view))
     return view

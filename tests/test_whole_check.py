@@ -1,6 +1,6 @@
-"""A whole check's answer kept (pipeline/cache/whole_check.py): ``check`` over all of ``specs/`` answers an unchanged
+"""A whole check's answer recorded (pipeline/cache/whole_check.py): ``check`` over all of ``specs/`` answers an unchanged
 catalogue again from its snapshot, byte for byte as a check without the cache does, in every format and every
-``--output``, with its exit code; and takes the long way after any change the answer could depend on."""
+``--output``, with its exit code; and walks every spec after any change the answer could depend on."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from typing import Callable, Iterator, List, Tuple
 import pytest
 from click.testing import CliRunner
 
-from pipeline.cache import names as elsewhere
+from pipeline.cache import names
 
-from pipeline.cache import whole_check as kept_check
+from pipeline.cache import whole_check
 
 from pipeline.cache import verdicts as cached_verdicts
 from pipeline.check import discovery, runner
@@ -81,10 +81,10 @@ def no_long_way(monkeypatch: pytest.MonkeyPatch) -> Callable[[], contextlib.Abst
 
 @pytest.fixture
 def answers(monkeypatch: pytest.MonkeyPatch) -> List[object]:
-    """What each run's look for a kept answer found (``None``: nothing that holds), in order."""
+    """What each run's look for a recorded answer found (``None``: nothing that holds), in order."""
     found: List[object] = []
-    real = kept_check.kept_answer
-    monkeypatch.setattr(kept_check, "kept_answer", lambda *a: found.append(real(*a)) or found[-1])
+    real = whole_check.recorded_answer
+    monkeypatch.setattr(whole_check, "recorded_answer", lambda *a: found.append(real(*a)) or found[-1])
     return found
 
 
@@ -93,7 +93,7 @@ PLAIN_CHECK = Request(paths=(), fmt="text", outputs=(), strict=None, select=(), 
                       jobs=None, color=False, no_cache=False, changed_since=None, excludes=(), stdin_filename=None)
 
 
-def kept_answer_file(repo: Path) -> Path:
+def answer_record_file(repo: Path) -> Path:
     """The snapshot file of the answer to a plain ``check --root repo`` (text, no option)."""
     return repo / ".modelspec_cache" / f"snapshot-{_answer_key(SpecRepo(repo), PLAIN_CHECK)}"
 
@@ -114,7 +114,7 @@ def test_an_unchanged_catalogue_is_answered_again_byte_for_byte_in_every_format(
     warm.mkdir()
     expected = check(repo, "--format", fmt, *outputs(cold), "--no-cache")
     assert expected[0] == 1 and "qwen3-8b.yaml" in expected[1]
-    assert check(repo, "--format", fmt, *outputs(warm)) == expected  # the long way, which keeps the answer
+    assert check(repo, "--format", fmt, *outputs(warm)) == expected  # a full walk, which records the answer
     assert written(warm) == written(cold)
     for path in warm.iterdir():
         path.unlink()
@@ -198,20 +198,20 @@ def test_a_configuration_made_above_the_root_up_to_the_git_top_counts_too(tmp_pa
     assert "roundtrip.null" not in answered[1]
 
 
-def test_no_answer_is_kept_while_a_spec_is_fresh(repo: Path, answers: List[object]) -> None:
+def test_no_answer_is_recorded_while_a_spec_is_fresh(repo: Path, answers: List[object]) -> None:
     path = repo / TARGET
     path.write_text(path.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")  # its stat cannot stand
     check(repo)                                                                           # for its bytes yet
     check(repo)
-    assert answers == [None, None] and not kept_answer_file(repo).exists()
+    assert answers == [None, None] and not answer_record_file(repo).exists()
     age_written(repo)
     check(repo)
-    assert kept_answer_file(repo).exists()
+    assert answer_record_file(repo).exists()
     check(repo)
     assert [answer is not None for answer in answers] == [False, False, False, True]
 
 
-def test_a_run_whose_cache_could_not_be_saved_keeps_no_answer(repo: Path, monkeypatch: pytest.MonkeyPatch,
+def test_a_run_whose_cache_could_not_be_saved_records_no_answer(repo: Path, monkeypatch: pytest.MonkeyPatch,
                                                               answers: List[object]) -> None:
     from pipeline.cache.results import ResultCache
 
@@ -219,10 +219,10 @@ def test_a_run_whose_cache_could_not_be_saved_keeps_no_answer(repo: Path, monkey
     monkeypatch.setattr(ResultCache, "save", lambda self: real(self) or "the disk is full")
     first = check(repo)
     assert first[2].startswith("modelspec: cannot write the result cache in ")
-    assert check(repo) == first and answers == [None, None] and not kept_answer_file(repo).exists()
+    assert check(repo) == first and answers == [None, None] and not answer_record_file(repo).exists()
 
 
-def test_a_run_modelspec_crashed_in_keeps_no_answer(repo: Path, monkeypatch: pytest.MonkeyPatch,
+def test_a_run_modelspec_crashed_in_records_no_answer(repo: Path, monkeypatch: pytest.MonkeyPatch,
                                                     answers: List[object]) -> None:
     def crash(*args, **kwargs):
         raise RuntimeError("a bug")
@@ -230,7 +230,7 @@ def test_a_run_modelspec_crashed_in_keeps_no_answer(repo: Path, monkeypatch: pyt
     monkeypatch.setattr(runner, "check_document", crash)
     first = check(repo, "-j1")
     assert first[0] == 2 and "[check.internal] modelspec crashed on this file (RuntimeError: a bug)" in first[1]
-    assert check(repo, "-j1") == first and answers == [None, None] and not kept_answer_file(repo).exists()
+    assert check(repo, "-j1") == first and answers == [None, None] and not answer_record_file(repo).exists()
 
 
 def test_an_output_replaced_by_a_link_is_refused_as_the_long_way_refuses_it(repo: Path, tmp_path: Path,
@@ -272,7 +272,7 @@ def test_each_current_folder_and_repository_has_its_own_answer(tmp_path: Path, r
 def test_a_damaged_answer_is_ignored(repo: Path, damage: str, answers: List[object]) -> None:
     expected = check(repo, "--no-cache")
     check(repo)
-    path = kept_answer_file(repo)
+    path = answer_record_file(repo)
     data = path.read_bytes()
     header, _, rest = data.partition(b"\n")
     fields = header.split(b"\t")
@@ -282,16 +282,16 @@ def test_a_damaged_answer_is_ignored(repo: Path, damage: str, answers: List[obje
         "another environment": b"\t".join([fields[0], b"0" * 32, *fields[2:]]) + b"\n" + rest,
     }[damage])
     assert check(repo) == expected and answers[-1] is None
-    assert check(repo) == expected and answers[-1] is not None  # kept again by the long way
+    assert check(repo) == expected and answers[-1] is not None  # recorded again by a full walk
 
 
-def test_a_check_of_named_files_or_changes_never_reads_or_keeps_an_answer(repo: Path,
+def test_a_check_of_named_files_or_changes_never_reads_or_records_an_answer(repo: Path,
                                                                          answers: List[object]) -> None:
     check(repo, str(repo / TARGET))
     check(repo, str(repo / "specs"))
     check(repo, "--exclude", "specs/llama/*")
     check(repo, "--no-cache")
-    assert answers == [] and not kept_answer_file(repo).exists()
+    assert answers == [] and not answer_record_file(repo).exists()
 
 
 def _root_linked(tmp_path: Path, repo: Path) -> Path:
@@ -318,11 +318,11 @@ NAMING_COMMANDS = [*(("check", "--format", fmt) for fmt in FORMATS), ("list", "-
 
 
 @pytest.mark.parametrize("spelled", LINKED_ROOTS, ids=[spelled.__name__.strip("_") for spelled in LINKED_ROOTS])
-def test_a_root_spelled_through_a_link_keeps_no_snapshot_of_the_real_paths_its_reports_name(
+def test_a_root_spelled_through_a_link_records_no_snapshot_of_the_real_paths_its_reports_name(
         tmp_path: Path, repo: Path, spelled, monkeypatch: pytest.MonkeyPatch) -> None:
     """The whole class: under a linked root a spec's report name is its real path, which a folder renamed (and
     linked back) outside specs/ changes without changing any stat a snapshot records; check, list, show and
-    the names a check of a few files reads are then as --no-cache answers them, never a kept answer."""
+    the names a check of a few files reads are then as --no-cache answers them, never a recorded answer."""
     monkeypatch.chdir(tmp_path)
     vendor = repo / "vendor" / "x"
     vendor.mkdir(parents=True)
@@ -353,11 +353,11 @@ def test_a_root_spelled_through_a_link_keeps_no_snapshot_of_the_real_paths_its_r
 
 
 @pytest.mark.parametrize("library", ["yaml", "jsonschema", "jsonschema_rs", "junitparser"])
-def test_a_library_whose_words_a_kept_answer_holds_is_a_new_environment_once_upgraded(
+def test_a_library_whose_words_a_recorded_answer_holds_is_a_new_environment_once_upgraded(
         library: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """PyYAML and python-jsonschema word the problems (a schema message is often jsonschema's own), jsonschema-rs
-    tells the valid files, junitparser writes the JUnit report a kept answer holds as written: their build is
-    part of the environment every cached answer is kept under, so a changed one trusts no kept answer."""
+    tells the valid files, junitparser writes the JUnit report a recorded answer holds as written: their build is
+    part of the environment every cached answer is recorded under, so a changed one trusts no recorded answer."""
     spec = importlib.util.find_spec(library)
     installed = tmp_path / library
     shutil.copytree(Path(spec.origin).parent, installed)  # the library as installed, first on the path
@@ -389,7 +389,7 @@ def _forged_show(repo: Path) -> Tuple[Tuple[str, ...], str, List[str], str]:  # 
 
 def _forged_names(repo: Path) -> Tuple[Tuple[str, ...], str, List[str], str]:  # the checked spec's name is its own
     path = str(repo / "specs" / "llama" / "copy.yaml")  # a line of its own: the file a check takes itself
-    return (("check", path), elsewhere._snapshot_key(SpecRepo(repo)), [f"{path}\t{snapshot.RACY}\n"],
+    return (("check", path), names._snapshot_key(SpecRepo(repo)), [f"{path}\t{snapshot.RACY}\n"],
             snapshot.name_line("llama-3.1-8b", "specs/llama/copy.yaml", path))
 
 
@@ -407,7 +407,7 @@ def test_a_snapshot_that_records_no_stat_of_the_catalogue_stands_for_none(repo: 
     run = CliRunner().invoke
     expected = run(main, [*args, "--root", str(repo), "--no-cache"])
     assert expected.exit_code == 1 and "llama-3.1-8b" in expected.stdout + expected.stderr
-    snapshot.keep_stated(repo / ".modelspec_cache", key, 1 + len(lines),
+    snapshot.record_stated(repo / ".modelspec_cache", key, 1 + len(lines),
                          [f"{repo / 'no-such-file'}\t{snapshot.MISSING}\n", *lines, answer])
     assert snapshot.load(repo / ".modelspec_cache", key, repo / "specs") is None
     answered = run(main, [*args, "--root", str(repo)])

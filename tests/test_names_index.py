@@ -1,5 +1,5 @@
 """The duplicate-name rule of a check of a few files (pipeline/cache/names.py): the other specs' names come from
-the snapshot of the catalogue's names while only the checked files changed, and the long way after any other
+the snapshot of the catalogue's names while only the checked files changed, and a full walk after any other
 change, with the same report as a check without the cache."""
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def no_long_way(monkeypatch: pytest.MonkeyPatch) -> Callable[[], contextlib.Abst
     def forbid() -> Iterator[None]:
         with monkeypatch.context() as patched:
             patched.setattr(result_cache.CatalogueIndex, "known_names",
-                            lambda *a, **k: pytest.fail("read the other specs' names the long way"))
+                            lambda *a, **k: pytest.fail("read the other specs' names a full walk"))
             yield
     return forbid
 
@@ -86,7 +86,7 @@ def names_snapshot(repo: Path) -> Path:
 
 def test_a_check_of_one_file_again_takes_the_other_names_from_the_snapshot(repo: Path, no_long_way) -> None:
     expected = uncached(repo, str(repo / TARGET))
-    assert expected == (0, check(repo, str(repo / TARGET))[1])  # the long way, which keeps the snapshot
+    assert expected == (0, check(repo, str(repo / TARGET))[1])  # a full walk, which records the snapshot
     assert names_snapshot(repo).exists()
     (repo / TARGET).write_text((repo / TARGET).read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
     expected = uncached(repo, str(repo / TARGET))
@@ -171,7 +171,7 @@ def test_another_spec_taking_the_name_is_seen_after_any_change(repo: Path, chang
 def test_a_spec_added_while_the_names_are_read_is_seen_by_the_next_check(
         repo: Path, monkeypatch: pytest.MonkeyPatch, changed_since: bool) -> None:
     # Added after the walk read its folder, and made to look old: the folder's stat taken right after the walk
-    # and again before the snapshot is kept differ (its ctime), so no snapshot misses it.
+    # and again before the snapshot is recorded differ (its ctime), so no snapshot misses it.
     if changed_since:
         shutil.rmtree(repo / ".git")
         git(repo, "init", "-q", "-b", "main")
@@ -209,8 +209,8 @@ def test_a_clash_removed_is_seen(repo: Path) -> None:
 
 
 def test_a_check_of_another_file_goes_the_long_way_once(repo: Path, no_long_way) -> None:
-    # The first file was checked by the run that kept the snapshot, so its stat there is racy; the next
-    # snapshot, kept by a check of the second file, has the first file's own stat.
+    # The first file was checked by the run that recorded the snapshot, so its stat there is racy; the next
+    # snapshot, recorded by a check of the second file, has the first file's own stat.
     assert check(repo, str(repo / TARGET))[0] == 0
     expected = uncached(repo, str(repo / OTHER))
     assert check(repo, str(repo / OTHER)) == expected
@@ -232,7 +232,7 @@ def test_a_file_outside_the_catalogue_clashes_the_long_way_every_time(repo: Path
 @pytest.mark.parametrize("damage", ["a name changed", "truncated", "emptied"])
 def test_a_damaged_snapshot_is_ignored(repo: Path, damage: str) -> None:
     # Each damage leaves every recorded stat as it is: only the checksum can tell the snapshot is not what
-    # was kept (trusted, the changed name would be a clash).
+    # was recorded (trusted, the changed name would be a clash).
     assert check(repo, str(repo / TARGET))[0] == 0
     path = names_snapshot(repo)
     data = path.read_bytes()
@@ -283,15 +283,15 @@ def test_a_whole_check_records_each_spec_as_the_index_does_and_a_racy_one_as_rac
     assert len([path for path in stats if path.endswith(".yaml")]) == len(list((repo / "specs").rglob("*.yaml")))
 
 
-def test_a_whole_check_leaves_a_kept_snapshot_alone(repo: Path) -> None:
+def test_a_whole_check_leaves_a_recorded_snapshot_alone(repo: Path) -> None:
     assert check(repo, str(repo / TARGET))[0] == 0
-    kept = names_snapshot(repo).read_bytes()
+    before = names_snapshot(repo).read_bytes()
     assert check(repo)[0] == 0
-    assert names_snapshot(repo).read_bytes() == kept
+    assert names_snapshot(repo).read_bytes() == before
 
 
 @pytest.mark.parametrize("change", ["edited in place", "added beside it"])
-def test_after_a_whole_check_a_change_elsewhere_is_seen(repo: Path, change: str) -> None:
+def test_after_a_whole_check_a_change_to_another_spec_is_seen(repo: Path, change: str) -> None:
     assert check(repo)[0] == 0
     CHANGES[change](repo)
     age_written(repo)
@@ -301,7 +301,7 @@ def test_after_a_whole_check_a_change_elsewhere_is_seen(repo: Path, change: str)
 
 
 @pytest.mark.parametrize("racy", [False, True])
-def test_a_whole_check_keeps_no_name_its_index_line_does_not_stand_for(repo: Path, racy: bool) -> None:
+def test_a_whole_check_records_no_name_its_index_line_was_not_read_under(repo: Path, racy: bool) -> None:
     # A spec edited since the index learnt it is re-checked and learnt anew; edited within the racy window, it
     # is not learnt, and its index line still says what it stated under its old stat: so does the snapshot.
     assert check(repo)[0] == 0
@@ -343,7 +343,7 @@ def test_changed_since_reads_no_folder_while_the_snapshot_stands(git_catalogue: 
 def test_changed_since_below_the_work_tree_s_top_makes_the_displays_the_snapshot_does_not_have(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # With the catalogue in a subfolder of the git work tree, the snapshot's report names start with that
-    # subfolder and the displays do not: the kept walk gives its paths, and the displays are made from them.
+    # subfolder and the displays do not: the recorded walk gives its paths, and the displays are made from them.
     monkeypatch.delenv(CACHE_DIR_ENV, raising=False)
     top = tmp_path / "top"
     shutil.copytree(ROOT / "specs", top / "catalogue" / "specs")
@@ -363,7 +363,7 @@ def test_changed_since_below_the_work_tree_s_top_makes_the_displays_the_snapshot
         patched.setattr(discovery, "spec_file_names", lambda *a, **k: pytest.fail("walked specs/"))
         patched.setattr(SpecRepo, "displays", lambda self, paths: made.append(real(self, paths)) or made[-1])
         assert check(repo, "--changed-since", "HEAD") == expected
-    # The catalogue's displays were made from the kept walk's paths: root-relative, not the report names.
+    # The catalogue's displays were made from the recorded walk's paths: root-relative, not the report names.
     assert [displays for displays in made if len(displays) == report["scope"]["specs_total"]] == [
         sorted(path.relative_to(repo).as_posix() for path in (repo / "specs").rglob("*.yaml"))]
 
@@ -446,14 +446,14 @@ LINKS = {"a link beside the spec": _link_beside, "a link named without a spec's 
          "a link retargeted outside the repository": _link_through_outside}
 
 
-@pytest.mark.parametrize("kept_by", ["a whole check", "a check of another file"])
+@pytest.mark.parametrize("recorded_by", ["a whole check", "a check of another file"])
 @pytest.mark.parametrize("link", sorted(LINKS))
-def test_a_link_to_another_spec_checked_is_no_clash_with_it(repo: Path, link: str, kept_by: str) -> None:
-    # Checked, a link to a spec of the catalogue is that spec: the long way leaves it out of the others, as a
+def test_a_link_to_another_spec_checked_is_no_clash_with_it(repo: Path, link: str, recorded_by: str) -> None:
+    # Checked, a link to a spec of the catalogue is that spec: a full walk leaves it out of the others, as a
     # snapshot must, which recorded the link as a link passed over (or its stat, now skipped, as another file's).
     path = LINKS[link](repo)
     age(repo, repo.parent)
-    assert check(repo, *([] if kept_by == "a whole check" else [str(repo / OTHER)]))[0] == 0
+    assert check(repo, *([] if recorded_by == "a whole check" else [str(repo / OTHER)]))[0] == 0
     assert names_snapshot(repo).exists()
     if link == "a link retargeted outside the repository":
         (repo.parent / "hop.yaml").unlink()
