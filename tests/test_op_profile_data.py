@@ -93,7 +93,8 @@ def _weights_as_read(weights: Sequence[Weight]) -> list:
     return [{"role": weight.role, "name": weight.name, "part": weight.part,
              "shape": [expression.text for expression in weight.shape], "per": weight.per,
              "when": _condition_as_written(weight.when), "op": weight.op,
-             **({"bias": _condition_as_written(weight.bias)} if weight.bias is not None else {})}
+             **({"bias": _condition_as_written(weight.bias)} if weight.bias is not None else {}),
+             **({"stacked": weight.stacked} if weight.stacked != "leading" else {})}
             for weight in weights]
 
 
@@ -413,6 +414,8 @@ def test_exaone4_and_olmo2_run_the_same_calls_with_norms_of_other_widths():
         ("granite-3.0-3b-a800m-base", "granitemoe"),
         ("phi-3.5-moe-instruct", "phimoe"),
         ("phi-mini-moe-instruct", "phimoe"),
+        ("dbrx-132b", "dbrx"),
+        ("dbrx-instruct", "dbrx"),
     ],
 )
 def test_op_profile_data_name_matches_exactly_one_profile(name, arch):

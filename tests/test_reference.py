@@ -15,7 +15,7 @@ The table (variants, exact, refused by reason, WRONG, known, and hidden: a
 variant refused only for keys the importer does not know that
 ``--allow-unknown`` would count wrong) is printed at the end of the run.
 Also here: ``modelspec reference``'s lines and exit codes, and the batch-3
-configs of ``tests/data/configs/batch3/`` (five of priced families, six of
+configs of ``tests/data/configs/batch3/`` (six of priced families, five of
 families no profile prices, refused). Every test here is marked ``reference``
 and skipped without torch (``pip install -e '.[reference]'``).
 """
@@ -324,7 +324,7 @@ BATCH3 = ROOT / "tests" / "data" / "configs" / "batch3"
 #: Batch 3's configs of model types no op profile prices, and the importer's reason.
 UNPRICED = {"qwen3-vl-2b-instruct": "import.unknown-model-type",
             "qwen3-vl-30b-a3b-instruct": "import.unknown-model-type",
-            "llama-4-scout-17b-16e-instruct": "import.unknown-model-type", "dbrx-132b": "import.unknown-model-type",
+            "llama-4-scout-17b-16e-instruct": "import.unknown-model-type",
             "starcoderbase-7b": "import.unknown-model-type", "bart-large": "import.unknown-model-type"}
 
 
@@ -349,6 +349,12 @@ def test_batch3_phi_mini_moe_equals_the_reference_its_auto_map_unread() -> None:
     config, built = _batch3("phi-mini-moe-instruct")
     assert "auto_map" in config and outcome("phimoe", config, built) == ("exact", "")
     assert sum(map(math.prod, built.tensors.values())) == 7_647_632_704  # lm_head's bias (lm_head_bias) among them
+
+
+def test_batch3_dbrx_equals_the_reference_its_nested_keys_read_by_dotted_paths() -> None:
+    config, built = _batch3("dbrx-132b")
+    assert "attn_config" in config and outcome("dbrx", config, built) == ("exact", "")
+    assert sum(map(math.prod, built.tensors.values())) == 131_596_523_520
 
 
 def test_batch3_command_r_equals_the_reference() -> None:

@@ -1214,6 +1214,7 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
         keys, types, misplaced = _merge(config, issues, frozenset(profile.family.top_level),
                                         frozenset(profile.family.either_level))
     issues.extend(picked)
+    keys = _unnest(keys, profile.family.nested_keys)
     ctx = _Context(keys, profile)
     ctx.issues.extend(issues)
     unknown = _apply_keys(ctx) + misplaced
@@ -1230,6 +1231,22 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
     spec = _spec(ctx) if gaps else _with_parameters(_spec(ctx), profiles)
     return ImportedSpec(spec, spec.to_dict(), tuple(unknown), MappingProxyType(dict(ctx.fields.origins)),
                         MappingProxyType(dict(ctx.fields.paths)))
+
+
+def _unnest(keys: Dict[str, _Stated], nested: frozenset) -> Dict[str, _Stated]:
+    """*keys* with each object of *nested* replaced by its keys, each read by its dotted path (DBRX's
+    ``attn_config: {kv_n_heads: 8}`` as ``attn_config.kv_n_heads``), so that every key inside it is mapped,
+    listed or unknown like a top-level one; a nested key that is not an object stays as stated. The nested
+    object's own PreTrainedConfig keys (its ``model_type``, ``architectures``, ``id2label``, ...: a sub-config is a
+    PreTrainedConfig, and ``to_dict`` writes them) name and size nothing, and are left out."""
+    flat: Dict[str, _Stated] = {}
+    for key, stated in keys.items():
+        if key in nested and isinstance(stated.value, Mapping):
+            flat.update((f"{key}.{inner}", _Stated(value, stated.path + (inner,)))
+                        for inner, value in stated.value.items() if inner not in IGNORED and inner not in _EVERY_CLASS)
+        else:
+            flat[key] = stated
+    return flat
 
 
 def _gaps(unknown: Sequence[KeyPath], types: Sequence[_Stated], profile: OpProfile) -> Dict[str, Any]:

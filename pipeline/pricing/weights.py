@@ -18,6 +18,11 @@ holds, each as one entry of ``weights``::
   shape is one expert's, and ``num_experts`` of it are held) or
   ``first_layer`` (held only by the first layer of a run of the kind, as T5's
   relative-attention bias table);
+- ``stacked``: how the reference holds a routed expert's tensors, ``leading``
+  (the default: one ``[num_experts, ...]`` tensor) or ``rows`` (the experts'
+  slices concatenated along the first dimension, DBRX's ``w1`` of
+  ``[num_experts * ffn_hidden_size, d_model]``); it names the reference's
+  tensor and changes no count;
 - ``when``: a flag or count of the spec that must be true (``qk_norm``) or,
   with ``not``, false (``not tie_word_embeddings``) for the tensor to exist;
 - ``bias``: likewise, for a bias of the tensor's first dimension
@@ -201,6 +206,7 @@ class Weight:
     bias: Optional[Condition] = None
     op: str = "matmul"
     shape_code: Optional[CodeType] = None
+    stacked: str = "leading"
 
     def dimensions(self, env: Mapping[str, Any]) -> Tuple[int, ...]:
         """The shape for one spec; *env* is :func:`environment`'s.
@@ -238,6 +244,7 @@ class Tensor:
     part: str
     per: str
     op: str
+    stacked: str = "leading"
 
     @property
     def params(self) -> int:
@@ -500,7 +507,7 @@ def parse_weights(entries: Sequence[Mapping[str, Any]], path: FieldPath,
             per=entry.get("per", "layer"),
             when=parse_condition(entry["when"], where + ("when",), symbols) if "when" in entry else ALWAYS,
             bias=parse_condition(entry["bias"], where + ("bias",), symbols) if "bias" in entry else None,
-            op=entry.get("op", default_op), shape_code=shape_code))
+            op=entry.get("op", default_op), shape_code=shape_code, stacked=entry.get("stacked", "leading")))
     return _compiled(weights) if weights else NONE
 
 
@@ -564,7 +571,7 @@ def resolve(weights: Sequence[Weight], symbols: Mapping[str, Any]) -> List[Tenso
         if not weight.when.holds(env):
             continue
         shape = weight.dimensions(env)
-        tensors.append(Tensor(weight.role, weight.name, shape, weight.part, weight.per, weight.op))
+        tensors.append(Tensor(weight.role, weight.name, shape, weight.part, weight.per, weight.op, weight.stacked))
         if weight.bias is not None and weight.bias.holds(env):
             tensors.append(Tensor(weight.role + ".bias", _bias_name(weight.name), shape[:1], weight.part,
                                   weight.per, "elementwise"))
