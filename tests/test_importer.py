@@ -866,7 +866,7 @@ def test_unknown_model_type_exits_1_naming_the_known_types(tmp_path):
     result = run(["import", str(path), "--root", str(tmp_path)])
     assert result.exit_code == 1
     assert result.stderr.startswith('config.json:2:3: error [import.unknown-model-type] no op profile prices '
-                                    'model_type "bert"; the known model types are cohere, deepseek_v2, deepseek_v3, ')
+                                    'model_type "bert"; the known model types are cohere, dbrx, deepseek_v2, ')
 
 
 @pytest.mark.parametrize("args, message", [
