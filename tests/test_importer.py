@@ -147,6 +147,9 @@ PHIMOE = {"model_type": "phimoe", "hidden_size": 64, "num_hidden_layers": 2, "nu
 DBRX = {"model_type": "dbrx", "d_model": 64, "n_layers": 2, "n_heads": 4, "vocab_size": 100,
         "attn_config": {"kv_n_heads": 2, "clip_qkv": 8, "rope_theta": 500000, "model_type": ""},
         "ffn_config": {"ffn_hidden_size": 32, "moe_num_experts": 4, "moe_top_k": 2, "model_type": ""}}
+DOTS1 = {"model_type": "dots1", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
+         "vocab_size": 100, "intermediate_size": 48, "moe_intermediate_size": 16, "n_routed_experts": 4,
+         "num_experts_per_tok": 2, "n_shared_experts": 1, "first_k_dense_replace": 1}
 LINEAR = {"linear_num_key_heads": 2, "linear_key_head_dim": 16, "linear_num_value_heads": 4,
           "linear_value_head_dim": 16, "linear_conv_kernel_dim": 4}
 QWEN3_NEXT = {"model_type": "qwen3_next", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
@@ -296,6 +299,12 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("ffn_config.moe_num_experts", DBRX, {"num_experts": 4}),
     ("ffn_config.moe_top_k", with_(DBRX, ffn_config={"moe_top_k": 3}),
      {"num_experts_per_tok": 3, "num_experts": 4, "moe_intermediate_size": 3584}),  # DbrxFFNConfig's defaults
+    ("max_window_layers", with_(DOTS1, max_window_layers=2),  # sliding_window not stated: Dots1Config's 4096
+     {"layers": [{"kind": "dense", "count": 1}, {"kind": "moe", "count": 1}, {"kind": "sliding_moe", "count": 2}],
+      "sliding_window": 4096}),
+    ("max_window_layers", with_(DOTS1, sliding_window=None, max_window_layers=2),  # no window: none slides
+     {"layers": None, "sliding_window": None, "first_k_dense_replace": 1}),
+    ("n_shared_experts", DOTS1, {"num_shared_experts": 1, "num_experts": 4, "qk_norm": True}),
     ("qkv_bias", with_(QWEN2_MOE, qkv_bias=False), {"qkv_bias": False, "o_bias": False}),
     ("decoder_sparse_step", with_(QWEN2_MOE, decoder_sparse_step=2, intermediate_size=128),  # default 1 if unstated
      {"layers": [{"kind": "dense", "count": 1}, {"kind": "moe", "count": 1}, {"kind": "dense", "count": 1},

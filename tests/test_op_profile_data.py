@@ -416,6 +416,7 @@ def test_exaone4_and_olmo2_run_the_same_calls_with_norms_of_other_widths():
         ("phi-mini-moe-instruct", "phimoe"),
         ("dbrx-132b", "dbrx"),
         ("dbrx-instruct", "dbrx"),
+        ("dots.llm1.inst", "dots1"),
     ],
 )
 def test_op_profile_data_name_matches_exactly_one_profile(name, arch):

@@ -216,7 +216,7 @@ BROKEN_IMPORT = [
         ("fam.yaml", 9, 23, "schema", "profile.invalid",
          "import.layout.attention must be one of ['full', 'window_layers', 'window_all', 'window_all_if_enabled', "
          "'interval', 'sliding_pattern', 'alternate', 'encoder_decoder', 'stated', 'pattern', "
-         "'alternate_window_layers'], got 'slide'")],
+         "'alternate_window_layers', 'window_from_layer'], got 'slide'")],
                  id="unknown-layout"),
     pytest.param(importing(_LAYOUT + "keys: {x: {source: src}}"), [
         ("fam.yaml", 10, 13, "schema", "profile.invalid", "import.keys.x.field is required and not stated")],

@@ -378,6 +378,21 @@ def _attention_alternate_window_layers(ctx: _Context, count: int) -> Tuple[Optio
             for index in range(count)], window
 
 
+def _attention_window_from_layer(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    """dots1: sliding from layer max_window_layers on whenever a window is set, with no use_sliding_window to gate
+    it (transformers 5.24.0 configuration_dots1.py Dots1Config.__post_init__: ``sliding_attention if
+    self.sliding_window is not None and i >= self.max_window_layers``); a window or a layer the config leaves out is
+    its config class's default."""
+    window = _window(ctx, gated=False)
+    default = ctx.family.defaults.get("sliding_window")
+    if window is None and "sliding_window" not in ctx.keys and isinstance(default, int):
+        window = _Stated(default, ("sliding_window",), default=True)
+    first = ctx.integer("max_window_layers", 0, "a sliding_window") if window is not None else count
+    if first is None:
+        return None, window
+    return ["sliding_attention" if index >= first else "full_attention" for index in range(count)], window
+
+
 def _attention_window_all(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
     window = _window(ctx, gated=False)
     return ["sliding_attention" if window is not None else "full_attention"] * count, window
@@ -505,6 +520,7 @@ ATTENTION_RULES: Mapping[str, _AttentionRule] = MappingProxyType({
     "stated": _attention_stated,
     "pattern": _attention_pattern,
     "alternate_window_layers": _attention_alternate_window_layers,
+    "window_from_layer": _attention_window_from_layer,
 })
 
 
@@ -567,6 +583,7 @@ _RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "full": ("sliding_window", "use_sliding_window"),
     "window_layers": ("sliding_window", "use_sliding_window", "max_window_layers"),
     "alternate_window_layers": ("sliding_window", "use_sliding_window", "max_window_layers"),
+    "window_from_layer": ("sliding_window", "max_window_layers"),
     "window_all": ("sliding_window",),
     "window_all_if_enabled": ("sliding_window", "use_sliding_window"),
     "interval": ("sliding_window", "use_sliding_window", "full_attention_interval"),
