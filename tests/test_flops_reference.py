@@ -48,16 +48,19 @@ def _first_of_each_arch() -> Dict[str, Path]:
     return chosen
 
 
-FAMILIES = _first_of_each_arch()
+#: Archs whose reference forward the meta device cannot run, and why.
+CANNOT_RUN = {"dbrx": "DbrxExperts loops over torch.nonzero of its expert mask, which the meta device cannot "
+                      "evaluate (transformers 5.24.0 gives it no batched_mm experts path)"}
+FAMILIES = {arch: path for arch, path in _first_of_each_arch().items() if arch not in CANNOT_RUN}
 
 
 def test_every_priced_family_is_compared() -> None:
     # mistral prices Mistral-7B-style checkpoints, none of which the catalogue holds (mistral3's text model and
     # mixtral's are compared), nor does it hold an olmo, seed_oss, qwen2_moe, olmoe, granitemoe or dots1 checkpoint
-    # yet (their profiles are held by the differential suite); vision is the towers' profile, whose tokens are not
-    # the text's.
+    # yet (their profiles are held by the differential suite); dbrx's forward cannot run on the meta device
+    # (CANNOT_RUN); vision is the towers' profile, whose tokens are not the text's.
     assert (len(FAMILIES), sorted(set(PROFILES.profiles) - set(FAMILIES))) == (
-        29, ["dots1", "granitemoe", "mistral", "olmo", "olmoe", "qwen2_moe", "seed_oss", "vision"])
+        28, ["dbrx", "dots1", "granitemoe", "mistral", "olmo", "olmoe", "qwen2_moe", "seed_oss", "vision"])
 
 
 @pytest.mark.parametrize("seq_len", [1, 128, 1024])
