@@ -105,10 +105,10 @@ def draw_text(rng: random.Random, cls: Any, default: Any) -> Dict[str, Any]:  # 
     heads = rng.choice([1, 2, 4, 8])
     head_dim = rng.choice([8, 16, 32])
     put = out.__setitem__
-    name = _first(params, "num_hidden_layers", "num_layers", "n_layer")
+    name = _first(params, "num_hidden_layers", "num_layers", "n_layer", "n_layers")
     if name:
         put(name, layers)
-    name = _first(params, "num_attention_heads", "num_heads", "n_head")
+    name = _first(params, "num_attention_heads", "num_heads", "n_head", "n_heads")
     if name:
         put(name, heads)
     width = _first(params, "hidden_size", "d_model", "n_embd")
@@ -234,6 +234,37 @@ def draw_vision(rng: random.Random, cls: Any, text_width: Optional[int]) -> Dict
     return out
 
 
+#: The knobs of a nested sub-config (DBRX's attn_config, ffn_config): the keys its class reads, drawn.
+_SUB_KNOBS = (("ffn_hidden_size", [8, 24, 40]), ("moe_num_experts", [2, 4, 8]), ("clip_qkv", [None, 8]))
+
+
+@functools.lru_cache(maxsize=None)
+def _stated_inside(model_type: str, name: str) -> Tuple[Tuple[str, Any], ...]:
+    """What a catalogue config of *model_type* states inside its sub-config *name* (``configs/``)."""
+    for path in sorted(CONFIGS.glob("*.json")):
+        config = json.loads(path.read_text(encoding="utf-8"))
+        if config.get("model_type") == model_type and isinstance(config.get(name), dict):
+            return tuple(sorted(config[name].items()))
+    return ()
+
+
+def draw_sub(rng: random.Random, model_type: str, name: str, cls: Any, heads: Optional[int]) -> Dict[str, Any]:
+    """One draw of the nested sub-config *name* (of class *cls*): the keys a catalogue config of the type states
+    in it that its class does not declare (DBRX's attn_config.rope_theta, which DbrxAttention reads though
+    DbrxAttentionConfig declares no such field; transformers 5.24.0 cannot build DBRX without it), and the knobs
+    its class reads; its KV heads divide the model's *heads*, its top-k is at most its experts."""
+    params = _params(cls)
+    out = {key: value for key, value in _stated_inside(model_type, name) if key not in params and key not in _GENERIC}
+    for key, choices in _SUB_KNOBS:
+        if key in params and rng.random() < 0.8:
+            out[key] = rng.choice(choices)
+    if "kv_n_heads" in params and heads:
+        out["kv_n_heads"] = rng.choice(_divisors(heads))
+    if "moe_top_k" in params:
+        out["moe_top_k"] = rng.randint(1, out.get("moe_num_experts", getattr(cls(), "moe_num_experts", 1)))
+    return out
+
+
 def draw(rng: random.Random, model_type: str) -> Dict[str, Any]:
     """The keyword arguments of one variant of *model_type*'s config class."""
     cls = CONFIG_MAPPING[model_type]
@@ -243,7 +274,12 @@ def draw(rng: random.Random, model_type: str) -> Dict[str, Any]:
     text = getattr(default, "text_config", None)
     vision = getattr(default, "vision_config", None)
     if text is None:
-        return draw_text(rng, cls, default)
+        out = draw_text(rng, cls, default)
+        heads = next((out[key] for key in ("num_attention_heads", "n_heads") if key in out),
+                     getattr(default, "num_attention_heads", None))
+        for name, sub in sorted(getattr(cls, "sub_configs", {}).items()):
+            out[name] = draw_sub(rng, model_type, name, sub, heads)
+        return out
     kwargs: Dict[str, Any] = {"text_config": {"model_type": text.model_type,
                                               **draw_text(rng, type(text), text)}}
     width = kwargs["text_config"].get("hidden_size")

@@ -237,6 +237,7 @@ def test_list_is_a_table_of_the_catalogue():
 name                            arch         layers  experts               mtp  tower                  total          active  flops/token@4k
 all-roberta-large-v1-resaved    roberta          24  -                       -  -                355,412,057     355,412,057           1.11G
 command-r-v01                   cohere           40  -                       -  -             34,980,831,232  34,980,831,232          75.33G
+dbrx-132b                       dbrx             40  16 top-4                -  -            131,596,523,520  36,469,708,800          75.73G
 deepseek-r1                     deepseek_v3      61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624          93.72G
 deepseek-v2-lite                deepseek_v2      27  64 top-6 +2 shared      -  -             15,706,484,224   2,661,150,208           6.04G
 deepseek-v3                     deepseek_v3      61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624          93.72G
@@ -257,6 +258,7 @@ nemotron-3-nano-30b-a3b         nemotron_h       52  128 top-6 +1 shared     -  
 olmo-2-1124-7b-instruct         olmo2            32  -                       -  -              7,298,617,344   7,298,617,344          15.92G
 phi-1                           phi              24  -                       -  -              1,414,562,935   1,414,562,935           3.43G
 phi-3-mini-4k-instruct          phi3             32  -                       -  -              3,821,079,552   3,821,079,552           9.06G
+phi-mini-moe-instruct           phimoe           32  16 top-2                -  -              7,647,632,704   2,362,809,664           6.61G
 qwen1.5-7b-chat                 qwen2            32  -                       -  -              7,721,324,544   7,721,324,544          16.34G
 qwen2-vl-2b-instruct-awq        qwen2_vl         28  -                       -  32 layers      2,208,985,600   2,208,985,600           3.79G
 qwen2.5-7b-instruct             qwen2            28  -                       -  -              7,615,616,512   7,615,616,512          15.78G

@@ -55,8 +55,9 @@ GENERIC = set(KEYS["PreTrainedConfig"]["keys"]) | set(KEYS["PreTrainedConfig"]["
 
 
 def _named(family: Family) -> Set[str]:
-    """The top-level keys a family's import section names: mapped, ignored, refused, or read by a layout rule."""
-    return (set(family.shared or ()) | set(family.keys) | set(family.ignored) | set(family.unread)
+    """The top-level keys a family's import section names: mapped, ignored, refused, read by a layout rule, or
+    read key by key by dotted paths (DBRX's attn_config)."""
+    return (set(family.shared or ()) | set(family.keys) | set(family.ignored) | set(family.unread) | family.nested_keys
             | set(family.defaults) | set(family.top_level) | set(family.text_level) | family.variant_keys | set(family.pattern_lists)
             | ({family.pattern_key} if family.pattern_key else set()) | set(family.code_reads))
 

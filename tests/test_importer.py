@@ -142,6 +142,14 @@ QWEN3_MOE = {"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 
 QWEN2_MOE = {"model_type": "qwen2_moe", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
              "vocab_size": 100, "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
              "shared_expert_intermediate_size": 48}
+PHIMOE = {"model_type": "phimoe", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8,
+          "vocab_size": 100, "intermediate_size": 32, "num_local_experts": 4}
+DBRX = {"model_type": "dbrx", "d_model": 64, "n_layers": 2, "n_heads": 4, "vocab_size": 100,
+        "attn_config": {"kv_n_heads": 2, "clip_qkv": 8, "rope_theta": 500000, "model_type": ""},
+        "ffn_config": {"ffn_hidden_size": 32, "moe_num_experts": 4, "moe_top_k": 2, "model_type": ""}}
+DOTS1 = {"model_type": "dots1", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
+         "vocab_size": 100, "intermediate_size": 48, "moe_intermediate_size": 16, "n_routed_experts": 4,
+         "num_experts_per_tok": 2, "n_shared_experts": 1, "first_k_dense_replace": 1}
 LINEAR = {"linear_num_key_heads": 2, "linear_key_head_dim": 16, "linear_num_value_heads": 4,
           "linear_value_head_dim": 16, "linear_conv_kernel_dim": 4}
 QWEN3_NEXT = {"model_type": "qwen3_next", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
@@ -325,6 +333,29 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
      {"layers": [{"kind": "sliding_moe", "count": 1}, {"kind": "moe", "count": 3}]}),
     ("use_sliding_window", with_(QWEN2_MOE, sliding_window=16),  # Qwen2MoeConfig's sliding_window 0 without it
      {"layers": None, "sliding_window": None, "decoder_sparse_step": None}),
+    ("lm_head_bias", with_(PHIMOE, lm_head_bias=True), {"head_bias": True, "norm_bias": True}),
+    ("lm_head_bias", PHIMOE, {"head_bias": False, "num_experts": 4, "num_key_value_heads": 8}),  # the defaults
+    ("d_model", DBRX, {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4}),
+    ("n_heads", with_(DBRX, n_heads=...), {"num_attention_heads": 16}),  # DbrxConfig(n_heads=16)
+    ("n_layers", with_(DBRX, n_layers=3), {"num_hidden_layers": 3}),
+    ("max_seq_len", with_(DBRX, max_seq_len=4096), {"max_position_embeddings": 4096}),
+    ("attn_config.kv_n_heads", DBRX, {"num_key_value_heads": 2}),  # read inside attn_config by its dotted path
+    ("attn_config.kv_n_heads", with_(DBRX, attn_config={"rope_theta": 500000}), {"num_key_value_heads": 1}),
+    ("attn_config.kv_n_heads", with_(DBRX, attn_config={"kv_n_heads": 2, "sliding": 1}),
+     [(("attn_config", "sliding"), "import.unknown-key",
+       "attn_config.sliding is a key the importer does not know for model_type 'dbrx'; did you mean "
+       "'sliding_window'? If not, list it under import.ignored in op_profiles/dbrx.yaml with why it changes nothing "
+       "a cost model prices (or map it under import.keys), or pass --allow-unknown to import without it")]),
+    ("ffn_config.ffn_hidden_size", DBRX, {"moe_intermediate_size": 32, "num_shared_experts": 0}),
+    ("ffn_config.moe_num_experts", DBRX, {"num_experts": 4}),
+    ("ffn_config.moe_top_k", with_(DBRX, ffn_config={"moe_top_k": 3}),
+     {"num_experts_per_tok": 3, "num_experts": 4, "moe_intermediate_size": 3584}),  # DbrxFFNConfig's defaults
+    ("max_window_layers", with_(DOTS1, max_window_layers=2),  # sliding_window not stated: Dots1Config's 4096
+     {"layers": [{"kind": "dense", "count": 1}, {"kind": "moe", "count": 1}, {"kind": "sliding_moe", "count": 2}],
+      "sliding_window": 4096}),
+    ("max_window_layers", with_(DOTS1, sliding_window=None, max_window_layers=2),  # no window: none slides
+     {"layers": None, "sliding_window": None, "first_k_dense_replace": 1}),
+    ("n_shared_experts", DOTS1, {"num_shared_experts": 1, "num_experts": 4, "qk_norm": True}),
     ("qkv_bias", with_(QWEN2_MOE, qkv_bias=False), {"qkv_bias": False, "o_bias": False}),
     ("decoder_sparse_step", with_(QWEN2_MOE, decoder_sparse_step=2, intermediate_size=128),  # default 1 if unstated
      {"layers": [{"kind": "dense", "count": 1}, {"kind": "moe", "count": 1}, {"kind": "dense", "count": 1},

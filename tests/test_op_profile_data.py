@@ -103,6 +103,7 @@ def _weights_as_read(weights: Sequence[Weight]) -> list:
              "when": _condition_as_written(weight.when), "op": weight.op,
              **({"bias": _condition_as_written(weight.bias)} if weight.bias is not None else {}),
              **({"copies": weight.copies} if weight.copies is not None else {})}
+             **({"stacked": weight.stacked} if weight.stacked != "leading" else {})}
             for weight in weights]
 
 
@@ -423,6 +424,9 @@ def test_exaone4_and_olmo2_run_the_same_calls_with_norms_of_other_widths():
         ("granite-3.0-3b-a800m-base", "granitemoe"),
         ("phi-3.5-moe-instruct", "phimoe"),
         ("phi-mini-moe-instruct", "phimoe"),
+        ("dbrx-132b", "dbrx"),
+        ("dbrx-instruct", "dbrx"),
+        ("dots.llm1.inst", "dots1"),
     ],
 )
 def test_op_profile_data_name_matches_exactly_one_profile(name, arch):

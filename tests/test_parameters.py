@@ -177,6 +177,16 @@ def test_every_layer_is_the_reference_implementations(path: Path) -> None:
     assert (path.stem == "all-roberta-large-v1-resaved") == bool(unsorted)
 
 
+def _as_held(tensor: Any, experts: Any) -> list:
+    """A tensor's shape as the reference holds it: a routed expert's with ``num_experts`` leading, or its rows
+    times ``num_experts`` (``stacked: rows``, DBRX's w1)."""
+    if tensor.per != "expert":
+        return list(tensor.shape)
+    if tensor.stacked == "rows":
+        return [experts * tensor.shape[0], *tensor.shape[1:]]
+    return [experts, *tensor.shape]
+
+
 @pytest.mark.parametrize("path", SPECS, ids=lambda path: path.stem)
 def test_every_tensor_has_the_reference_implementations_name_and_shape(path: Path) -> None:
     spec, stack, _ = resolved(path)
@@ -184,7 +194,7 @@ def test_every_tensor_has_the_reference_implementations_name_and_shape(path: Pat
     symbols = model_symbols(spec)
     for first, group in oracle_groups(oracle(path)):
         kind, first_of_run = kinds[first]
-        mine = {tensor.name: list(tensor.shape) if tensor.per != "expert" else [spec.num_experts, *tensor.shape]
+        mine = {tensor.name: _as_held(tensor, spec.num_experts)
                 for tensor in layer_tensors(kind, symbols) if tensor.per != "first_layer" or first_of_run}
         assert mine == group["param_shapes"], f"layers {group['layers']}"
 

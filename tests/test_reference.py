@@ -17,7 +17,7 @@ variant refused only for keys the importer does not know that
 (:mod:`differential_table`, from each family test's report, so that a run
 split over pytest-xdist's workers prints it whole).
 Also here: ``modelspec reference``'s lines and exit codes, and the batch-3
-configs of ``tests/data/configs/batch3/`` (five of priced families, six of
+configs of ``tests/data/configs/batch3/`` (six of priced families, five of
 families no profile prices, refused). Every test here is marked ``reference``
 and skipped without torch (``pip install -e '.[reference]'``).
 """
@@ -302,7 +302,7 @@ def test_every_variant_counts_as_the_reference_or_is_refused(model_type: str, re
 
 BATCH3 = ROOT / "tests" / "data" / "configs" / "batch3"
 #: Batch 3's configs of model types no op profile prices, and the importer's reason.
-UNPRICED = {"dbrx-132b": "import.unknown-model-type", "bart-large": "import.unknown-model-type"}
+UNPRICED = {"bart-large": "import.unknown-model-type"}
 
 
 def _batch3(name: str) -> Tuple[Dict[str, Any], Any]:
@@ -339,6 +339,12 @@ def test_batch3_starcoderbase_7b_equals_the_reference_its_runner_keys_unread() -
     config, built = _batch3("starcoderbase-7b")
     assert config["multi_query"] is True and "inference_runner" in config
     assert outcome("gpt_bigcode", config, built) == ("exact", "")
+
+
+def test_batch3_dbrx_equals_the_reference_its_nested_keys_read_by_dotted_paths() -> None:
+    config, built = _batch3("dbrx-132b")
+    assert "attn_config" in config and outcome("dbrx", config, built) == ("exact", "")
+    assert sum(map(math.prod, built.tensors.values())) == 131_596_523_520
 
 
 def test_batch3_command_r_equals_the_reference() -> None:

@@ -436,6 +436,21 @@ def _attention_alternate_window_layers(ctx: _Context, count: int) -> Tuple[Optio
             for index in range(count)], window
 
 
+def _attention_window_from_layer(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    """dots1: sliding from layer max_window_layers on whenever a window is set, with no use_sliding_window to gate
+    it (transformers 5.24.0 configuration_dots1.py Dots1Config.__post_init__: ``sliding_attention if
+    self.sliding_window is not None and i >= self.max_window_layers``); a window or a layer the config leaves out is
+    its config class's default."""
+    window = _window(ctx, gated=False)
+    default = ctx.family.defaults.get("sliding_window")
+    if window is None and "sliding_window" not in ctx.keys and isinstance(default, int):
+        window = _Stated(default, ("sliding_window",), default=True)
+    first = ctx.integer("max_window_layers", 0, "a sliding_window") if window is not None else count
+    if first is None:
+        return None, window
+    return ["sliding_attention" if index >= first else "full_attention" for index in range(count)], window
+
+
 def _attention_window_all(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
     window = _window(ctx, gated=False)
     return ["sliding_attention" if window is not None else "full_attention"] * count, window
@@ -647,6 +662,7 @@ ATTENTION_RULES: Mapping[str, _AttentionRule] = MappingProxyType({
     "ssm": _attention_ssm,
     "rope_layers": _attention_rope_layers,
     "indices": _attention_indices,
+    "window_from_layer": _attention_window_from_layer,
 })
 
 
@@ -730,6 +746,7 @@ _RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "full": ("sliding_window", "use_sliding_window"),
     "window_layers": ("sliding_window", "use_sliding_window", "max_window_layers"),
     "alternate_window_layers": ("sliding_window", "use_sliding_window", "max_window_layers"),
+    "window_from_layer": ("sliding_window", "max_window_layers"),
     "window_all": ("sliding_window",),
     "window_all_if_enabled": ("sliding_window", "use_sliding_window"),
     "interval": ("sliding_window", "use_sliding_window", "full_attention_interval"),
@@ -1511,6 +1528,7 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
         keys, types, misplaced = _merge(config, issues, frozenset(profile.family.top_level),
                                         frozenset(profile.family.either_level), frozenset(profile.family.text_level))
     issues.extend(picked)
+    keys = _unnest(keys, profile.family.nested_keys)
     ctx = _Context(keys, profile)
     ctx.issues.extend(issues)
     unknown = _apply_keys(ctx) + misplaced
@@ -1527,6 +1545,22 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
     spec = _spec(ctx) if gaps else _with_parameters(ctx, _spec(ctx), profiles)
     return ImportedSpec(spec, spec.to_dict(), tuple(unknown), MappingProxyType(dict(ctx.fields.origins)),
                         MappingProxyType(dict(ctx.fields.paths)))
+
+
+def _unnest(keys: Dict[str, _Stated], nested: frozenset) -> Dict[str, _Stated]:
+    """*keys* with each object of *nested* replaced by its keys, each read by its dotted path (DBRX's
+    ``attn_config: {kv_n_heads: 8}`` as ``attn_config.kv_n_heads``), so that every key inside it is mapped,
+    listed or unknown like a top-level one; a nested key that is not an object stays as stated. The nested
+    object's own PreTrainedConfig keys (its ``model_type``, ``architectures``, ``id2label``, ...: a sub-config is a
+    PreTrainedConfig, and ``to_dict`` writes them) name and size nothing, and are left out."""
+    flat: Dict[str, _Stated] = {}
+    for key, stated in keys.items():
+        if key in nested and isinstance(stated.value, Mapping):
+            flat.update((f"{key}.{inner}", _Stated(value, stated.path + (inner,)))
+                        for inner, value in stated.value.items() if inner not in IGNORED and inner not in _EVERY_CLASS)
+        else:
+            flat[key] = stated
+    return flat
 
 
 def _gaps(unknown: Sequence[KeyPath], types: Sequence[_Stated], profile: OpProfile) -> Dict[str, Any]:

@@ -283,6 +283,14 @@ class Family:
     vision_shared: Optional[frozenset] = None
 
     @property
+    def nested_keys(self) -> frozenset:
+        """The top-level keys whose values the section reads key by key, by dotted paths (DBRX's ``attn_config``
+        in ``attn_config.kv_n_heads``): every name of :attr:`keys`, :attr:`ignored`, :attr:`unread` and
+        :attr:`defaults` before its first dot."""
+        names = set(self.keys) | set(self.ignored) | set(self.unread) | set(self.defaults)
+        return frozenset(name.split(".", 1)[0] for name in names if "." in name)
+
+    @property
     def variant_keys(self) -> frozenset:
         """The config keys a variant reads."""
         return frozenset(key for variant in self.variants for key in variant.when)

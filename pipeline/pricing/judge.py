@@ -65,6 +65,8 @@ class Census:
         top_k: The experts a token routes to (``num_experts_per_tok``); 0 without routed experts.
         vision: For a config with a ``vision_config``, every parameter outside the language model and the
             head: the tower with its projector.
+        experts: The routed experts a layer holds, as its ``*Experts`` module says (``num_experts``); 0 to read
+            it from the first routed tensor's leading dimension (DBRX stacks its experts' rows in one dimension).
     """
 
     model_class: str
@@ -76,6 +78,7 @@ class Census:
     routed: Tuple[str, ...]
     top_k: int
     vision: Tuple[str, ...] = ()
+    experts: int = 0
 
 
 @dataclass(frozen=True)
@@ -185,13 +188,16 @@ def judge(spec: "ModelSpec", profiles: "OpProfiles", census: Census) -> Verdict:
 
 
 def _layer(weights: Iterable, symbols: Mapping, experts: int, first: bool) -> List[Tensor]:
-    """One layer's tensors, a routed expert's with its ``num_experts`` leading; ``first_layer`` ones in the first."""
+    """One layer's tensors, a routed expert's with its ``num_experts`` leading (or, ``stacked: rows``, its first
+    dimension times ``num_experts``: DBRX's w1); ``first_layer`` ones in the first."""
     tensors = []
     for tensor in resolve(weights, symbols):
         if tensor.per == "first_layer" and not first:
             continue
         if tensor.per == "expert":
-            tensor = Tensor(tensor.role, tensor.name, (experts,) + tensor.shape, tensor.part, tensor.per, tensor.op)
+            shape = ((experts * tensor.shape[0],) + tensor.shape[1:] if tensor.stacked == "rows"
+                     else (experts,) + tensor.shape)
+            tensor = Tensor(tensor.role, tensor.name, shape, tensor.part, tensor.per, tensor.op)
         tensors.append(tensor)
     return tensors
 
@@ -315,7 +321,7 @@ def _count_rows(census: Census, side: _Side, counts: ParameterCounts) -> Tuple[C
     """Every count of both sides."""
     total = sum(math.prod(shape) for shape in census.tensors.values())
     routed = _ref_sum(census, census.routed)
-    experts = census.tensors[census.routed[0]][0] if census.routed else 1
+    experts = census.experts or (census.tensors[census.routed[0]][0] if census.routed else 1)
     active = total - routed + routed // experts * census.top_k
     ref_layer = _reference_layers(census, side)
     embedding = _ref_sum(census, census.embedding)

@@ -21,6 +21,11 @@ holds, each as one entry of ``weights``::
 - ``copies``: a count of the spec (a tower's ``num_deepstack_mergers``): the
   tensor is held that many times, ``{i}`` in its name standing for each copy's
   index (``deepstack_merger_list.{i}.norm.weight``), 0 copies holding none;
+- ``stacked``: how the reference holds a routed expert's tensors, ``leading``
+  (the default: one ``[num_experts, ...]`` tensor) or ``rows`` (the experts'
+  slices concatenated along the first dimension, DBRX's ``w1`` of
+  ``[num_experts * ffn_hidden_size, d_model]``); it names the reference's
+  tensor and changes no count;
 - ``when``: a flag or count of the spec that must be true (``qk_norm``) or,
   with ``not``, false (``not tie_word_embeddings``) for the tensor to exist;
 - ``bias``: likewise, for a bias of the tensor's first dimension
@@ -209,6 +214,7 @@ class Weight:
     op: str = "matmul"
     shape_code: Optional[CodeType] = None
     copies: Optional[str] = None
+    stacked: str = "leading"
 
     def dimensions(self, env: Mapping[str, Any]) -> Tuple[int, ...]:
         """The shape for one spec; *env* is :func:`environment`'s.
@@ -246,6 +252,7 @@ class Tensor:
     part: str
     per: str
     op: str
+    stacked: str = "leading"
 
     @property
     def params(self) -> int:
@@ -511,7 +518,8 @@ def parse_weights(entries: Sequence[Mapping[str, Any]], path: FieldPath,
             per=entry.get("per", "layer"),
             when=parse_condition(entry["when"], where + ("when",), symbols) if "when" in entry else ALWAYS,
             bias=parse_condition(entry["bias"], where + ("bias",), symbols) if "bias" in entry else None,
-            op=entry.get("op", default_op), shape_code=shape_code, copies=copies))
+            op=entry.get("op", default_op), shape_code=shape_code, copies=copies,
+            stacked=entry.get("stacked", "leading")))
     return _compiled(weights) if weights else NONE
 
 
@@ -612,7 +620,7 @@ def resolve(weights: Sequence[Weight], symbols: Mapping[str, Any]) -> List[Tenso
         shape = weight.dimensions(env)
         bias = weight.bias is not None and weight.bias.holds(env)
         for name in _copy_names(weight, env):
-            tensors.append(Tensor(weight.role, name, shape, weight.part, weight.per, weight.op))
+            tensors.append(Tensor(weight.role, name, shape, weight.part, weight.per, weight.op, weight.stacked))
             if bias:
                 tensors.append(Tensor(weight.role + ".bias", _bias_name(name), shape[:1], weight.part,
                                       weight.per, "elementwise"))

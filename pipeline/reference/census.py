@@ -151,7 +151,7 @@ def census(config: Mapping[str, Any], model_type: Optional[str] = None) -> Censu
     head = _head(model, names)
     return Census(cls.__name__, built.model_type, tensors, _stacks(model),
                   _owned(model.get_input_embeddings(), names, ()), head, _routed(model), _top_k(built),
-                  _vision(model, built, names, head))
+                  _vision(model, built, names, head), _experts(model))
 
 
 @contextlib.contextmanager
@@ -204,6 +204,13 @@ def _routed(model: Any) -> Tuple[str, ...]:
         "Experts") for param, _ in module.named_parameters())
 
 
+def _experts(model: Any) -> int:
+    """The routed experts of the first fused ``*Experts`` module, by its ``num_experts`` (0 when it has none)."""
+    counts = (getattr(module, "num_experts", None) for module in model.modules()
+              if type(module).__name__.endswith("Experts"))
+    return next((count for count in counts if isinstance(count, int) and not isinstance(count, bool)), 0)
+
+
 def _vision(model: Any, config: Any, names: Mapping[int, str], head: Tuple[str, ...]) -> Tuple[str, ...]:
     """Every parameter outside the language model (the module built from the text config) and the head, for
     a config with a ``vision_config``; ``()`` otherwise."""
@@ -215,11 +222,21 @@ def _vision(model: Any, config: Any, names: Mapping[int, str], head: Tuple[str, 
     return tuple(name for key, name in names.items() if key not in inside and name not in head)
 
 
+#: The names a config class gives the experts a token routes to (DBRX's ffn_config keeps ``moe_top_k``).
+_TOP_K_KEYS = ("num_experts_per_tok", "moe_top_k")
+
+
 def _top_k(config: Any) -> int:
-    """``num_experts_per_tok`` of the text config (0 when it states none)."""
+    """``num_experts_per_tok`` of the text config, or of a sub-config it nests under another name (DBRX's
+    ``ffn_config.moe_top_k``); 0 when none states one."""
     text = config.get_text_config() if hasattr(config, "get_text_config") else config
-    value = getattr(text, "num_experts_per_tok", None)
-    return value if isinstance(value, int) else 0
+    holders = [text] + [getattr(text, name, None) for name in sorted(getattr(text, "sub_configs", None) or {})]
+    for holder in holders:
+        for key in _TOP_K_KEYS:
+            value = getattr(holder, key, None)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+    return 0
 
 
 @dataclass(frozen=True)
