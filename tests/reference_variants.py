@@ -149,6 +149,7 @@ def draw_text(rng: random.Random, cls: Any, default: Any) -> Dict[str, Any]:  # 
                           ("state_size", [4, 8, 16]), ("expand", [1, 2, 3]), ("time_step_rank", ["auto", 3, 8]),
                           ("interleave_moe_layer_step", [1, 2, 3]), ("no_rope_layer_interval", [1, 2, 4]),
                           ("attention_chunk_size", [None, 8, 16]),
+
                           ("mamba_d_state", [8, 16]), ("mamba_d_conv", [2, 4]), ("mamba_expand", [1, 2]),
                           ("mamba_n_groups", [1, 2])):
         if name in params and rng.random() < 0.8:

@@ -1542,7 +1542,7 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
     gaps = _gaps(unknown, types, profile)
     if gaps:
         ctx.fields.put("import_gaps", gaps, "--allow-unknown" if unknown else "--arch", ())
-    spec = _spec(ctx) if gaps else _with_parameters(ctx, _spec(ctx), profiles)
+    spec = _spec(ctx) if gaps else _with_parameters(_spec(ctx), profiles)
     return ImportedSpec(spec, spec.to_dict(), tuple(unknown), MappingProxyType(dict(ctx.fields.origins)),
                         MappingProxyType(dict(ctx.fields.paths)))
 
@@ -1740,29 +1740,16 @@ def _unknown_message(ctx: _Context, path: KeyPath) -> str:
             f"prices (or map it under import.{mapped}), or pass --allow-unknown to import without it")
 
 
-def _with_parameters(ctx: _Context, spec: ModelSpec, profiles: OpProfiles) -> ModelSpec:
+def _with_parameters(spec: ModelSpec, profiles: OpProfiles) -> ModelSpec:
     """The spec stating its counted parameters, every priced part it has (``active`` for a MoE model, ``mtp`` for
     MTP layers, ``vision`` for a tower), so a later edit that changes the model's size or drops a part fails
-    ``check``; unchanged when the stack cannot be resolved or a kind has no inventory (``check`` says why).
-
-    Raises:
-        ConfigImportError: If the inventory needs a spec field the config leaves out or states null (a Qwen2-VL
-            vision_config with ``hidden_size: null``): the spec would be one nothing counts.
-    """
+    ``check``; unchanged when the stack or the count cannot be resolved (``check`` says why)."""
     try:
         stack = spec_layer_stack(spec, profiles)
         tower = tower_layer_stack(spec.vision, profiles) if spec.vision else None
         counts = count_parameters(spec, profiles.get(stack.arch), stack, tower)
-    except ModelSpecError:
+    except (ModelSpecError, Unpriced):
         return spec
-    except Unpriced as missing:
-        if missing.field is None:
-            return spec
-        tower_field = missing.field.startswith("vision.")
-        path = ctx.path("vision_config") if tower_field and "vision_config" in ctx.keys else ()
-        raise ConfigImportError([ImportIssue(path, "import.missing", (
-            f"the parameter count needs {missing.field}, which the config leaves out or states null "
-            f"({missing.reason}); state the key it comes from"))]) from None
     return replace(spec, parameters=StatedParameters(**counted_parts(spec, counts)))
 
 
