@@ -102,7 +102,7 @@ def _weights_as_read(weights: Sequence[Weight]) -> list:
              "shape": [expression.text for expression in weight.shape], "per": weight.per,
              "when": _condition_as_written(weight.when), "op": weight.op,
              **({"bias": _condition_as_written(weight.bias)} if weight.bias is not None else {}),
-             **({"copies": weight.copies} if weight.copies is not None else {})}
+             **({"copies": weight.copies} if weight.copies is not None else {}),
              **({"stacked": weight.stacked} if weight.stacked != "leading" else {})}
             for weight in weights]
 

@@ -387,7 +387,7 @@ def test_assumable_fields_are_the_flags_and_counts() -> None:
             if name in spec_fields] == []
     assert dict(assumable_fields("vision tower")) == {
         "hidden_size": int, "num_hidden_layers": int, "num_attention_heads": int, "intermediate_size": int,
-        "out_hidden_size": int, "patch_size": int, "spatial_merge_size": int, "num_position_embeddings": int,
+        "out_hidden_size": int, "projector_input_dim": int, "projector_output_dim": int, "patch_size": int, "spatial_merge_size": int, "num_position_embeddings": int,
         "num_deepstack_mergers": int, "max_position_embeddings": int, "in_channels": int, "temporal_patch_size": int,
         "pooling_head": bool, "projector_bias": bool}
 

@@ -16,6 +16,7 @@ runs them longer; ``bench/fuzz.py``).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any, Dict
@@ -110,8 +111,13 @@ def test_an_import_that_succeeds_writes_a_spec_check_strict_passes(base: Dict[st
     checked = check_document(load_bytes(dump(imported.data, "# imported\n").encode("utf-8"), "x.yaml"), PROFILES)
     if any(problem.severity is Severity.ERROR for problem in checked.result.problems):
         return  # the command refuses to write it (tested in test_importer.py)
-    strict = RunResult((checked.result,), strict=True)
+    # what a strict check fails on is at most the mark of a spec nothing counts (params.uncounted: a key the count
+    # needs left out or null, as a tower's hidden_size: null), never a figure stated wrong
+    marked = [problem for problem in checked.result.problems if problem.code != "params.uncounted"]
+    strict = RunResult((dataclasses.replace(checked.result, problems=tuple(marked)),), strict=True)
     assert strict.exit_code == 0, checked.result.problems
+    assert imported.spec.parameters is not None or any(
+        problem.code == "params.uncounted" for problem in checked.result.problems)
 
 
 @settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
