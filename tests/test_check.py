@@ -325,7 +325,7 @@ def problems_of(text: str) -> List[Tuple[int, int, str, str]]:
 
 
 def test_the_field_classes_are_not_empty() -> None:
-    assert (len(INTEGER_FIELDS), len(FLAG_FIELDS), len(NUMBER_FIELDS), len(TOWER_INTEGERS)) == (31, 8, 1, 12)
+    assert (len(INTEGER_FIELDS), len(FLAG_FIELDS), len(NUMBER_FIELDS), len(TOWER_INTEGERS)) == (39, 9, 1, 14)
 
 
 @pytest.mark.parametrize("key", INTEGER_FIELDS)
@@ -413,7 +413,7 @@ def test_nested_unknown_keys_are_refused_at_the_key() -> None:
          "unknown key 'depth' in vision; the keys are ['hidden_size', 'in_channels', 'intermediate_size', 'layers', "
          "'max_position_embeddings', 'name', 'num_attention_heads', 'num_deepstack_mergers', 'num_hidden_layers', "
          "'num_position_embeddings', 'out_hidden_size', 'patch_size', 'pooling_head', 'projector_bias', "
-         "'spatial_merge_size', 'temporal_patch_size']")]
+         "'projector_input_dim', 'projector_output_dim', 'spatial_merge_size', 'temporal_patch_size']")]
 
 
 @pytest.mark.parametrize("text, expected", [
