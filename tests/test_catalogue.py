@@ -44,7 +44,7 @@ def runs(view: Dict[str, Any]) -> list:
 
 def test_check_on_the_whole_catalogue_exits_0_with_no_warnings():
     result = run(["check", "--strict", "--root", str(ROOT)])
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "38 files checked, no problems\n", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "46 files checked, no problems\n", "")
 
 
 def test_fmt_check_on_the_whole_catalogue_exits_0():
@@ -234,51 +234,60 @@ def test_list_is_a_table_of_the_catalogue():
     result = run(["list", "--root", str(ROOT)])
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == """\
-name                            arch         layers  experts               mtp  tower                  total          active  flops/token@4k
-all-roberta-large-v1-resaved    roberta          24  -                       -  -                355,412,057     355,412,057           1.11G
-command-r-v01                   cohere           40  -                       -  -             34,980,831,232  34,980,831,232          75.33G
-dbrx-132b                       dbrx             40  16 top-4                -  -            131,596,523,520  36,469,708,800          75.73G
-deepseek-r1                     deepseek_v3      61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624          93.72G
-deepseek-v2-lite                deepseek_v2      27  64 top-6 +2 shared      -  -             15,706,484,224   2,661,150,208           6.04G
-deepseek-v3                     deepseek_v3      61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624          93.72G
-ernie-4.5-0.3b-base             ernie4_5         18  -                       -  -                360,748,032     360,748,032           1.33G
-exaone-4.0-32b                  exaone4          64  -                       -  -             32,003,216,384  32,003,216,384          68.33G
-gemma-3-27b                     gemma3           62  -                       -  27 layers     27,432,406,640  27,432,406,640          58.18G
-gpt-oss-20b                     gpt_oss          24  32 top-4                -  -             20,914,757,184   4,187,440,704           8.82G
-gpt2                            gpt2             12  -                       -  -                124,439,808     124,439,808           0.40G
-granite-3.3-8b-instruct         granite          40  -                       -  -              8,170,864,640   8,170,864,640          19.03G
-kimi-k2-instruct                deepseek_v3      61  384 top-8 +1 shared     0  -          1,026,408,209,408  32,861,477,888          73.61G
-llama-2-7b                      llama            32  -                       -  -              6,738,415,616   6,738,415,616          15.36G
-llama-3.1-70b                   llama            80  -                       -  -             70,553,706,496  70,553,706,496         149.74G
-llama-3.1-8b                    llama            32  -                       -  -              8,030,261,248   8,030,261,248          17.16G
-minimax-m2                      minimax_m2       62  256 top-8               -  -            228,689,748,992  11,030,537,216          27.07G
-mistral-small-3.1-24b-instruct  mistral3         40  -                       -  24 layers     23,340,272,640  23,340,272,640          48.49G
-mixtral-8x7b                    mixtral          32  8 top-2                 -  -             46,702,792,704  12,879,925,248          27.64G
-nemotron-3-nano-30b-a3b         nemotron_h       52  128 top-6 +1 shared     -  -             31,577,937,344   3,580,073,408           6.98G
-olmo-2-1124-7b-instruct         olmo2            32  -                       -  -              7,298,617,344   7,298,617,344          15.92G
-phi-1                           phi              24  -                       -  -              1,414,562,935   1,414,562,935           3.43G
-phi-3-mini-4k-instruct          phi3             32  -                       -  -              3,821,079,552   3,821,079,552           9.06G
-phi-mini-moe-instruct           phimoe           32  16 top-2                -  -              7,647,632,704   2,362,809,664           6.61G
-qwen1.5-7b-chat                 qwen2            32  -                       -  -              7,721,324,544   7,721,324,544          16.34G
-qwen2-vl-2b-instruct-awq        qwen2_vl         28  -                       -  32 layers      2,208,985,600   2,208,985,600           3.79G
-qwen2.5-7b-instruct             qwen2            28  -                       -  -              7,615,616,512   7,615,616,512          15.78G
-qwen2.5-vl-7b-instruct          qwen2_5_vl       28  -                       -  32 layers      8,292,166,656   8,292,166,656          15.78G
-qwen3-0.6b                      qwen3            28  -                       -  -                596,049,920     596,049,920           2.13G
-qwen3-30b-a3b                   qwen3_moe        48  128 top-8               -  -             30,532,122,624   3,353,032,704           9.30G
-qwen3-8b                        qwen3            36  -                       -  -              8,190,735,360   8,190,735,360          17.55G
-qwen3-next-80b-a3b              qwen3_next       48  512 top-10 +1 shared    1  -             79,674,391,296   3,874,929,408           8.10G
-qwen3.5-27b                     qwen3_5          64  -                       1  27 layers     27,356,728,560  27,356,728,560          53.20G
-qwen3.5-35b-a3b                 qwen3_5_moe      40  256 top-8 +1 shared     1  27 layers     35,107,181,936   3,901,560,176           6.71G
-starcoder2-7b                   starcoder2       32  -                       -  -              7,173,923,840   7,173,923,840          16.76G
-starcoderbase-7b                gpt_bigcode      42  -                       -  -              7,327,263,232   7,327,263,232          17.40G
-t5-base                         t5               24  -                       -  -                222,903,552     222,903,552           0.90G
+name                                arch          layers  experts               mtp  tower                  total          active  flops/token@4k
+all-roberta-large-v1-resaved        roberta           24  -                       -  -                355,412,057     355,412,057           1.11G
+command-r-v01                       cohere            40  -                       -  -             34,980,831,232  34,980,831,232          75.33G
+deepseek-r1                         deepseek_v3       61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624          93.72G
+deepseek-v2-lite                    deepseek_v2       27  64 top-6 +2 shared      -  -             15,706,484,224   2,661,150,208           6.04G
+deepseek-v3                         deepseek_v3       61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624          93.72G
+ernie-4.5-0.3b-base                 ernie4_5          18  -                       -  -                360,748,032     360,748,032           1.33G
+exaone-4.0-32b                      exaone4           64  -                       -  -             32,003,216,384  32,003,216,384          68.33G
+falcon-mamba-7b                     falcon_mamba      64  -                       -  -              7,272,665,088   7,272,665,088          14.01G
+gemma-3-1b                          gemma3            26  -                       -  -                999,885,952     999,885,952           2.44G
+gemma-3-27b                         gemma3            62  -                       -  27 layers     27,432,406,640  27,432,406,640          58.18G
+gpt-oss-20b                         gpt_oss           24  32 top-4                -  -             20,914,757,184   4,187,440,704           8.82G
+gpt2                                gpt2              12  -                       -  -                124,439,808     124,439,808           0.40G
+granite-3.3-8b-instruct             granite           40  -                       -  -              8,170,864,640   8,170,864,640          19.03G
+kimi-k2-instruct                    deepseek_v3       61  384 top-8 +1 shared     0  -          1,026,408,209,408  32,861,477,888          73.61G
+llama-2-7b                          llama             32  -                       -  -              6,738,415,616   6,738,415,616          15.36G
+llama-3.1-70b                       llama             80  -                       -  -             70,553,706,496  70,553,706,496         149.74G
+llama-3.1-8b                        llama             32  -                       -  -              8,030,261,248   8,030,261,248          17.16G
+llama-4-maverick-17b-128e-instruct  llama4            48  128 top-1 +1 shared     -  34 layers    401,583,781,376  18,056,623,616          36.33G
+llama-4-scout-17b-16e-instruct      llama4            48  16 top-1 +1 shared      -  34 layers    108,641,793,536  18,044,827,136          36.30G
+mamba-130m-hf                       mamba             24  -                       -  -                129,135,360     129,135,360           0.26G
+minimax-m2                          minimax_m2        62  256 top-8               -  -            228,689,748,992  11,030,537,216          27.07G
+mistral-7b-instruct-v0.3            mistral           32  -                       -  -              7,248,023,552   7,248,023,552          16.37G
+mistral-small-3.1-24b-instruct      mistral3          40  -                       -  24 layers     23,340,272,640  23,340,272,640          48.49G
+mixtral-8x7b                        mixtral           32  8 top-2                 -  -             46,702,792,704  12,879,925,248          27.64G
+nemotron-3-nano-30b-a3b             nemotron_h        52  128 top-6 +1 shared     -  -             31,577,937,344   3,580,073,408           6.98G
+olmo-2-1124-7b-instruct             olmo2             32  -                       -  -              7,298,617,344   7,298,617,344          15.92G
+olmo-3.1-32b-instruct               olmo3             64  -                       -  -             32,233,522,176  32,233,522,176          68.81G
+phi-1                               phi               24  -                       -  -              1,414,562,935   1,414,562,935           3.43G
+phi-3-mini-4k-instruct              phi3              32  -                       -  -              3,821,079,552   3,821,079,552           9.06G
+phi-mini-moe-instruct               phimoe            32  16 top-2                -  -              7,647,632,704   2,362,809,664           6.61G
+qwen1.5-7b-chat                     qwen2             32  -                       -  -              7,721,324,544   7,721,324,544          16.34G
+qwen2-vl-2b-instruct-awq            qwen2_vl          28  -                       -  32 layers      2,208,985,600   2,208,985,600           3.79G
+qwen2.5-7b-instruct                 qwen2             28  -                       -  -              7,615,616,512   7,615,616,512          15.78G
+qwen2.5-vl-7b-instruct              qwen2_5_vl        28  -                       -  32 layers      8,292,166,656   8,292,166,656          15.78G
+qwen3-0.6b                          qwen3             28  -                       -  -                596,049,920     596,049,920           2.13G
+qwen3-30b-a3b                       qwen3_moe         48  128 top-8               -  -             30,532,122,624   3,353,032,704           9.30G
+qwen3-8b                            qwen3             36  -                       -  -              8,190,735,360   8,190,735,360          17.55G
+qwen3-next-80b-a3b                  qwen3_next        48  512 top-10 +1 shared    1  -             79,674,391,296   3,874,929,408           8.10G
+qwen3-vl-2b-instruct                qwen3_vl          28  -                       -  24 layers      2,127,532,032   2,127,532,032           4.38G
+qwen3-vl-30b-a3b-instruct           qwen3_vl_moe      48  128 top-8               -  27 layers     31,070,754,032   3,891,664,112           9.30G
+qwen3.5-27b                         qwen3_5           64  -                       1  27 layers     27,356,728,560  27,356,728,560          53.20G
+qwen3.5-35b-a3b                     qwen3_5_moe       40  256 top-8 +1 shared     1  27 layers     35,107,181,936   3,901,560,176           6.71G
+smollm3-3b                          smollm3           36  -                       -  -              3,075,098,624   3,075,098,624           7.36G
+starcoder2-7b                       starcoder2        32  -                       -  -              7,173,923,840   7,173,923,840          16.76G
+starcoderbase-7b                    gpt_bigcode       42  -                       -  -              7,327,263,232   7,327,263,232          17.40G
+t5-base                             t5                24  -                       -  -                222,903,552     222,903,552           0.90G
 """
 
 
 def test_list_json_has_one_record_per_model():
     result = run(["list", "--format", "json", "--root", str(ROOT)])
     rows = json.loads(result.stdout)
-    assert len(rows) == 38
+    assert len(rows) == 46
     assert next(row for row in rows if row["name"] == "deepseek-r1") == {"name": "deepseek-r1", "file": "specs/deepseek/deepseek-r1.yaml", "arch": "deepseek_v3",
                        "layers": 61, "mtp": 1, "experts": {"routed": 256, "per_token": 8, "shared": 1},
                        "tower_layers": None, "total": 671_026_404_352, "active": 37_552_282_624,
