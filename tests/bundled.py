@@ -31,3 +31,8 @@ MODEL_TYPES = ("apertus", "bamba", "bloom", "cohere", "cohere2", "dbrx", "deepse
                "qwen2_vl_text", "qwen3", "qwen3_5", "qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_text", "qwen3_moe",
                "qwen3_next", "qwen3_vl", "qwen3_vl_moe", "qwen3_vl_moe_text", "qwen3_vl_text", "roberta", "seed_oss",
                "smollm3", "smolvlm", "stablelm", "starcoder2", "t5")
+
+#: How many specs the catalogue (``specs/``) holds: the tests that count its files, rows and names read it here, so
+#: a model added changes one number, checked against the folder by
+#: ``test_catalogue.py::test_the_catalogue_count_is_the_folders``.
+CATALOGUE_SPECS = 47

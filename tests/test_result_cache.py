@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 import pytest
+
+from bundled import CATALOGUE_SPECS
 from hypothesis import given
 from hypothesis import strategies as st
 from click.testing import CliRunner
@@ -450,10 +452,10 @@ def test_list_from_the_index_is_byte_for_byte_list_from_the_specs(tmp_path: Path
                                                                   fmt: str) -> None:
     repo = _clean_repo(tmp_path / "repo")
     cold = list_(repo, "--format", fmt, "--no-cache")
-    assert cold[0] == 0 and len(checked) == 33
+    assert cold[0] == 0 and len(checked) == CATALOGUE_SPECS
     assert list_(repo, "--format", fmt) == cold  # checks every spec and learns the index
     for name in (result_cache.NAMES_FILE, result_cache.ROWS_FILE):  # a header and a line per spec
-        assert len((repo / ".modelspec_cache" / name).read_text(encoding="utf-8").splitlines()) == 34
+        assert len((repo / ".modelspec_cache" / name).read_text(encoding="utf-8").splitlines()) == CATALOGUE_SPECS + 1
     checked.clear()
     results = repo / ".modelspec_cache" / RESULTS_FILE
     results.write_text("", encoding="utf-8")  # the results are not read: the index answers every spec
@@ -480,7 +482,7 @@ def test_a_spec_read_in_the_tick_it_was_written_is_not_indexed(tmp_path: Path, c
     list_(repo)
     for name in (result_cache.NAMES_FILE, result_cache.ROWS_FILE):
         lines = (repo / ".modelspec_cache" / name).read_text(encoding="utf-8").splitlines()
-        assert len(lines) == 33 and not any(line.startswith("specs/llama/llama-3.1-8b.yaml\t") for line in lines)
+        assert len(lines) == CATALOGUE_SPECS and not any(line.startswith("specs/llama/llama-3.1-8b.yaml\t") for line in lines)
     checked.clear()
     list_(repo)
     assert checked == []  # its record's digest still matches: read, not checked
@@ -572,8 +574,8 @@ def test_a_check_of_the_whole_catalogue_builds_the_index_a_one_file_check_then_r
     repo = _clean_repo(tmp_path / "repo")
     check(repo)  # from an empty cache: no index yet, so this run teaches it every spec's name and row
     folder = repo / ".modelspec_cache"
-    assert len((folder / result_cache.NAMES_FILE).read_text(encoding="utf-8").splitlines()) == 34
-    assert len((folder / result_cache.ROWS_FILE).read_text(encoding="utf-8").splitlines()) == 34
+    assert len((folder / result_cache.NAMES_FILE).read_text(encoding="utf-8").splitlines()) == CATALOGUE_SPECS + 1
+    assert len((folder / result_cache.ROWS_FILE).read_text(encoding="utf-8").splitlines()) == CATALOGUE_SPECS + 1
     listed = list_(repo, "--no-cache")
     with monkeypatch.context() as patched:  # so list then checks no spec, and reads no record
         patched.setattr(ResultCache, "record", lambda self, asked: pytest.fail(f"read the results for {asked}"))
@@ -587,7 +589,7 @@ def test_a_check_of_the_whole_catalogue_builds_the_index_a_one_file_check_then_r
     # a current index is let be: a warm check of the whole catalogue reads its header lines, not its lines
     monkeypatch.setattr(result_cache._IndexTable, "_read", lambda self: pytest.fail(f"read {self.path}"))
     checked.clear()
-    assert check(repo) == check(repo, "--no-cache") and len(checked) == 33
+    assert check(repo) == check(repo, "--no-cache") and len(checked) == CATALOGUE_SPECS
 
 
 def test_a_rows_line_holds_the_cells_list_prints_and_none_a_line_cannot_hold() -> None:
@@ -614,5 +616,5 @@ def test_list_draws_a_row_the_index_has_no_cells_for_from_its_json(tmp_path: Pat
         patched.setattr(result_cache, "plain_cells", lambda cells: False)
         check(repo)
     rows = (repo / ".modelspec_cache" / result_cache.ROWS_FILE).read_text(encoding="utf-8").splitlines()[1:]
-    assert len(rows) == 33 and all(line.split("\t")[3:5] == ["1", "-"] for line in rows)
+    assert len(rows) == CATALOGUE_SPECS and all(line.split("\t")[3:5] == ["1", "-"] for line in rows)
     assert list_(repo) == expected
