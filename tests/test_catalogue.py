@@ -44,7 +44,7 @@ def runs(view: Dict[str, Any]) -> list:
 
 def test_check_on_the_whole_catalogue_exits_0_with_no_warnings():
     result = run(["check", "--strict", "--root", str(ROOT)])
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "46 files checked, no problems\n", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "47 files checked, no problems\n", "")
 
 
 def test_fmt_check_on_the_whole_catalogue_exits_0():
@@ -252,6 +252,7 @@ kimi-k2-instruct                    deepseek_v3       61  384 top-8 +1 shared   
 llama-2-7b                          llama             32  -                       -  -              6,738,415,616   6,738,415,616          15.36G
 llama-3.1-70b                       llama             80  -                       -  -             70,553,706,496  70,553,706,496         149.74G
 llama-3.1-8b                        llama             32  -                       -  -              8,030,261,248   8,030,261,248          17.16G
+llama-3.2-1b-instruct               llama             16  -                       -  -              1,235,814,400   1,235,814,400           3.01G
 llama-4-maverick-17b-128e-instruct  llama4            48  128 top-1 +1 shared     -  34 layers    401,583,781,376  18,056,623,616          36.33G
 llama-4-scout-17b-16e-instruct      llama4            48  16 top-1 +1 shared      -  34 layers    108,641,793,536  18,044,827,136          36.30G
 mamba-130m-hf                       mamba             24  -                       -  -                129,135,360     129,135,360           0.26G
@@ -287,7 +288,7 @@ t5-base                             t5                24  -                     
 def test_list_json_has_one_record_per_model():
     result = run(["list", "--format", "json", "--root", str(ROOT)])
     rows = json.loads(result.stdout)
-    assert len(rows) == 46
+    assert len(rows) == 47
     assert next(row for row in rows if row["name"] == "deepseek-r1") == {"name": "deepseek-r1", "file": "specs/deepseek/deepseek-r1.yaml", "arch": "deepseek_v3",
                        "layers": 61, "mtp": 1, "experts": {"routed": 256, "per_token": 8, "shared": 1},
                        "tower_layers": None, "total": 671_026_404_352, "active": 37_552_282_624,
