@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 ORACLE = Path(__file__).parent / "data" / "oracle"
 PROFILES = load_op_profiles(ROOT / "op_profiles")
 #: Catalogue models the shared oracle has no file for (their configs come from other public repositories).
-WITHOUT_ORACLE: List[str] = ["ernie-4.5-0.3b-base", "falcon-mamba-7b", "mamba-130m-hf", "olmo-3.1-32b-instruct",
-                                   "smollm3-3b"]
+WITHOUT_ORACLE: List[str] = ["ernie-4.5-0.3b-base", "falcon-mamba-7b", "llama-3.2-1b-instruct", "mamba-130m-hf",
+                              "olmo-3.1-32b-instruct", "smollm3-3b"]
 ALL_SPECS = sorted((ROOT / "specs").glob("*/*.yaml"))
 #: The catalogue specs with a reference breakdown (``tests/data/oracle/<name>.json``, copied from the shared
 #: oracle or built in its format); the others, models found in public repositories that the shared oracle has no
