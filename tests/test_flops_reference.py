@@ -55,11 +55,13 @@ FAMILIES = {arch: path for arch, path in _first_of_each_arch().items() if arch n
 
 
 def test_every_priced_family_is_compared() -> None:
-    # mistral prices Mistral-7B-style checkpoints, none of which the catalogue holds (mistral3's text model and
-    # mixtral's are compared), nor does it hold an olmo, seed_oss, glm4v, glm4v_moe, idefics3 or smolvlm checkpoint yet (their
-    # profiles are held by the differential suite); vision is the towers' profile, whose tokens are not the text's.
-    assert (len(FAMILIES), sorted(set(PROFILES.profiles) - set(FAMILIES))) == (
-        29, ["glm4v", "glm4v_moe", "idefics3", "mistral", "olmo", "seed_oss", "smolvlm", "vision"])
+    # The families the catalogue holds no checkpoint of are held by the differential suite alone; dbrx's forward
+    # cannot run on the meta device (CANNOT_RUN); vision is the towers' profile, whose tokens are not the text's.
+    assert (len(FAMILIES), sorted(set(PROFILES.profiles) - set(FAMILIES))) == (38, [
+        "apertus", "bamba", "bloom", "cohere2", "dbrx", "dots1", "falcon", "gemma", "gemma2", "glm", "glm4", "glm4v",
+        "glm4v_moe", "gpt_neox", "gptj", "granitemoe", "helium", "hunyuan_v1_dense", "idefics3", "llava", "mamba2",
+        "ministral", "mt5", "nemotron", "olmo", "olmoe", "opt", "qwen2_moe", "seed_oss", "smolvlm", "stablelm",
+        "vision"])
 
 
 #: Families whose multimodal class cannot run a text-only forward at transformers 5.24.0, so the reference runs its
@@ -89,8 +91,14 @@ def _reference_config(arch: str, config: Dict) -> Dict:
     return {**config["text_config"], "architectures": [TEXT_ONLY[arch][0]]}
 
 
-@pytest.mark.parametrize("seq_len", [1, 128, 1024])
-@pytest.mark.parametrize("arch", sorted(FAMILIES))
+#: Families with no attention layer: their FLOPs are linear in S, so S = 1 and 128 pin them, and their eager
+#: selective scan loops over the tokens in Python (FalconMamba at S = 1,024 took 118 s of the 120 s limit).
+LINEAR_IN_S = ("falcon_mamba", "mamba")
+CASES = [(arch, seq_len) for arch in sorted(FAMILIES) for seq_len in (1, 128, 1024)
+         if not (seq_len == 1024 and arch in LINEAR_IN_S)]
+
+
+@pytest.mark.parametrize("arch, seq_len", CASES)
 def test_dense_flops_and_the_cache_equal_the_reference(arch: str, seq_len: int) -> None:
     path = FAMILIES[arch]
     checked = check_file(path, str(path.relative_to(ROOT)), PROFILES)
