@@ -19,6 +19,7 @@ from hypothesis import settings
 import differential_table
 from budget import FACTOR
 from pipeline.cache import stamps
+from pipeline.check import runner
 
 settings.register_profile("modelspec", derandomize=FACTOR == 1)
 settings.load_profile("modelspec")
@@ -41,6 +42,22 @@ def pytest_terminal_summary(terminalreporter: "pytest.TerminalReporter") -> None
         terminalreporter.write_sep("=", "differential suite against transformers (seed, variants: tests/test_reference.py)")
         for line in differential_table.table_lines(rows):
             terminalreporter.write_line(line)
+
+
+@pytest.fixture
+def checked(monkeypatch: pytest.MonkeyPatch) -> List[str]:
+    """The display of each file the passes run on, in order: a cache's misses (a hit runs none). The cache folder
+    is the repository's own (``MODELSPEC_CACHE_DIR`` unset), where the tests look for it."""
+    files: List[str] = []
+    real = runner.check_document
+
+    def counting(doc, profiles):
+        files.append(doc.file)
+        return real(doc, profiles)
+
+    monkeypatch.setattr(runner, "check_document", counting)
+    monkeypatch.delenv(stamps.CACHE_DIR_ENV, raising=False)
+    return files
 
 
 @pytest.fixture

@@ -26,7 +26,6 @@ from click.testing import CliRunner
 
 import pipeline
 from pipeline.cache import results as result_cache
-from pipeline.check import runner
 from pipeline.cache import stamps
 from pipeline.cli import main
 from pipeline.pricing.op_profiles import _load_folder, bundled_profiles_dir
@@ -44,21 +43,6 @@ FORMATS = ("text", "json", "junit", "sarif", "github", "markdown")
 CORPUS = sorted([*(TESTS / "data").rglob("*.yaml"), *(ROOT / "specs").rglob("*.yaml")])
 
 OLD = 1_600_000_000  # an mtime (2020) long before any record's reading: the stat shortcut applies
-
-
-@pytest.fixture
-def checked(monkeypatch: pytest.MonkeyPatch) -> List[str]:
-    """The files the passes run on, in order (the cache's misses)."""
-    files: List[str] = []
-    real = runner.check_document
-
-    def counting(doc, profiles):
-        files.append(doc.file)
-        return real(doc, profiles)
-
-    monkeypatch.setattr(runner, "check_document", counting)
-    monkeypatch.delenv(CACHE_DIR_ENV, raising=False)
-    return files
 
 
 def corpus_repo(dest: Path) -> Path:

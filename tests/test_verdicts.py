@@ -23,19 +23,6 @@ SPECS = ("specs/llama/llama-3.1-8b.yaml", "specs/qwen/qwen3-8b.yaml")
 
 
 @pytest.fixture
-def checked(monkeypatch: pytest.MonkeyPatch) -> List[str]:
-    """The display of each file a real check ran on, in order."""
-    files: List[str] = []
-    real = runner.check_document
-
-    def counting(doc, profiles):
-        files.append(doc.file)
-        return real(doc, profiles)
-    monkeypatch.setattr(runner, "check_document", counting)
-    return files
-
-
-@pytest.fixture
 def files(tmp_path: Path) -> List[Tuple[Path, str]]:
     """Two shipped specs copied and aged, with their displays, in display order."""
     found = []
