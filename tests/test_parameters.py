@@ -38,7 +38,7 @@ ORACLE = Path(__file__).parent / "data" / "oracle"
 PROFILES = load_op_profiles(ROOT / "op_profiles")
 #: Catalogue models the shared oracle has no file for (their configs come from other public repositories).
 WITHOUT_ORACLE: List[str] = ["ernie-4.5-0.3b-base", "falcon-mamba-7b", "llama-3.2-1b-instruct", "mamba-130m-hf",
-                              "olmo-3.1-32b-instruct", "smollm3-3b"]
+                              "olmo-3.1-32b-instruct", "phi-4", "qwen2.5-32b-instruct", "qwen3-32b", "smollm3-3b"]
 ALL_SPECS = sorted((ROOT / "specs").glob("*/*.yaml"))
 #: The catalogue specs with a reference breakdown (``tests/data/oracle/<name>.json``, copied from the shared
 #: oracle or built in its format); the others, models found in public repositories that the shared oracle has no
