@@ -236,6 +236,27 @@ def test_a_fifo_is_refused_by_every_command_that_reads_a_path(tmp_path: Path, ar
 
 
 @needs_fifo
+@pytest.mark.parametrize("kind", ["a FIFO", "a link to a device"])
+@pytest.mark.parametrize("args", [("check",), ("check", "--no-cache"), ("list",), ("show", "llama-3.1-8b"),
+                                  ("regen", "--check")], ids=" ".join)
+def test_a_fifo_among_the_op_profiles_is_a_broken_profile_not_a_hang(tmp_path: Path, args: tuple, kind: str) -> None:
+    # The profiles folder's bytes are digested (the profile cache's key, the process's memo of checked folders)
+    # before the loader reads them: that read must not block either.
+    repo = make_repo(tmp_path / "repo")
+    pipe = repo / "op_profiles" / "zz.yaml"
+    if kind == "a FIFO":
+        os.mkfifo(pipe)
+    else:
+        pipe.symlink_to("/dev/zero")
+    done = _run(args[0], "--root", str(repo), *args[1:])
+    assert (done.returncode, done.stdout) == (2, "")
+    said = done.stderr.splitlines()
+    assert said[0] == (f"{pipe}:1:1: error [yaml.unreadable] not a regular file (a FIFO, device or folder would "
+                       "block or mislead the read); a spec is a file")
+    assert said[1:] == ["modelspec: the op profiles are broken; fix them before checking specs"]
+
+
+@needs_fifo
 @pytest.mark.parametrize("side", ["the working tree", "a link in the working tree"])
 def test_diff_tells_a_fifo_in_the_working_tree_as_a_spec_that_does_not_resolve(tmp_path: Path, side: str) -> None:
     # diff digests each spec's bytes to resolve a spec both sides share once: a FIFO must not block that read.

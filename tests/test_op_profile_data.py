@@ -17,7 +17,9 @@ The counting conventions the exact counts below follow are in
 
 from __future__ import annotations
 
+import copy
 import fnmatch
+import functools
 import re
 from pathlib import Path
 from typing import Any, Dict, Sequence
@@ -71,7 +73,14 @@ from bundled import ARCHS
 
 
 def _load_profile(path: Path) -> Dict[str, Any]:
-    """Read one profile file as a plain mapping, strictly; a file the reader refuses fails the test."""
+    """Read one profile file as a plain mapping, strictly; a file the reader refuses fails the test. Each test
+    gets its own copy of what the reader gave for the file's bytes."""
+    return copy.deepcopy(_read_profile(path, path.read_bytes()))
+
+
+@functools.lru_cache(maxsize=None)
+def _read_profile(path: Path, data: bytes) -> Dict[str, Any]:
+    """The strict reader's mapping of the profile *path* holding *data*."""
     doc = yaml_source.load_path(path)
     assert [(p.line, p.column, p.code) for p in doc.problems] == []
     return doc.data

@@ -16,7 +16,7 @@ import pipeline
 from pipeline.pricing import op_profiles
 from pipeline.cache import results as result_cache
 from pipeline.cache import stamps
-from pipeline.pricing.op_profiles import OpProfileError, _load_folder, bundled_profiles_dir, load_op_profiles
+from pipeline.pricing.op_profiles import OpProfileError, bundled_profiles_dir, forget_read_profiles, load_op_profiles
 from pipeline.cache.results import PROFILES_FILE, PROFILES_HEADER, ProfileCache, json_exact
 
 TESTS = Path(__file__).resolve().parent
@@ -33,15 +33,15 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> List[Path]:
         return real(root, paths)
 
     monkeypatch.setattr(op_profiles, "_checked_folder", counting)
-    _load_folder.cache_clear()
+    forget_read_profiles()
     yield folders
-    _load_folder.cache_clear()
+    forget_read_profiles()
 
 
 def load(root: Path, cache: Path):
     """A fresh process's :func:`load_op_profiles` (the per-process memo cleared), the cache folder made (the
     result cache's save makes it)."""
-    _load_folder.cache_clear()
+    forget_read_profiles()
     if cache is not None and not cache.exists():
         cache.mkdir()
     return load_op_profiles(root, ProfileCache(cache) if cache is not None else None)
@@ -68,6 +68,32 @@ def test_a_hit_builds_exactly_what_a_fresh_read_does(folder: Path, tmp_path: Pat
     assert second == first == fresh
     assert list(second.profiles) == list(fresh.profiles)
     assert (cache / PROFILES_FILE).read_text(encoding="utf-8") == text  # a hit writes nothing
+
+
+def test_a_copy_of_a_folder_this_process_checked_is_built_from_its_documents(folder: Path, tmp_path: Path,
+                                                                            reads: List[Path]) -> None:
+    # Each test's repository is a fresh copy of the same profiles: the check is a function of the files' names and
+    # bytes, so the process checks them once. An edit or a renamed file is another folder, read from its YAML.
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    first = load_op_profiles(folder)
+    copy = Path(shutil.copytree(folder, tmp_path / "copy")).resolve()
+    again = load_op_profiles(copy, ProfileCache(cache))
+    assert reads == [folder.resolve()]
+    assert again.root == copy and {arch: again.profiles.path_of(arch) for arch in again.profiles} == {
+        arch: copy / profile.path.name for arch, profile in first.profiles.items()}
+    assert (cache / PROFILES_FILE).is_file()  # the profile cache keeps what the memo gave
+    forget_read_profiles()
+    assert dict(again.profiles) == dict(load_op_profiles(copy).profiles)  # built as a fresh read builds them
+    assert reads == [folder.resolve(), copy]
+    edited = Path(shutil.copytree(folder, tmp_path / "edited")).resolve()
+    (edited / "llama.yaml").write_bytes((edited / "llama.yaml").read_bytes() + b"# edited\n")
+    renamed = Path(shutil.copytree(folder, tmp_path / "renamed")).resolve()
+    (renamed / "llama.yaml").rename(renamed / "llama2.yaml")
+    load_op_profiles(edited)
+    with pytest.raises(OpProfileError):
+        load_op_profiles(renamed)  # its arch is not its file's stem: a name is part of what is checked
+    assert reads == [folder.resolve(), copy, edited, renamed]
 
 
 @pytest.mark.parametrize("damage", ["truncated", "flipped", "other key", "other format", "garbage", "empty"])
@@ -147,12 +173,12 @@ def test_an_unwritable_cache_folder_costs_only_the_reading(folder: Path, tmp_pat
 
 
 def test_no_cache_folder_is_made_for_the_profiles(folder: Path, tmp_path: Path, reads: List[Path]) -> None:
-    _load_folder.cache_clear()
+    forget_read_profiles()
     load_op_profiles(folder, ProfileCache(tmp_path / "cache"))
     assert not (tmp_path / "cache").exists()
     # the entry waits for the folder: the run that makes it (the results' save) keeps the profiles
     result_cache.prepare_folder(tmp_path / "cache")
-    _load_folder.cache_clear()
+    forget_read_profiles()
     assert load_op_profiles(folder, ProfileCache(tmp_path / "cache")) == load(folder, None) and len(reads) == 2
 
 
@@ -200,12 +226,12 @@ def test_a_worker_loads_the_profiles_as_the_command_did(folder: Path, tmp_path: 
     cache = tmp_path / "cache"
     load(folder, cache)
     spec = TESTS.parent / "specs" / "llama" / "llama-3.1-8b.yaml"
-    _load_folder.cache_clear()
+    forget_read_profiles()
     reads.clear()
     [(verdict, _)] = runner._check_chunk([(str(spec), "specs/llama/llama-3.1-8b.yaml", None)], str(folder), None,
                                          False, str(cache))
     assert reads == [] and verdict.result.problems == ()
-    _load_folder.cache_clear()
+    forget_read_profiles()
     [(uncached, _)] = runner._check_chunk([(str(spec), "specs/llama/llama-3.1-8b.yaml", None)], str(folder), None,
                                           False)
     assert reads == [folder.resolve()] and uncached == verdict

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import hashlib
 import typing
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
@@ -42,6 +43,7 @@ from pipeline.pricing.config_keys import shared_keys, shared_tower_keys
 from pipeline.pricing.families import Family, family_problems, parse_family, spec_field_types
 from pipeline.pricing.weights import (EMPTY, LAYER_PARTS, MODEL_PARTS, NONE, TOWER_PARTS, TOWER_SYMBOLS, Inventory,
                                       WeightFormatError, parse_weights)
+from pipeline.spec.files import MAX_BYTES, open_regular
 from pipeline.spec.model import ModelSpec, ModelSpecError, OpCounts, SpecIssue, VisionSpec, refuse
 from pipeline.spec.problems import FieldPath, Location, Problem, Severity, dotted, near_misses
 from pipeline.spec.resources import bundled_profiles_dir
@@ -300,7 +302,9 @@ def _load_folder(root: Path, store: Optional[ProfileStore] = None) -> OpProfiles
     With a *store*, the checked documents are kept there, keyed by the folder's files' names and bytes and by
     modelspec's environment (version, code, schemas); on a hit the profiles are built from the kept documents
     without reading YAML, the schema or the rules again. Only a folder with no problem is kept, so a hit has
-    none; the profiles built are the same either way.
+    none; the profiles built are the same either way. Behind the store, a folder whose files' names and bytes
+    this process has already checked (another copy of the same profiles) is built from those documents
+    (:data:`_CHECKED`): the check is a function of names and bytes alone.
     """
     paths = sorted(root.glob("*.yaml"))
     key = None
@@ -308,11 +312,61 @@ def _load_folder(root: Path, store: Optional[ProfileStore] = None) -> OpProfiles
         key = store.key(paths)
         kept = store.load(key) if key is not None else None
         if kept is not None and sorted(kept) == [path.name for path in paths]:
-            return OpProfiles(root, BuiltOnUse({data["arch"]: (data, root / name) for name, data in kept.items()}))
-    profiles, documents = _checked_folder(root, paths)
+            return _built(root, kept)
+    contents = contents_digest(paths)
+    documents = _CHECKED.get(contents) if contents is not None else None
+    if documents is None:
+        profiles, documents = _checked_folder(root, paths)
+        if contents is not None and contents_digest(paths) == contents:  # not remembered if a file changed meanwhile
+            _remember(contents, documents)
+    else:
+        profiles = _built(root, documents)
     if key is not None and store.key(paths) == key:  # not kept if a file changed meanwhile
         store.store(key, documents)
     return profiles
+
+
+#: How many checked folders :data:`_CHECKED` holds: a process reads one or two (the repository's, the bundled).
+_CHECKED_HELD = 4
+
+#: The checked documents (``{file name: document}``) of the profiles folders this process read without a problem,
+#: by the digest of their files' names and bytes (:func:`contents_digest`), the most recent last.
+_CHECKED: Dict[str, Dict[str, dict]] = {}
+
+
+def contents_digest(paths: Sequence[Path]) -> Optional[str]:
+    """The SHA-256 of the files *paths*' names and bytes (a profiles folder's ``*.yaml``, in name order: what its
+    check is a function of), or ``None`` when one is no regular file or cannot be read (the check says why)."""
+    hasher = hashlib.sha256()
+    for path in paths:
+        try:
+            with open_regular(path) as handle:  # a FIFO or a device in the folder blocks no read
+                data = handle.read(MAX_BYTES + 1)
+        except OSError:
+            return None
+        hasher.update(f"{path.name}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
+        hasher.update(data)
+    return hasher.hexdigest()
+
+
+def _remember(contents: str, documents: Dict[str, dict]) -> None:
+    """Hold *documents* in :data:`_CHECKED` under *contents*, forgetting the oldest beyond :data:`_CHECKED_HELD`."""
+    _CHECKED.pop(contents, None)
+    _CHECKED[contents] = documents
+    while len(_CHECKED) > _CHECKED_HELD:
+        del _CHECKED[next(iter(_CHECKED))]
+
+
+def _built(root: Path, documents: Mapping[str, Mapping]) -> OpProfiles:
+    """The profiles of *root* from its checked *documents* (``{file name: document}``), each built on use."""
+    return OpProfiles(root, BuiltOnUse({data["arch"]: (data, root / name) for name, data in documents.items()}))
+
+
+def forget_read_profiles() -> None:
+    """Forget every profiles folder this process read: the next load reads as a fresh process does (the store,
+    then the YAML)."""
+    _load_folder.cache_clear()
+    _CHECKED.clear()
 
 
 class BuiltOnUse(Mapping):
