@@ -427,7 +427,8 @@ def _attention_cross_layers(ctx: _Context, count: int) -> Tuple[Optional[List[st
     cross_attention_layers``); none slides."""
     _no_window(ctx, f"model_type {ctx.type_name!r}'s attention")
     stated = ctx.value("cross_attention_layers")
-    listed = ctx.indexes("cross_attention_layers", ctx.path("cross_attention_layers"),
+    key = "cross_attention_layers" + (" (not stated: its config class's default)" if stated is None else "")
+    listed = ctx.indexes(key, ctx.path("cross_attention_layers"),
                          list(_MLLAMA_CROSS_LAYERS) if stated is None else stated, count)
     if listed is None:
         return None, None
