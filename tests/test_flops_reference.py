@@ -50,17 +50,25 @@ def _first_of_each_arch() -> Dict[str, Path]:
 
 #: Archs whose reference forward the meta device cannot run, and why.
 CANNOT_RUN = {"dbrx": "DbrxExperts loops over torch.nonzero of its expert mask, which the meta device cannot "
-                      "evaluate (transformers 5.24.0 gives it no batched_mm experts path)"}
+                      "evaluate (transformers 5.24.0 gives it no batched_mm experts path)",
+              "mllama": "a text forward skips every cross-attention layer: MllamaTextModel.forward `continue`s past a "
+                        "layer of cross_attention_layers when there are no cross_attention_states (no image) and "
+                        "nothing cached (transformers 5.24.0 modeling_mllama.py), so the counter sees 32 of "
+                        "Llama-3.2-11B-Vision's 40 layers, while flops.py prices all 40, the cross-attention ones over "
+                        "one image (image_tokens); a forward with an image needs pixel_values, aspect_ratio_ids, "
+                        "aspect_ratio_mask and cross_attention_mask, and the counter then adds the tower's and the "
+                        "projector's FLOPs to the same total, which this text-token harness does not price"}
 FAMILIES = {arch: path for arch, path in _first_of_each_arch().items() if arch not in CANNOT_RUN}
 
 
 def test_every_priced_family_is_compared() -> None:
     # The families the catalogue holds no checkpoint of are held by the differential suite alone; dbrx's forward
-    # cannot run on the meta device (CANNOT_RUN); vision is the towers' profile, whose tokens are not the text's.
+    # cannot run on the meta device, and mllama's text forward skips its cross-attention layers (CANNOT_RUN); vision is
+    # the towers' profile, whose tokens are not the text's.
     assert (len(FAMILIES), sorted(set(PROFILES.profiles) - set(FAMILIES))) == (38, [
         "apertus", "bamba", "bloom", "cohere2", "dbrx", "dots1", "falcon", "gemma", "gemma2", "glm", "glm4", "glm4v",
         "glm4v_moe", "gpt_neox", "gptj", "granitemoe", "helium", "hunyuan_v1_dense", "idefics3", "llava", "mamba2",
-        "ministral", "mt5", "nemotron", "olmo", "olmoe", "opt", "qwen2_moe", "seed_oss", "smolvlm", "stablelm",
+        "ministral", "mllama", "mt5", "nemotron", "olmo", "olmoe", "opt", "qwen2_moe", "seed_oss", "smolvlm", "stablelm",
         "vision"])
 
 
