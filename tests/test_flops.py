@@ -121,6 +121,10 @@ def test_a_cross_attention_layer_attends_to_one_image_at_its_most_tiles_and_cach
     assert (ours.kv_per_token(), full.kv_per_token()) == (32 * 8 * 128 * 2 * 2, 40 * 8 * 128 * 2 * 2)
     assert ours.state_bytes() == 8 * 2 * 8 * 128 * image * 2 == 209_846_272
     assert spec.vision.max_num_tiles * spec.vision.num_position_embeddings == image
+    # its q_proj, o_proj and MLP over the text's 4,096 tokens, its k_proj and v_proj (1,024 x 4,096 each) once over
+    # the image's
+    text = 2 * 4096 * 4096 + 3 * 14336 * 4096
+    assert [group.weights for group in cross] == [2 * (4096 * text + image * 2 * 1024 * 4096)] * 8
 
 
 @pytest.mark.parametrize("relative, expected", [

@@ -35,8 +35,10 @@ kind's op profile was read from:
 - **Cross-attention** (``attention: cross``, Mllama's
   MllamaCrossAttentionDecoderLayer): each of the ``S`` text queries over every
   image token, :func:`image_tokens` (one image at its most tiles), all pairs
-  kept, under either convention; its cache is the image's keys and values, a
-  state of the sequence whatever its length.
+  kept, under either convention; its key and value projections run once
+  over the image's tokens, not the text's (:data:`CROSS_SOURCE_ROLES`); its
+  cache is the image's keys and values, a state of the sequence whatever its
+  length.
 - **Training** is 3 × forward (the backward pass costs twice the forward's
   matmuls: the 6N rule), stated as such, not measured.
 
@@ -64,7 +66,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 
 from pipeline.pricing.parameters import model_symbols, tower_symbols
-from pipeline.pricing.weights import NONE, sizes
+from pipeline.pricing.weights import NONE, resolve, sizes
 
 if TYPE_CHECKING:
     from pipeline.pricing.op_profiles import LayerKind, OpProfile
@@ -239,6 +241,30 @@ def _matmul_active(weights: Any, symbols: Mapping[str, Any], top_k: int) -> int:
                for _, per, params, matmul in sizes(weights, symbols) if matmul and per != "first_layer")
 
 
+#: The roles of a cross-attention (``attention: cross``) kind's projections that read the image's tokens, not the
+#: text's: MllamaTextCrossAttention's k_proj and v_proj over cross_attention_states (modeling_mllama.py).
+CROSS_SOURCE_ROLES = ("k_proj", "v_proj")
+
+
+def _weight_flops(spec: "ModelSpec", kind: "LayerKind", symbols: Mapping[str, Any], seq_len: int) -> int:
+    """Forward FLOPs of one layer's weight matmuls over *seq_len* tokens: every matmul weight over the sequence,
+    except a cross-attention kind's key and value projections (:data:`CROSS_SOURCE_ROLES`), which run once over
+    the image's tokens (:func:`image_tokens`)."""
+    top_k = spec.num_experts_per_tok or 0
+    if kind.attention != "cross":
+        return 2 * seq_len * _matmul_active(kind.weights, symbols, top_k)
+    text = image = 0
+    for tensor in resolve(kind.weights, symbols):
+        if tensor.op != "matmul" or tensor.per == "first_layer":
+            continue
+        params = tensor.params * (top_k if tensor.per == "expert" else 1)
+        if tensor.role in CROSS_SOURCE_ROLES:
+            image += params
+        else:
+            text += params
+    return 2 * (seq_len * text + image_tokens(spec) * image)
+
+
 def _head_widths(spec: "ModelSpec", kind: "LayerKind") -> Tuple[int, int]:
     """``(d_qk, d_v)`` per head of the kind's softmax attention."""
     if kind.attention == "mla":
@@ -400,7 +426,7 @@ def _group(spec: "ModelSpec", arch: str, group: "StackGroup", seq_len: int, symb
            elem: float) -> GroupFlops:
     """One group's figures at *seq_len*."""
     kind = group.kind
-    weights = 2 * seq_len * _matmul_active(kind.weights, symbols, spec.num_experts_per_tok or 0)
+    weights = _weight_flops(spec, kind, symbols, seq_len)
     if kind.attention == "linear":
         dense, causal = _linear(spec, arch, seq_len)
     elif kind.attention == "ssm":
