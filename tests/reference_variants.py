@@ -161,6 +161,8 @@ def draw_text(rng: random.Random, cls: Any, default: Any) -> Dict[str, Any]:  # 
             _mamba2_heads(rng, out, default, out[width], keys)
     if "attn_layer_indices" in params and rng.random() < 0.8:  # Bamba's attention layers
         put("attn_layer_indices", sorted(rng.sample(range(layers), rng.randint(0, layers))))
+    if "cross_attention_layers" in params and rng.random() < 0.9:  # Mllama's cross-attention layers
+        put("cross_attention_layers", sorted(rng.sample(range(layers), rng.randint(0, layers))))
     if "linear_num_value_heads" in params:
         put("linear_num_value_heads", out.get("linear_num_key_heads", 1) * rng.choice([1, 2]))
     for name in ("tie_word_embeddings", "attention_bias", "mlp_bias", "use_bias", "use_qk_norm", "qk_layernorm",
@@ -209,7 +211,7 @@ def draw_vision(rng: random.Random, cls: Any, text_width: Optional[int]) -> Dict
     name = _first(params, "num_hidden_layers", "depth")
     if name:
         put(name, rng.randint(1, 3))
-    name = _first(params, "num_attention_heads", "num_heads")
+    name = _first(params, "num_attention_heads", "num_heads", "attention_heads")
     if name:
         put(name, heads)
     name = _first(params, "hidden_size", "embed_dim")
@@ -232,7 +234,30 @@ def draw_vision(rng: random.Random, cls: Any, text_width: Optional[int]) -> Dict
         put("image_size", patch * rng.choice([4, 8]))
     if "fullatt_block_indexes" in params:
         put("fullatt_block_indexes", sorted(rng.sample(range(out.get("depth", 1)), 1)))
+    if "num_global_layers" in params:  # Mllama's tower: a gated global stack after the local one, tiles
+        _draw_tiles(rng, out, width)
     return out
+
+
+#: Every [width, height] tile grid of at most 4 tiles (MllamaVisionConfig's default supported_aspect_ratios).
+_TILE_RATIOS = [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]]
+
+
+def _draw_tiles(rng: random.Random, out: Dict[str, Any], width: int) -> None:
+    """Mllama's tower knobs: the global stack's depth, the tiles and the aspect ratios (a subset of the grids of at
+    most max_num_tiles tiles, as MllamaVisionConfig.validate_architecture asks of a max_num_tiles other than 4),
+    the output width the projector reads, and the local blocks whose outputs it concatenates."""
+    if rng.random() < 0.8:
+        out["num_global_layers"] = rng.choice([0, 1, 2, 3])
+    tiles = rng.choice([1, 2, 3, 4])
+    if tiles != 4 or rng.random() < 0.5:
+        fitting = [ratio for ratio in _TILE_RATIOS if ratio[0] * ratio[1] <= tiles]
+        out["max_num_tiles"] = tiles
+        out["supported_aspect_ratios"] = rng.sample(fitting, rng.randint(1, len(fitting)))
+    if rng.random() < 0.8:
+        out["vision_output_dim"] = width * rng.choice([1, 2, 3])
+    depth = out.get("num_hidden_layers", 1)
+    out["intermediate_layers_indices"] = sorted(rng.sample(range(depth), rng.randint(0, depth)))
 
 
 #: The knobs of a nested sub-config (DBRX's attn_config, ffn_config): the keys its class reads, drawn.

@@ -259,6 +259,7 @@ kimi-k2-instruct                    deepseek_v3       61  384 top-8 +1 shared   
 llama-2-7b                          llama             32  -                       -  -              6,738,415,616   6,738,415,616          15.36G
 llama-3.1-70b                       llama             80  -                       -  -             70,553,706,496  70,553,706,496         149.74G
 llama-3.1-8b                        llama             32  -                       -  -              8,030,261,248   8,030,261,248          17.16G
+llama-3.2-11b-vision-instruct       mllama            40  -                       -  40 layers     10,670,220,835  10,670,220,835          21.56G
 llama-3.2-1b-instruct               llama             16  -                       -  -              1,235,814,400   1,235,814,400           3.01G
 llama-4-maverick-17b-128e-instruct  llama4            48  128 top-1 +1 shared     -  34 layers    401,583,781,376  18,056,623,616          36.33G
 llama-4-scout-17b-16e-instruct      llama4            48  16 top-1 +1 shared      -  34 layers    108,641,793,536  18,044,827,136          36.30G

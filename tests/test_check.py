@@ -325,7 +325,7 @@ def problems_of(text: str) -> List[Tuple[int, int, str, str]]:
 
 
 def test_the_field_classes_are_not_empty() -> None:
-    assert (len(INTEGER_FIELDS), len(FLAG_FIELDS), len(NUMBER_FIELDS), len(TOWER_INTEGERS)) == (39, 9, 1, 14)
+    assert (len(INTEGER_FIELDS), len(FLAG_FIELDS), len(NUMBER_FIELDS), len(TOWER_INTEGERS)) == (39, 9, 1, 16)
 
 
 @pytest.mark.parametrize("key", INTEGER_FIELDS)
@@ -411,7 +411,8 @@ def test_nested_unknown_keys_are_refused_at_the_key() -> None:
         (12, 3, "schema.unknown-key", "unknown key 'colour' in layers[0]; the keys are ['count', 'kind', 'mtp']"),
         (17, 3, "schema.unknown-key",
          "unknown key 'depth' in vision; the keys are ['hidden_size', 'in_channels', 'intermediate_size', 'layers', "
-         "'max_position_embeddings', 'name', 'num_attention_heads', 'num_deepstack_mergers', 'num_hidden_layers', "
+         "'max_num_tiles', 'max_position_embeddings', 'name', 'num_aspect_ratios', 'num_attention_heads', "
+         "'num_deepstack_mergers', 'num_hidden_layers', "
          "'num_position_embeddings', 'out_hidden_size', 'patch_size', 'pooling_head', 'projector_bias', "
          "'projector_input_dim', 'projector_output_dim', 'spatial_merge_size', 'temporal_patch_size']")]
 

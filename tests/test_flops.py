@@ -104,6 +104,29 @@ def test_a_state_space_hybrid_holds_a_constant_state_and_a_small_cache() -> None
     assert ours.state_bytes() == 23 * (64 * 64 * 128 + 6144 * 4) * 2 == 25_247_744
 
 
+def test_a_cross_attention_layer_attends_to_one_image_at_its_most_tiles_and_caches_it_once() -> None:
+    # llama-3.2-11b-vision-instruct: 32 self-attention and 8 cross-attention layers; made all self-attention, 40.
+    ours, spec = priced("specs/llama/llama-3.2-11b-vision-instruct.yaml")
+    full, _ = priced("specs/llama/llama-3.2-11b-vision-instruct.yaml", full="full_attention")
+    image = 4 * 1601  # max_num_tiles x (560 // 14) ** 2 + 1 patches and class token per tile
+    per_pair = 2 * 32 * (128 + 128)  # 32 heads, scores and weighted sums over head width 128
+    cross = [group for group in ours.groups if group.attention == "cross"]
+    assert [(group.count, group.dense, group.causal) for group in cross] == [(1, 4096 * image * per_pair,
+                                                                              4096 * image * per_pair)] * 8
+    assert ours.attention("dense") == 32 * 4096 * 4096 * per_pair + 8 * 4096 * image * per_pair \
+        == 12_234_214_342_656
+    assert full.attention("dense") == 40 * 4096 * 4096 * per_pair == 10_995_116_277_760
+    # the text's keys and values in the 32 self-attention layers (8 KV heads x 128 x 2 x 2 bytes); the image's, once
+    # per sequence, in the 8 cross-attention layers
+    assert (ours.kv_per_token(), full.kv_per_token()) == (32 * 8 * 128 * 2 * 2, 40 * 8 * 128 * 2 * 2)
+    assert ours.state_bytes() == 8 * 2 * 8 * 128 * image * 2 == 209_846_272
+    assert spec.vision.max_num_tiles * spec.vision.num_position_embeddings == image
+    # its q_proj, o_proj and MLP over the text's 4,096 tokens, its k_proj and v_proj (1,024 x 4,096 each) once over
+    # the image's
+    text = 2 * 4096 * 4096 + 3 * 14336 * 4096
+    assert [group.weights for group in cross] == [2 * (4096 * text + image * 2 * 1024 * 4096)] * 8
+
+
 @pytest.mark.parametrize("relative, expected", [
     ("specs/llama/llama-3.1-8b.yaml", (1, 4096, 131072)),
     ("specs/gpt2/gpt2.yaml", (1, 1024, 4096)),

@@ -5,7 +5,8 @@ from its catalogue config (tests/data/configs/) on the meta device, with eager a
 ``batched_mm`` path (sdpa's fused attention and the default grouped-matmul experts are not priced by torch
 2.13's counter; the eager expert loop asks ``nonzero`` of routing values, which the meta device does not have:
 ``batched_mm`` runs the same top-k expert matmuls, one ``bmm`` per token and expert), and one forward of S tokens
-(batch 1, the cache on) runs under ``torch.utils.flop_counter.FlopCounterMode``. At S = 1, 128 and 1,024 the
+(batch 1, the cache on; with cross-attention layers, mllama's, one image's projected tower states too, the tokens
+flops.py prices them over) runs under ``torch.utils.flop_counter.FlopCounterMode``. At S = 1, 128 and 1,024 the
 counter's total must equal the ``dense`` forward of pipeline/pricing/flops.py exactly, and the elements of the
 cache the forward returns must equal the KV-cache and state bytes over the dtype's bytes. Marked ``reference``
 and skipped without torch.
@@ -29,7 +30,7 @@ except ImportError:
                 "pip install -e '.[reference]'", allow_module_level=True)
 
 from pipeline.check.runner import check_file  # noqa: E402
-from pipeline.pricing.flops import dtype_bytes, model_flops  # noqa: E402
+from pipeline.pricing.flops import dtype_bytes, image_tokens, model_flops  # noqa: E402
 from pipeline.pricing.op_profiles import load_op_profiles  # noqa: E402
 from pipeline.reference.census import flop_census  # noqa: E402
 
@@ -57,7 +58,7 @@ FAMILIES = {arch: path for arch, path in _first_of_each_arch().items() if arch n
 def test_every_priced_family_is_compared() -> None:
     # The families the catalogue holds no checkpoint of are held by the differential suite alone; dbrx's forward
     # cannot run on the meta device (CANNOT_RUN); vision is the towers' profile, whose tokens are not the text's.
-    assert (len(FAMILIES), sorted(set(PROFILES.profiles) - set(FAMILIES))) == (38, [
+    assert (len(FAMILIES), sorted(set(PROFILES.profiles) - set(FAMILIES))) == (39, [
         "apertus", "bamba", "bloom", "cohere2", "dbrx", "dots1", "falcon", "gemma", "gemma2", "glm", "glm4", "glm4v",
         "glm4v_moe", "gpt_neox", "gptj", "granitemoe", "helium", "hunyuan_v1_dense", "idefics3", "llava", "mamba2",
         "ministral", "mt5", "nemotron", "olmo", "olmoe", "opt", "qwen2_moe", "seed_oss", "smolvlm", "stablelm",
@@ -104,7 +105,10 @@ def test_dense_flops_and_the_cache_equal_the_reference(arch: str, seq_len: int) 
     checked = check_file(path, str(path.relative_to(ROOT)), PROFILES)
     config = json.loads((ROOT / "tests" / "data" / "configs" / f"{checked.spec.name}.json").read_text())
     ours = model_flops(checked.spec, PROFILES.get(arch), checked.stack, seq_len)
-    reference = flop_census(_reference_config(arch, config), seq_len)
+    # a cross-attention layer (mllama) attends to one image at its most tiles, as flops.py prices it: the forward
+    # hands the text model that many tokens of projected tower states (without them it skips those layers)
+    cross = image_tokens(checked.spec) if any(g.kind.attention == "cross" for g in checked.stack.groups) else 0
+    reference = flop_census(_reference_config(arch, config), seq_len, cross_tokens=cross)
     assert (checked.spec.name, ours.forward("dense") + _eager_idle_experts(arch, checked, seq_len)) == (
         checked.spec.name, reference.flops)
     assert ours.kv_bytes() / dtype_bytes(checked.spec) == reference.cache_elements

@@ -72,8 +72,8 @@ RECORD_KEYS = ("['saved', 'saved_tp', 'working', 'working_tp', 'seq_length', 'se
                "'selective_attention_mm', 'selective_ffn_mm', 'ops', 'ops_tp']")
 TOWER_KEYS = ("['hidden_size', 'num_hidden_layers', 'num_attention_heads', 'name', 'intermediate_size', "
               "'out_hidden_size', 'projector_input_dim', 'projector_output_dim', 'patch_size', 'in_channels', 'temporal_patch_size', 'spatial_merge_size', "
-              "'num_position_embeddings', 'num_deepstack_mergers', 'max_position_embeddings', 'pooling_head', "
-              "'projector_bias', 'layers']")
+              "'num_position_embeddings', 'num_deepstack_mergers', 'max_num_tiles', 'num_aspect_ratios', "
+              "'max_position_embeddings', 'pooling_head', 'projector_bias', 'layers']")
 LINEAR_NAMES = ("['linear_num_key_heads', 'linear_key_head_dim', 'linear_num_value_heads', 'linear_value_head_dim', "
                 "'linear_conv_kernel_dim']")
 PRECISION_HINT = ("states a run's precision, not a model fact; a run takes its precision from its execution spec "

@@ -33,7 +33,7 @@ from pipeline.pricing.weights import Condition, Weight
 PROFILE_DIR = Path(__file__).resolve().parent.parent / "op_profiles"
 
 OPS = ("attMM", "attBMM", "ffMM", "softmax", "dropout", "normOp", "gather", "headCast", "ffAct", "linrec")
-ATTENTION_FLAVOURS = {"full", "sliding", "chunked", "mla", "linear", "ssm", "none"}
+ATTENTION_FLAVOURS = {"full", "sliding", "chunked", "mla", "linear", "ssm", "cross", "none"}
 FFN_FLAVOURS = {"dense", "moe", "none"}
 TOP_KEYS = {"arch", "summary", "source", "model_types", "match", "default", "import", "layer_kinds", "model_weights",
             "mtp_weights", "vision"}
@@ -52,6 +52,7 @@ TOWER_KINDS = {
     "gemma3": ["encoder"],
     "llama4": ["uncast_encoder"],
     "llava": ["encoder"],
+    "mllama": ["encoder", "global_encoder"],
     "qwen2_5_vl": ["window_encoder", "gated_encoder"],
     "qwen3_5": ["encoder"],
     "qwen3_5_moe": ["encoder"],
@@ -237,7 +238,8 @@ MLA = {"q_lora_rank": "stated", **PLAIN}
     ("qwen3_next", {"linear_attention": GATED_SHARED, "full_attention": {**GATED, **GATED_SHARED},
                     "linear_attention_dense": {}, "full_attention_dense": GATED}),
     ("t5", {"encoder": PLAIN, "decoder": PLAIN, "gated_encoder": PLAIN, "gated_decoder": PLAIN}),
-    ("vision", {"encoder": {}, "gated_encoder": {}, "window_encoder": {}, "uncast_encoder": {}}),
+    ("vision", {"encoder": {}, "gated_encoder": {}, "window_encoder": {}, "uncast_encoder": {}, "global_encoder": {}}),
+    ("mllama", {"full_attention": PLAIN, "cross_attention": {"attn_output_gate": False}}),
     ("phi3", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
     ("granite", {"full_attention": PLAIN}),
     ("starcoder2", {"full_attention": PLAIN, "sliding_attention": PLAIN}),
@@ -289,7 +291,8 @@ def test_op_profile_data_assumptions_agree_with_the_importers_fixed_facts(arch):
         ("gemma3", ["sliding_attention", "full_attention"], None),
         ("gpt_oss", ["sliding_attention", "full_attention"], None),
         ("t5", ["encoder", "decoder", "gated_encoder", "gated_decoder"], None),
-        ("vision", ["encoder", "gated_encoder", "window_encoder", "uncast_encoder"], "encoder"),
+        ("vision", ["encoder", "gated_encoder", "window_encoder", "uncast_encoder", "global_encoder"], "encoder"),
+        ("mllama", ["full_attention", "cross_attention"], None),
     ],
 )
 def test_op_profile_data_kind_names(arch, kinds, default):
@@ -320,6 +323,9 @@ def test_op_profile_data_kind_names(arch, kinds, default):
         ("t5", "decoder", "full", "dense", (8, 4, 2, 2, 6, 3, 6, 0, 1, 0)),
         ("vision", "encoder", "full", "dense", (4, 2, 2, 1, 1, 2, 4, 1, 1, 0)),
         ("vision", "window_encoder", "sliding", "dense", (4, 2, 3, 1, 1, 2, 4, 1, 1, 0)),
+        ("vision", "global_encoder", "full", "dense", (4, 2, 2, 1, 1, 2, 4, 1, 1, 0)),
+        ("mllama", "full_attention", "full", "dense", (4, 2, 3, 1, 1, 2, 4, 1, 1, 0)),
+        ("mllama", "cross_attention", "cross", "dense", (4, 2, 3, 1, 1, 4, 4, 1, 1, 0)),
         ("phi3", "sliding_attention", "sliding", "dense", (4, 2, 3, 1, 3, 2, 4, 1, 1, 0)),
         ("granite", "full_attention", "full", "dense", (4, 2, 3, 1, 1, 2, 4, 1, 1, 0)),
         ("starcoder2", "sliding_attention", "sliding", "dense", (4, 2, 2, 1, 3, 2, 4, 1, 1, 0)),

@@ -388,8 +388,8 @@ def test_assumable_fields_are_the_flags_and_counts() -> None:
     assert dict(assumable_fields("vision tower")) == {
         "hidden_size": int, "num_hidden_layers": int, "num_attention_heads": int, "intermediate_size": int,
         "out_hidden_size": int, "projector_input_dim": int, "projector_output_dim": int, "patch_size": int, "spatial_merge_size": int, "num_position_embeddings": int,
-        "num_deepstack_mergers": int, "max_position_embeddings": int, "in_channels": int, "temporal_patch_size": int,
-        "pooling_head": bool, "projector_bias": bool}
+        "num_deepstack_mergers": int, "max_num_tiles": int, "num_aspect_ratios": int, "max_position_embeddings": int,
+        "in_channels": int, "temporal_patch_size": int, "pooling_head": bool, "projector_bias": bool}
 
 
 def test_an_arch_that_is_not_the_file_stem_is_refused(tmp_path: Path) -> None:
@@ -612,7 +612,8 @@ def test_the_vision_profile() -> None:
         "vision", "vision", "encoder", (), ())
     assert [(k.name, k.attention, k.ffn, k.ops.ffMM) for k in vision.layer_kinds.values()] == [
         ("encoder", "full", "dense", 2), ("gated_encoder", "full", "dense", 3),
-        ("window_encoder", "sliding", "dense", 3), ("uncast_encoder", "full", "dense", 2)]
+        ("window_encoder", "sliding", "dense", 3), ("uncast_encoder", "full", "dense", 2),
+        ("global_encoder", "full", "dense", 2)]
 
 
 def test_matches_compares_the_name_lower_cased() -> None:

@@ -170,12 +170,14 @@ def test_every_layer_is_the_reference_implementations(path: Path) -> None:
               for layer in oracle_layers(oracle(path))]
     # Where the reference could not tell a layer's tensors apart (RoBERTa's post-norm block: its classifier leaves
     # intermediate, output and their LayerNorm as "other", and takes attention.output.LayerNorm into attention),
-    # the layer is held to its total alone.
+    # the layer is held to its total alone. Mllama's cross-attention layers hold their two tanh gates
+    # (cross_attn_attn_gate, cross_attn_mlp_gate) outside both modules, the reference's "other" (2), which
+    # modelspec counts with the branch each gate scales: those layers too are held to their totals.
     unsorted = [index for index, layer in enumerate(oracle_layers(oracle(path))) if layer["other"]]
     for index in unsorted:
         mine[index], theirs[index] = {"total": mine[index]["total"]}, {"total": theirs[index]["total"]}
     assert mine == theirs
-    assert (path.stem == "all-roberta-large-v1-resaved") == bool(unsorted)
+    assert path.stem in ("all-roberta-large-v1-resaved", "llama-3.2-11b-vision-instruct") or not unsorted
 
 
 def _as_held(tensor: Any, experts: Any) -> list:

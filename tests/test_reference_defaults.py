@@ -33,7 +33,7 @@ REFERENCE = {
     "qwen3_next": 79_674_391_296, "roberta": 124_696_665, "starcoder2": 3_030_371_328, "t5": 60_506_624,
     "seed_oss": 28_921_040_896, "olmo": 6_888_095_744,
     "qwen3_vl": 12_616_410_352, "qwen3_vl_moe": 14_052_070_640, "glm4v": 10_292_777_472, "idefics3": 6_909_685_760,
-    "smolvlm": 6_909_685_760,
+    "smolvlm": 6_909_685_760, "mllama": 10_642_941_475,
     # Qwen3-VL's and GLM-4V's text configs, as Qwen2-VL's: AutoModel builds the text model alone, and modelspec adds
     # the lm_head the VLM holds, untied for qwen3_vl_text, glm4v_text and glm4v_moe_text (vocab_size x
     # hidden_size), tied for qwen3_vl_moe_text (Qwen3VLMoeTextConfig(tie_word_embeddings=True)).

@@ -404,11 +404,27 @@ def test_a_state_space_layer_is_drawn_in_its_own_colour_and_named_in_the_legend(
     assert legend == ["", "mamba", "ssm (state-space mixer)", "none", "24"]
 
 
+def test_a_cross_attention_layer_is_drawn_in_its_own_colour_and_named_in_the_legend(
+        catalogue_site: Dict[str, str]) -> None:
+    page = Elements(catalogue_site["models/llama-3.2-11b-vision-instruct.html"])
+    bands = page.having("rect", cls="band")
+    cross = (3, 8, 13, 18, 23, 28, 33, 38)  # its text_config.cross_attention_layers
+    assert [(attrs["data-kind"], attrs["fill"]) for attrs, _ in bands] == [
+        ("cross_attention", "#6a3d9a") if index in cross else ("full_attention", "#4e79a7") for index in range(40)]
+    legend = [text for _, text in page.having("td")][:20]
+    assert legend == ["", "full_attention", "full", "dense", "32",
+                      "", "cross_attention", "cross (cross-attention)", "dense", "8",
+                      "", "encoder", "full", "dense", "32 (tower)",
+                      "", "global_encoder", "full", "dense", "8 (tower)"]
+
+
 def test_the_kinds_of_a_flavour_with_colours_of_its_own_take_them_in_order_and_the_others_the_palette() -> None:
     from pipeline.catalogue.site import _kind_colours
 
-    kinds = {"attention": "full", "mamba": "ssm", "moe": "none", "mamba_moe": "ssm"}
-    stack = {"groups": [{"kind": kind} for kind in ("attention", "mamba", "moe", "mamba_moe", "mamba")],
+    kinds = {"attention": "full", "mamba": "ssm", "moe": "none", "mamba_moe": "ssm", "cross": "cross",
+             "cross_moe": "cross"}
+    stack = {"groups": [{"kind": kind} for kind in ("attention", "mamba", "cross", "moe", "mamba_moe", "mamba",
+                                                     "cross_moe")],
              "kinds": {kind: {"attention": flavour} for kind, flavour in kinds.items()}}
-    assert _kind_colours(stack) == {"attention": "#4e79a7", "mamba": "#1a7f5a", "moe": "#f28e2b",
-                                    "mamba_moe": "#52b788"}
+    assert _kind_colours(stack) == {"attention": "#4e79a7", "mamba": "#1a7f5a", "cross": "#6a3d9a",
+                                    "moe": "#f28e2b", "mamba_moe": "#52b788", "cross_moe": "#9e6fc8"}

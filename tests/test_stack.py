@@ -780,7 +780,7 @@ def test_tower_layer_stack_refuses_an_unknown_kind() -> None:
     assert issues_of(tower_layer_stack, tower) == [
         (("vision", "layers", 1, "kind"), "stack.unknown-kind",
          "vision.layers[1] names kind 'decoder', but op profile 'vision' has "
-         "['encoder', 'gated_encoder', 'uncast_encoder', 'window_encoder']")]
+         "['encoder', 'gated_encoder', 'global_encoder', 'uncast_encoder', 'window_encoder']")]
 
 
 @pytest.mark.parametrize("layers, kinds", [

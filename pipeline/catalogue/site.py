@@ -47,12 +47,13 @@ PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b
            "#9c755f", "#bab0ac")
 
 #: The colours of an attention flavour a cost model prices apart from softmax attention, in the order the kinds of
-#: that flavour first appear in a stack: a state-space (``ssm``) layer is drawn in its own greens, whatever the
-#: palette gives the other kinds, which never take them.
-FLAVOUR_COLOURS: Mapping[str, Tuple[str, ...]] = {"ssm": ("#1a7f5a", "#52b788", "#95d5b2")}
+#: that flavour first appear in a stack: a state-space (``ssm``) layer is drawn in its own greens, a cross-attention
+#: (``cross``) layer in its own violets, whatever the palette gives the other kinds, which never take them.
+FLAVOUR_COLOURS: Mapping[str, Tuple[str, ...]] = {"cross": ("#6a3d9a", "#9e6fc8", "#cab2d6"),
+                                                  "ssm": ("#1a7f5a", "#52b788", "#95d5b2")}
 
 #: What the legend names each such flavour, after its name (``ssm (state-space mixer)``).
-FLAVOUR_NAMES: Mapping[str, str] = {"ssm": "state-space mixer"}
+FLAVOUR_NAMES: Mapping[str, str] = {"cross": "cross-attention", "ssm": "state-space mixer"}
 
 #: The parameter bar's segments, in order: (key, label, colour). ``mtp`` is drawn apart: it is not in ``total``.
 SEGMENTS = (("embedding", "embedding", "#9c755f"), ("position", "position", "#bab0ac"),

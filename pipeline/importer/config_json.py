@@ -370,7 +370,7 @@ MAX_LAYERS = 100_000
 # The attention flavours of an op profile kind that a layer type names.
 _FLAVOURS = {"full_attention": ("full", "mla"), "sliding_attention": ("sliding",), "linear_attention": ("linear",),
              "mamba": ("ssm",),
-             "chunked_attention": ("chunked",)}
+             "chunked_attention": ("chunked",), "cross_attention": ("cross",)}
 
 
 def _window(ctx: _Context, gated: bool) -> Optional[_Stated]:
@@ -414,6 +414,25 @@ def _attention_indices(ctx: _Context, count: int) -> Tuple[Optional[List[str]], 
     if listed is None:
         return None, None
     return ["full_attention" if index in listed else "mamba" for index in range(count)], None
+
+
+#: MllamaTextConfig.__post_init__'s cross_attention_layers when None (transformers 5.24.0 configuration_mllama.py).
+_MLLAMA_CROSS_LAYERS = (3, 8, 13, 18, 23, 28, 33, 38)
+
+
+def _attention_cross_layers(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
+    """Cross-attention (``cross_attention``: the text attends to the tower's states, no self-attention) at the
+    layers cross_attention_layers lists, self-attention (``full_attention``) at every other (transformers 5.24.0
+    modeling_mllama.py MllamaTextModel: ``MllamaCrossAttentionDecoderLayer if layer_idx in
+    cross_attention_layers``); none slides."""
+    _no_window(ctx, f"model_type {ctx.type_name!r}'s attention")
+    stated = ctx.value("cross_attention_layers")
+    key = "cross_attention_layers" + (" (not stated: its config class's default)" if stated is None else "")
+    listed = ctx.indexes(key, ctx.path("cross_attention_layers"),
+                         list(_MLLAMA_CROSS_LAYERS) if stated is None else stated, count)
+    if listed is None:
+        return None, None
+    return ["cross_attention" if index in listed else "full_attention" for index in range(count)], None
 
 
 def _attention_window_layers(ctx: _Context, count: int) -> Tuple[Optional[List[str]], Optional[_Stated]]:
@@ -663,6 +682,7 @@ ATTENTION_RULES: Mapping[str, _AttentionRule] = MappingProxyType({
     "rope_layers": _attention_rope_layers,
     "indices": _attention_indices,
     "window_from_layer": _attention_window_from_layer,
+    "cross_layers": _attention_cross_layers,
 })
 
 
@@ -758,6 +778,7 @@ _RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "no_rope_window": ("sliding_window", "use_sliding_window", "no_rope_layers", "no_rope_layer_interval"),
     "ssm": ("sliding_window", "use_sliding_window"),
     "indices": ("sliding_window", "use_sliding_window", "attn_layer_indices"),
+    "cross_layers": ("sliding_window", "use_sliding_window", "cross_attention_layers"),
     "sparse_step": ("decoder_sparse_step", "mlp_only_layers"),
     "rope_layers": ("attention_chunk_size", "no_rope_layers", "no_rope_layer_interval"),
     "moe_layers": ("moe_layers", "interleave_moe_layer_step"),
@@ -765,7 +786,7 @@ _RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
 _ANY = object()  # a rule key that changes nothing at any value
 _NEUTRAL: Mapping[str, Any] = MappingProxyType({
     "use_sliding_window": False, "max_window_layers": _ANY, "decoder_sparse_step": 1,
-    "mlp_only_layers": [],
+    "mlp_only_layers": [], "cross_attention_layers": [],
 })
 
 
@@ -1119,6 +1140,53 @@ def _tower_deepstack(ctx: _Context, tower: Mapping[str, _Stated], fields: _Field
     fields.put("num_deepstack_mergers", len(value), f"len({stated.origin})", stated.path)
 
 
+#: MllamaVisionConfig's defaults (transformers 5.24.0 configuration_mllama.py): num_global_layers=8, and
+#: supported_aspect_ratios [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]] when None (8 ratios).
+_MLLAMA_GLOBAL_LAYERS = 8
+_MLLAMA_ASPECT_RATIOS = 8
+
+
+def _tower_tiled(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields) -> None:
+    """Mllama: positions as CLIP's and a tile table per aspect ratio (MllamaPrecomputedPositionEmbedding:
+    num_patches = (image_size // patch_size) ** 2 + 1), ``num_aspect_ratios`` the rows of the tile tables
+    (``max_aspect_ratio_id = len(supported_aspect_ratios)``, one row more for padding), and two stacks: the local
+    ``transformer`` of num_hidden_layers encoder blocks, then the ``global_transformer`` of num_global_layers
+    global_encoder blocks (MllamaVisionEncoder(is_gated=True): gate_attn, gate_ffn); the tower's
+    num_hidden_layers is both (transformers 5.24.0 modeling_mllama.py MllamaVisionModel)."""
+    _patch_positions(ctx, tower, fields, 1)
+    ratios = tower.get("supported_aspect_ratios")
+    if ratios is None or ratios.value is None:
+        fields.put("num_aspect_ratios", _MLLAMA_ASPECT_RATIOS, "len(supported_aspect_ratios), not stated: its "
+                   "config class's default of 8 ratios", fields.paths.get("hidden_size", ()))
+    elif not isinstance(ratios.value, list) or not ratios.value:
+        ctx.refuse(ratios.path, "import.value",
+                   f"{_dotted(ratios.path)} must list [width, height] tile ratios, got {_show(ratios.value)}")
+    else:
+        fields.put("num_aspect_ratios", len(ratios.value), f"len({ratios.origin})", ratios.path)
+    depth = fields.values.get("num_hidden_layers")
+    stated = tower.get("num_global_layers")
+    wide = _MLLAMA_GLOBAL_LAYERS if stated is None or stated.value is None else stated.value
+    if isinstance(wide, bool) or not isinstance(wide, int) or wide < 0:
+        ctx.refuse(stated.path, "import.value",
+                   f"{_dotted(stated.path)} must be a whole number of at least 0, got {_show(wide)}")
+        return
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth <= 0:
+        return  # the model IR refuses it by name
+    if depth + wide > MAX_LAYERS:
+        ctx.refuse(fields.paths["num_hidden_layers"], "import.value",
+                   f"the tower's {depth + wide} blocks are more layers than the importer walks ({MAX_LAYERS}); "
+                   "check the config")
+        return
+    origin = fields.origins["num_hidden_layers"]
+    global_origin = stated.origin if stated is not None and stated.value is not None else \
+        f"num_global_layers, not stated: its config class's default {_MLLAMA_GLOBAL_LAYERS}"
+    path = stated.path if stated is not None else fields.paths["num_hidden_layers"]
+    groups = [{"kind": "encoder", "count": depth}] + ([{"kind": "global_encoder", "count": wide}] if wide else [])
+    fields.values["num_hidden_layers"] = depth + wide  # the tower's blocks: both stacks'
+    fields.origins["num_hidden_layers"] = f"{origin} + {global_origin}"
+    fields.put("layers", groups, f"{origin}, then {global_origin}", path)
+
+
 #: How each family's tower picks its blocks' kinds (of ``op_profiles/vision.yaml``).
 TOWER_RULES: Mapping[str, Callable[[_Context, Mapping[str, _Stated], _Fields], None]] = MappingProxyType({
     "encoder": _tower_encoder,
@@ -1130,11 +1198,13 @@ TOWER_RULES: Mapping[str, Callable[[_Context, Mapping[str, _Stated], _Fields], N
     "gated_blocks": _tower_gated_blocks,
     "deepstack": _tower_deepstack,
     "gated_patch_grid": _tower_gated_patch_grid,
+    "tiled": _tower_tiled,
 })
 _TOWER_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "siglip": ("image_size",), "class_token": ("image_size",), "uncast_class_token": ("image_size",),
     "window_blocks": ("fullatt_block_indexes",), "ratio_encoder": ("mlp_ratio",),
-    "deepstack": ("deepstack_visual_indexes",), "gated_patch_grid": ("image_size",)})
+    "deepstack": ("deepstack_visual_indexes",), "gated_patch_grid": ("image_size",),
+    "tiled": ("image_size", "supported_aspect_ratios", "num_global_layers")})
 
 
 

@@ -101,9 +101,9 @@ KEYS: Tuple[KeyRule, ...] = (
          source=_HF + "t5/modeling_t5.py T5Attention: relative_attention_bias = nn.Embedding(num_buckets, n_heads)"),
     _row("is_encoder_decoder", "", "encoder_decoder",
          "true for T5 only: the other profiles price decoder-only stacks"),
-    _row("cross_attention_layers", "", "require",
-         "a non-empty list interleaves cross-attention decoder layers (Mllama's MllamaCrossAttentionDecoderLayer), a "
-         "layer flavour no op profile prices", expect=[]),
+    _row("cross_attention_layers", "layers", "rule",
+         _HF + "mllama/modeling_mllama.py MllamaTextModel: MllamaCrossAttentionDecoderLayer at the listed layers, "
+               "MllamaSelfAttentionDecoderLayer elsewhere"),
     _row("text_config", "", "nested", "the language model's keys, read as if stated at the top level"),
     _row("vision_config", "vision", "nested", "the tower, mapped by VISION_KEYS"),
 )
@@ -133,6 +133,12 @@ VISION_KEYS: Tuple[KeyRule, ...] = (
          _HF + "qwen2_5_vl/modeling_qwen2_5_vl.py: full attention at these blocks, windowed attention elsewhere"),
     _row("deepstack_visual_indexes", "vision.num_deepstack_mergers", "rule",
          _HF + "qwen3_vl/modeling_qwen3_vl.py Qwen3VLVisionModel: one deepstack patch merger per index"),
+    _row("supported_aspect_ratios", "vision.num_aspect_ratios", "rule",
+         _HF + "mllama/modeling_mllama.py MllamaPrecomputedAspectRatioEmbedding: max_aspect_ratio_id + 1 rows, "
+               "max_aspect_ratio_id = len(supported_aspect_ratios)"),
+    _row("num_global_layers", "vision.num_hidden_layers vision.layers", "rule",
+         _HF + "mllama/modeling_mllama.py MllamaVisionModel: global_transformer of num_global_layers gated blocks "
+               "after the num_hidden_layers of transformer"),
 )
 
 _TOKEN_ID = "a token id; it names a token, it sizes nothing"

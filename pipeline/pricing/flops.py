@@ -32,6 +32,13 @@ kind's op profile was read from:
   discretisation elementwise), Mamba2's SSD (``mamba2_chunk_scan`` in
   modeling_mamba2.py, the chunked form Nemotron-H's linear kind is priced by,
   :func:`_ssd`), each plus the depthwise causal convolution.
+- **Cross-attention** (``attention: cross``, Mllama's
+  MllamaCrossAttentionDecoderLayer): each of the ``S`` text queries over every
+  image token, :func:`image_tokens` (one image at its most tiles), all pairs
+  kept, under either convention; its key and value projections run once
+  over the image's tokens, not the text's (:data:`CROSS_SOURCE_ROLES`); its
+  cache is the image's keys and values, a state of the sequence whatever its
+  length.
 - **Training** is 3 × forward (the backward pass costs twice the forward's
   matmuls: the 6N rule), stated as such, not measured.
 
@@ -59,7 +66,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 
 from pipeline.pricing.parameters import model_symbols, tower_symbols
-from pipeline.pricing.weights import NONE, sizes
+from pipeline.pricing.weights import NONE, resolve, sizes
 
 if TYPE_CHECKING:
     from pipeline.pricing.op_profiles import LayerKind, OpProfile
@@ -234,6 +241,30 @@ def _matmul_active(weights: Any, symbols: Mapping[str, Any], top_k: int) -> int:
                for _, per, params, matmul in sizes(weights, symbols) if matmul and per != "first_layer")
 
 
+#: The roles of a cross-attention (``attention: cross``) kind's projections that read the image's tokens, not the
+#: text's: MllamaTextCrossAttention's k_proj and v_proj over cross_attention_states (modeling_mllama.py).
+CROSS_SOURCE_ROLES = ("k_proj", "v_proj")
+
+
+def _weight_flops(spec: "ModelSpec", kind: "LayerKind", symbols: Mapping[str, Any], seq_len: int) -> int:
+    """Forward FLOPs of one layer's weight matmuls over *seq_len* tokens: every matmul weight over the sequence,
+    except a cross-attention kind's key and value projections (:data:`CROSS_SOURCE_ROLES`), which run once over
+    the image's tokens (:func:`image_tokens`)."""
+    top_k = spec.num_experts_per_tok or 0
+    if kind.attention != "cross":
+        return 2 * seq_len * _matmul_active(kind.weights, symbols, top_k)
+    text = image = 0
+    for tensor in resolve(kind.weights, symbols):
+        if tensor.op != "matmul" or tensor.per == "first_layer":
+            continue
+        params = tensor.params * (top_k if tensor.per == "expert" else 1)
+        if tensor.role in CROSS_SOURCE_ROLES:
+            image += params
+        else:
+            text += params
+    return 2 * (seq_len * text + image_tokens(spec) * image)
+
+
 def _head_widths(spec: "ModelSpec", kind: "LayerKind") -> Tuple[int, int]:
     """``(d_qk, d_v)`` per head of the kind's softmax attention."""
     if kind.attention == "mla":
@@ -258,6 +289,9 @@ def _softmax(spec: "ModelSpec", arch: str, kind: "LayerKind", seq_len: int) -> T
         return 0, 0
     d_qk, d_v = _head_widths(spec, kind)
     per_pair = 2 * spec.num_attention_heads * (d_qk + d_v)
+    if kind.attention == "cross":  # every query over every image token, no mask to halve it
+        cross = blocks * seq_len * image_tokens(spec) * per_pair
+        return cross, cross
     full = seq_len * seq_len
     window = spec.sliding_window if kind.attention == "sliding" else None
     if _bidirectional(arch, kind.name):
@@ -346,6 +380,17 @@ def _ssm(spec: "ModelSpec", arch: str, seq_len: int) -> Tuple[int, int]:
     return dense + conv, causal + conv
 
 
+def image_tokens(spec: "ModelSpec") -> int:
+    """The tokens a cross-attention (``attention: cross``) layer attends to: one image at its most tiles, each
+    tile's patches and class token (transformers 5.24.0 modeling_mllama.py MllamaModel: cross_attention_states
+    of ``num_tiles * num_patches`` per image, ``num_patches = (image_size // patch_size) ** 2 + 1``), so
+    ``max_num_tiles * num_position_embeddings`` of the tower; 0 without a tower that states both."""
+    tower = spec.vision
+    if tower is None or tower.max_num_tiles is None or tower.num_position_embeddings is None:
+        return 0
+    return tower.max_num_tiles * tower.num_position_embeddings
+
+
 def _conv_dim(spec: "ModelSpec") -> int:
     """Channels of a linear layer's depthwise convolution: q and k (or B and C), and v (or x)."""
     return 2 * spec.linear_num_key_heads * spec.linear_key_head_dim + \
@@ -370,6 +415,8 @@ def _kv(spec: "ModelSpec", arch: str, kind: "LayerKind", elem: float) -> Tuple[i
         return 0, int(state * elem), 0
     if kind.attention == "mla":
         return int((spec.kv_lora_rank + spec.qk_rope_head_dim) * elem), 0, 0
+    if kind.attention == "cross":  # the image's keys and values, cached once per sequence (its length aside)
+        return 0, int(2 * kv_heads * spec.effective_head_dim * image_tokens(spec) * elem), 0
     per_token = int(2 * kv_heads * spec.effective_head_dim * elem)
     cross = per_token * (kind.ops.attBMM // 2 - 1) if kind.ops.attBMM > 2 else 0
     return per_token, 0, cross
@@ -379,7 +426,7 @@ def _group(spec: "ModelSpec", arch: str, group: "StackGroup", seq_len: int, symb
            elem: float) -> GroupFlops:
     """One group's figures at *seq_len*."""
     kind = group.kind
-    weights = 2 * seq_len * _matmul_active(kind.weights, symbols, spec.num_experts_per_tok or 0)
+    weights = _weight_flops(spec, kind, symbols, seq_len)
     if kind.attention == "linear":
         dense, causal = _linear(spec, arch, seq_len)
     elif kind.attention == "ssm":

@@ -209,19 +209,27 @@ def _first_layer_names(census: Census, prefix: str) -> set:
 
 
 def _assign(census: Census, body: Sequence[List[Tensor]],
-            tower: Sequence[List[Tensor]]) -> Tuple[Optional[str], Tuple[Tuple[str, int], ...]]:
-    """The reference stack of the tower's layers, and ``(prefix, index)`` of each reference body layer, in order."""
+            tower: Sequence[List[Tensor]]) -> Tuple[Tuple[Tuple[str, int], ...], Tuple[Tuple[str, int], ...]]:
+    """``(prefix, index)`` of each reference tower layer and of each reference body layer, in order.
+
+    The tower's layers fill the stack whose first layer shares the most names with the tower's kinds; a tower
+    held in several stacks of the reference's vision part (Mllama's ``transformer`` then
+    ``global_transformer``) fills each of them that shares names, in the reference's order. The body's layers
+    fill the other stacks whose first layer shares names with the body's kinds."""
     stacks = list(census.stacks)
-    tower_prefix = None
+    tower_stacks: List[Tuple[str, int]] = []
     if tower:
         names = {t.name for layer in tower for t in layer}
-        best = max(((len(_first_layer_names(census, prefix) & names), prefix) for prefix, _ in stacks),
-                   default=(0, ""))
-        if best[0]:
-            tower_prefix = best[1]
-            stacks = [entry for entry in stacks if entry[0] != tower_prefix]
+        vision = set(census.vision)
+        held = [(prefix, length) for prefix, length in stacks if _first_layer_names(census, prefix) & names
+                and any(name.startswith(prefix + ".0.") for name in vision)]
+        best = max(((len(_first_layer_names(census, prefix) & names), prefix, length) for prefix, length in stacks),
+                   default=(0, "", 0))
+        tower_stacks = held if len(held) > 1 else [best[1:]] if best[0] else []
+        stacks = [entry for entry in stacks if entry not in tower_stacks]
     body_names = {t.name for layer in body for t in layer}
-    return tower_prefix, tuple((prefix, index) for prefix, length in stacks
+    tower_places = tuple((prefix, index) for prefix, length in tower_stacks for index in range(length))
+    return tower_places, tuple((prefix, index) for prefix, length in stacks
                                if _first_layer_names(census, prefix) & body_names for index in range(length))
 
 
@@ -229,15 +237,17 @@ def _named(census: Census, body: Sequence[List[Tensor]], tower: Sequence[List[Te
            model: Sequence[Tensor], tower_own: Sequence[Tensor]) -> _Side:
     """The inventory's tensors under the reference's full names; a layer the reference lacks under
     ``(no reference layer)`` or ``(no reference tower)``."""
-    tower_prefix, places = _assign(census, body, tower)
+    tower_places, places = _assign(census, body, tower)
     tensors: Dict[str, Tuple[Shape, str]] = {}
     for position, layer in enumerate(body):
         prefix, index = places[position] if position < len(places) else ("(no reference layer)", position)
         for tensor in layer:
             tensors[f"{prefix}.{index}.{tensor.name}"] = (tensor.shape, tensor.part)
-    for index, layer in enumerate(tower):
+    for position, layer in enumerate(tower):
+        prefix, index = tower_places[position] if position < len(tower_places) else \
+            ((tower_places[0][0] if tower_places else "(no reference tower)"), position)
         for tensor in layer:
-            tensors[f"{tower_prefix or '(no reference tower)'}.{index}.{tensor.name}"] = (tensor.shape, tensor.part)
+            tensors[f"{prefix}.{index}.{tensor.name}"] = (tensor.shape, tensor.part)
     for tensor in model:
         tensors[_model_name(census, tensor.name)] = (tensor.shape, tensor.part)
     for tensor in tower_own:

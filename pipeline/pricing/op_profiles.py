@@ -2,7 +2,7 @@
 
 A family's behaviour lives in ``op_profiles/<arch>.yaml``, never in a
 per-family code path: its layer kinds, each kind's attention flavour
-(``full``, ``sliding``, ``chunked``, ``mla``, ``linear``, ``ssm``, ``none``), feed-forward flavour
+(``full``, ``sliding``, ``chunked``, ``mla``, ``linear``, ``ssm``, ``cross``, ``none``), feed-forward flavour
 (``dense``, ``moe``, ``none``) and :class:`~pipeline.spec.model.OpCounts`, the
 Hugging Face ``model_type`` values it prices, the name patterns from which a
 spec without ``arch`` gets it, and an optional default kind. ``vision.yaml``
@@ -145,7 +145,7 @@ class LayerKind:
     Attributes:
         name: The kind's name, as ``layers`` and ``layer_types`` spell it.
         ops: Its op counts (calls per layer per forward pass).
-        attention: ``full``, ``sliding``, ``chunked``, ``mla``, ``linear``, ``ssm`` or ``none``.
+        attention: ``full``, ``sliding``, ``chunked``, ``mla``, ``linear``, ``ssm``, ``cross`` or ``none``.
         ffn: ``dense``, ``moe`` or ``none``.
         assumes: What the counts assume of a spec, in file order; empty
             when they assume nothing, or when a spec declared its own ops.

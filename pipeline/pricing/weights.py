@@ -103,7 +103,7 @@ TOWER_SYMBOLS = (
     "hidden_size", "intermediate_size", "num_attention_heads", "head_dim", "out_hidden_size", "projector_input_dim",
     "projector_output_dim", "patch_size",
     "spatial_merge_size", "num_position_embeddings", "in_channels", "temporal_patch_size", "text_hidden_size",
-    "pooling_head", "projector_bias", "num_deepstack_mergers",
+    "pooling_head", "projector_bias", "num_deepstack_mergers", "max_num_tiles", "num_aspect_ratios",
 )
 
 _ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Name, ast.Load,

@@ -254,8 +254,13 @@ class FlopCensus:
     cache_elements: int
 
 
-def flop_census(config: Mapping[str, Any], seq_len: int, model_type: Optional[str] = None) -> FlopCensus:
+def flop_census(config: Mapping[str, Any], seq_len: int, model_type: Optional[str] = None,
+                cross_tokens: int = 0) -> FlopCensus:
     """Run one forward of *seq_len* tokens of *config*'s model on the meta device under ``FlopCounterMode``.
+
+    With *cross_tokens*, the forward also hands the text model that many tokens of tower states to cross-attend
+    to (``cross_attention_states``, text-width, as MllamaModel passes the projected tower output; the tower itself
+    does not run): a cross-attention layer with none is skipped (modeling_mllama.py MllamaTextModel.forward).
 
     Attention is transformers' eager path and the experts its eager loop: the counter prices neither sdpa's
     fused kernel nor the grouped-matmul experts (torch 2.13). Nothing is allocated: shapes flow, values do not.
@@ -273,6 +278,9 @@ def flop_census(config: Mapping[str, Any], seq_len: int, model_type: Optional[st
             ids = torch.zeros((1, seq_len), dtype=torch.long)
             inputs = {"input_ids": ids, **({"use_cache": True} if _caches(model) else {}),
                       **({"decoder_input_ids": ids} if built.is_encoder_decoder else {})}
+            if cross_tokens:
+                width = getattr(getattr(built, "text_config", built), "hidden_size")
+                inputs["cross_attention_states"] = torch.zeros((1, cross_tokens, width), dtype=model.dtype)
             with FlopCounterMode(display=False) as counter, torch.no_grad():
                 output = model(**inputs)
     except Exception as error:  # noqa: BLE001  # ok: any failure to run is the reference's answer

@@ -699,7 +699,9 @@ class VisionSpec:
     (Mistral 3's ``multimodal_projector_bias``); ``num_deepstack_mergers`` how many deepstack patch mergers feed
     blocks' outputs to the language model (Qwen3-VL's ``deepstack_visual_indexes``; 0 or more);
     ``projector_input_dim`` and ``projector_output_dim`` the widths of an adapter MLP between the blocks and the
-    projector (Llama 4's pixel-shuffle ``vision_adapter``). ``layers`` is the tower's stack, groups of kinds of
+    projector (Llama 4's pixel-shuffle ``vision_adapter``); ``max_num_tiles`` and ``num_aspect_ratios`` the tiles an
+    image is cut into at most and the aspect ratios the tower's tile tables have rows for (Mllama's
+    ``max_num_tiles`` and ``len(supported_aspect_ratios)``). ``layers`` is the tower's stack, groups of kinds of
     the ``vision`` op profile; without it the tower is one group of the profile's default kind.
     """
 
@@ -717,6 +719,8 @@ class VisionSpec:
     spatial_merge_size: Optional[int] = None
     num_position_embeddings: Optional[int] = None
     num_deepstack_mergers: Optional[int] = None
+    max_num_tiles: Optional[int] = None
+    num_aspect_ratios: Optional[int] = None
     max_position_embeddings: Optional[int] = None
     pooling_head: Optional[bool] = None
     projector_bias: Optional[bool] = None
