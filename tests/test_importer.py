@@ -453,6 +453,13 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
      {"ssm_expand": 3, "ssm_intermediate_size": 40}),
     ("time_step_rank", MAMBA, {"ssm_dt_rank": 4}),  # "auto": math.ceil(hidden_size / 16)
     ("time_step_rank", with_(MAMBA, time_step_rank=7), {"ssm_dt_rank": 7}),
+    # a stated "auto" is MambaConfig.__post_init__'s math.ceil(hidden_size / 16), read after hidden_size wherever it
+    # stands: 40 / 16 rounds up to 3
+    ("time_step_rank", {"time_step_rank": "auto", **with_(MAMBA, hidden_size=40)}, {"ssm_dt_rank": 3}),
+    ("time_step_rank", {"time_step_rank": "auto", **with_(MAMBA, model_type="falcon_mamba", hidden_size=33)},
+     {"ssm_dt_rank": 3, "arch": "falcon_mamba"}),
+    ("time_step_rank", with_(MAMBA, time_step_rank="fast"),
+     [(("time_step_rank",), "spec.not-integer", "ssm_dt_rank must be an integer, got 'fast' (from time_step_rank)")]),
     ("num_heads", MAMBA2, {"ssm_num_heads": 8, "ssm_n_groups": 2, "ssm_dt_rank": None}),
     ("n_groups", with_(MAMBA2, n_groups=4), {"ssm_n_groups": 4}),
     ("conv_kernel", with_(MAMBA, conv_kernel=2), {"ssm_conv_kernel": 2}),

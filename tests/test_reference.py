@@ -385,3 +385,14 @@ def test_batch3_mistral_7b_resaved_counts_as_the_reference_once_its_generic_keys
     verdict = judge(spec, PROFILES, built)
     assert verdict.equal and verdict.count("total").modelspec == 7_248_023_552
 
+
+@pytest.mark.parametrize("model_type", ["mamba", "falcon_mamba"])
+def test_a_stated_time_step_rank_auto_counts_as_the_reference(model_type: str) -> None:
+    """MambaConfig and FalconMambaConfig read time_step_rank "auto" as math.ceil(hidden_size / 16) (transformers
+    5.24.0 __post_init__): 40 / 16 rounds up to a dt rank of 3, in x_proj and dt_proj."""
+    config = {"model_type": model_type, "time_step_rank": "auto", "vocab_size": 64, "hidden_size": 40,
+              "num_hidden_layers": 2, "state_size": 4, "expand": 2, "conv_kernel": 4}
+    built = census(config)
+    assert built.tensors["backbone.layers.0.mixer.dt_proj.weight"] == (80, 3)
+    assert import_config(config, PROFILES, fallback_name="m").spec.ssm_dt_rank == 3
+    assert outcome(model_type, config, built) == ("exact", "")

@@ -272,8 +272,23 @@ class _Context:
 
 # ---- transforms: one key's value to fields ---------------------------------------
 
+def _named(rule: KeyRule, stated: _Stated, ctx: _Context) -> Tuple[Any, str]:
+    """*stated*'s value and origin, a string of the rule's ``named`` values read as the number its config class
+    computes (run after the other keys, so an expression reads the fields they mapped: Mamba's ``time_step_rank:
+    "auto"``, ``(hidden_size + 15) // 16``)."""
+    value = stated.value
+    if not isinstance(value, str) or value not in rule.named:
+        return value, stated.origin
+    number = rule.named[value]
+    if isinstance(number, Expression):
+        computed = number.evaluate(ctx.fields.values)
+        return (value if computed is None else computed), f"{stated.origin} ({_show(value)}: {number.text})"
+    return number, f"{stated.origin} ({_show(value)}: {number})"
+
+
 def _copy(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
-    ctx.fields.put(rule.fields[0], stated.value, stated.origin, stated.path)
+    value, origin = _named(rule, stated, ctx)
+    ctx.fields.put(rule.fields[0], value, origin, stated.path)
 
 
 def _dtype(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
@@ -283,8 +298,9 @@ def _dtype(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
 
 
 def _both(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    value, origin = _named(rule, stated, ctx)
     for name in rule.fields:
-        ctx.fields.put(name, stated.value, stated.origin, stated.path)
+        ctx.fields.put(name, value, origin, stated.path)
 
 
 def _require(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
@@ -1643,9 +1659,10 @@ def _applies(ctx: _Context, rule: KeyRule) -> bool:
 
 
 def _is_flag(family: Family, key: str) -> bool:
-    """Whether *key* is one of *family*'s ``flag`` or ``equals`` keys, which read the fields the others set."""
+    """Whether *key* is one of *family*'s ``flag``, ``equals`` or ``named`` keys, which read the fields the others
+    set."""
     rule = family.keys.get(key)
-    return rule is not None and rule.transform in (FLAG, EQUALS)
+    return rule is not None and (rule.transform in (FLAG, EQUALS) or bool(rule.named))
 
 
 def _apply_stated(ctx: _Context, key: str, stated: _Stated, unknown: List[KeyPath]) -> None:
