@@ -34,6 +34,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import transformers
 from transformers import CONFIG_MAPPING, PretrainedConfig
+from transformers.models.auto import modeling_auto
 
 from pipeline.reference.census import BuildError, Census, census, model_class
 
@@ -95,6 +96,22 @@ def _mamba2_heads(rng: random.Random, out: Dict[str, Any], default: Any, width: 
     out.update({heads_key: heads, head_dim_key: inner // heads})
     if heads % out.get(groups_key, getattr(default, groups_key)):
         out[groups_key] = rng.choice(_divisors(heads)[:2])
+
+
+def _stacks(rng: random.Random, out: Dict[str, Any], layers: int, heads: int) -> None:
+    """An encoder-decoder's per-stack keys (BartConfig's): the encoder's layers (a quarter of the time by their
+    attribute_map alias, num_hidden_layers), heads and width; the decoder's layers half the time, and its heads and
+    width mostly the encoder's (the importer refuses others by name), sometimes not."""
+    out["num_hidden_layers" if rng.random() < 0.25 else "encoder_layers"] = layers
+    if rng.random() < 0.5:
+        out["decoder_layers"] = rng.randint(1, 4)
+    out["encoder_attention_heads"] = heads
+    width = out.get("d_model", heads)
+    out["decoder_attention_heads"] = heads if rng.random() < 0.85 else rng.choice(
+        [d for d in _divisors(width) if d <= 16])
+    ffn = rng.choice([16, 48, 100])
+    out["encoder_ffn_dim"] = ffn
+    out["decoder_ffn_dim"] = ffn if rng.random() < 0.85 else rng.choice([16, 48, 100])
 
 
 def draw_text(rng: random.Random, cls: Any, default: Any) -> Dict[str, Any]:  # noqa: C901  # one table of knobs
@@ -186,6 +203,8 @@ def draw_text(rng: random.Random, cls: Any, default: Any) -> Dict[str, Any]:  # 
         put("max_window_layers", rng.randint(0, layers))
     if "num_decoder_layers" in params and rng.random() < 0.5:
         put("num_decoder_layers", rng.randint(1, 4))
+    if {"encoder_layers", "decoder_layers"} <= set(params):  # BART: each stack's layers, heads and MLP width
+        _stacks(rng, out, layers, heads)
     if "mlp_only_layers" in params and rng.random() < 0.3:
         put("mlp_only_layers", sorted(rng.sample(range(layers), rng.randint(1, layers))))
     name = _first(params, "layer_types", "layers_block_type")
@@ -319,14 +338,30 @@ def draw(rng: random.Random, model_type: str) -> Dict[str, Any]:
     return kwargs
 
 
+#: The Auto mappings of the classes with a head (the census's, pipeline.reference.census), by class name.
+_HEADS = ("MODEL_FOR_CAUSAL_LM_MAPPING_NAMES", "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES",
+          "MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES", "MODEL_FOR_MASKED_LM_MAPPING_NAMES")
+
+
+def _with_head(model_type: str, name: str) -> bool:
+    """Whether the class *name* of *model_type* holds a head: not its headless base model (AutoModel's class and no
+    head mapping's: ``BartModel``, which bart-large's config names; its variants are built with the seq-to-seq head
+    the profile prices, ``BartForConditionalGeneration``)."""
+    if modeling_auto.MODEL_MAPPING_NAMES.get(model_type) != name:
+        return True
+    return any(name == mapped for table in _HEADS for mapped in getattr(modeling_auto, table).values())
+
+
 @functools.lru_cache(maxsize=None)
 def architectures(model_type: str) -> Optional[Tuple[str, ...]]:
     """The ``architectures`` a catalogue config of *model_type* states (``configs/``), as a real config names its
-    class (RoBERTa's masked-LM head, not the causal-LM one an Auto mapping picks first); ``None`` when none does."""
+    class (RoBERTa's masked-LM head, not the causal-LM one an Auto mapping picks first); ``None`` when none does,
+    or when it names the headless base model (:func:`_with_head`)."""
     for path in sorted(CONFIGS.glob("*.json")):
         config = json.loads(path.read_text(encoding="utf-8"))
         if config.get("model_type") == model_type and config.get("architectures"):
-            return tuple(config["architectures"])
+            named = tuple(config["architectures"])
+            return named if all(_with_head(model_type, name) for name in named) else None
     return None
 
 

@@ -242,6 +242,7 @@ def test_list_is_a_table_of_the_catalogue():
     assert result.stdout == """\
 name                                arch          layers  experts               mtp  tower                  total          active  flops/token@4k
 all-roberta-large-v1-resaved        roberta           24  -                       -  -                355,412,057     355,412,057           1.11G
+bart-large                          bart              24  -                       -  -                406,291,456     406,291,456           1.41G
 command-r-v01                       cohere            40  -                       -  -             34,980,831,232  34,980,831,232          75.33G
 dbrx-132b                           dbrx              40  16 top-4                -  -            131,596,523,520  36,469,708,800          75.73G
 deepseek-r1                         deepseek_v3       61  256 top-8 +1 shared     1  -            671,026,404,352  37,552,282,624          93.72G

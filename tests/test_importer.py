@@ -203,6 +203,8 @@ OPT = {"model_type": "opt", "hidden_size": 64, "num_hidden_layers": 2, "num_atte
        "ffn_dim": 128}
 BLOOM = {"model_type": "bloom", "n_embed": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100}
 T5 = {"model_type": "t5", "d_model": 64, "num_layers": 2, "num_heads": 4, "vocab_size": 100, "d_ff": 128}
+BART = {"model_type": "bart", "d_model": 64, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4,
+        "decoder_attention_heads": 4, "vocab_size": 100, "encoder_ffn_dim": 128, "decoder_ffn_dim": 128}
 TOWER = {"hidden_size": 32, "depth": 4, "num_heads": 2, "intermediate_size": 64, "fullatt_block_indexes": [1, 3]}
 QWEN2_5_VL = {**QWEN2, "model_type": "qwen2_5_vl", "vision_config": TOWER}
 GLM4V = {"model_type": "glm4v", "text_config": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
@@ -459,6 +461,13 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
      {"ssm_expand": 3, "ssm_intermediate_size": 40}),
     ("time_step_rank", MAMBA, {"ssm_dt_rank": 4}),  # "auto": math.ceil(hidden_size / 16)
     ("time_step_rank", with_(MAMBA, time_step_rank=7), {"ssm_dt_rank": 7}),
+    # a stated "auto" is MambaConfig.__post_init__'s math.ceil(hidden_size / 16), read after hidden_size wherever it
+    # stands: 40 / 16 rounds up to 3
+    ("time_step_rank", {"time_step_rank": "auto", **with_(MAMBA, hidden_size=40)}, {"ssm_dt_rank": 3}),
+    ("time_step_rank", {"time_step_rank": "auto", **with_(MAMBA, model_type="falcon_mamba", hidden_size=33)},
+     {"ssm_dt_rank": 3, "arch": "falcon_mamba"}),
+    ("time_step_rank", with_(MAMBA, time_step_rank="fast"),
+     [(("time_step_rank",), "spec.not-integer", "ssm_dt_rank must be an integer, got 'fast' (from time_step_rank)")]),
     ("num_heads", MAMBA2, {"ssm_num_heads": 8, "ssm_n_groups": 2, "ssm_dt_rank": None}),
     ("n_groups", with_(MAMBA2, n_groups=4), {"ssm_n_groups": 4}),
     ("conv_kernel", with_(MAMBA, conv_kernel=2), {"ssm_conv_kernel": 2}),
@@ -537,6 +546,31 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("num_decoder_layers", with_(T5, num_decoder_layers=2), {"num_hidden_layers": 4}),
     ("num_decoder_layers", with_(T5, num_decoder_layers=1),
      {"num_hidden_layers": 3, "layers": [{"kind": "encoder", "count": 2}, {"kind": "decoder", "count": 1}]}),
+    ("num_layers", with_(T5, num_hidden_layers=2), {"num_hidden_layers": 4}),  # T5Config's alias of num_layers
+    ("num_layers", with_(T5, num_hidden_layers=3),
+     [(("num_hidden_layers",), "import.conflict",
+       "num_hidden_layers is 3 but num_layers is 2: model_type 't5''s config class reads num_hidden_layers as "
+       "num_layers (attribute_map), the encoder's layers; state one")]),
+    ("d_model", BART, {"hidden_size": 64, "qkv_bias": True, "o_bias": True, "mlp_bias": True, "norm_bias": True}),
+    ("encoder_attention_heads", BART, {"num_attention_heads": 4}),
+    ("encoder_ffn_dim", BART, {"intermediate_size": 128, "max_position_embeddings": 1024}),
+    ("encoder_layers", BART, {"num_hidden_layers": 4, "layers": None, "tie_word_embeddings": True}),
+    ("encoder_layers", with_(BART, encoder_layers=..., num_hidden_layers=3),  # BartConfig's alias of encoder_layers
+     {"num_hidden_layers": 5, "layers": [{"kind": "encoder", "count": 3}, {"kind": "decoder", "count": 2}]}),
+    ("decoder_layers", with_(BART, decoder_layers=1),
+     {"num_hidden_layers": 3, "layers": [{"kind": "encoder", "count": 2}, {"kind": "decoder", "count": 1}]}),
+    ("decoder_layers", with_(BART, decoder_layers=...),  # BartConfig(decoder_layers=12), not the encoder's
+     {"num_hidden_layers": 14, "layers": [{"kind": "encoder", "count": 2}, {"kind": "decoder", "count": 12}]}),
+    ("decoder_attention_heads", with_(BART, decoder_attention_heads=2),
+     [(("decoder_attention_heads",), "import.unsupported",
+       "decoder_attention_heads is 2, not num_attention_heads (4): BartDecoderLayer's self_attn and encoder_attn "
+       "take config.decoder_attention_heads (transformers 5.24.0 modeling_bart.py), and the spec has one "
+       "num_attention_heads, the encoder's; only num_attention_heads is imported")]),
+    ("decoder_ffn_dim", with_(BART, decoder_ffn_dim=...),  # BartConfig(decoder_ffn_dim=4096)
+     [(("decoder_ffn_dim",), "import.unsupported",
+       "decoder_ffn_dim is 4096, not intermediate_size (128): BartDecoderLayer's fc1 is nn.Linear(embed_dim, "
+       "config.decoder_ffn_dim) (transformers 5.24.0 modeling_bart.py), and the spec has one intermediate_size, "
+       "the encoder's; only intermediate_size is imported")]),
     ("relative_attention_num_buckets", with_(T5, relative_attention_num_buckets=32),
      {"relative_attention_num_buckets": 32}),
     ("relative_attention_num_buckets", with_(T5, relative_attention_num_buckets=0),
@@ -545,8 +579,8 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("is_encoder_decoder", with_(T5, is_encoder_decoder=True), {"arch": "t5"}),
     ("is_encoder_decoder", with_(LLAMA, is_encoder_decoder=True),
      [(("is_encoder_decoder",), "import.unsupported",
-       "is_encoder_decoder is true, but model_type 'llama' is decoder-only; true for T5 only: the other profiles "
-       "price decoder-only stacks")]),
+       "is_encoder_decoder is true, but model_type 'llama' is decoder-only; true for T5 and BART only: the other "
+       "profiles price decoder-only stacks")]),
     ("cross_attention_layers", with_(LLAMA, cross_attention_layers=[]),
      [(("cross_attention_layers",), "import.unknown-key", not_read("cross_attention_layers", "llama"))]),
     # MllamaTextModel: a MllamaCrossAttentionDecoderLayer at each listed index, a self-attention layer elsewhere

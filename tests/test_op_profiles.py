@@ -227,6 +227,11 @@ BROKEN_IMPORT = [
         ("fam.yaml", 10, 66, "schema", "profile.import",
          "import.keys.mq.if_false: 'heads' reads heads, which is no whole-number model spec field")],
                  id="flag-expression-name"),
+    pytest.param(importing(_LAYOUT + "keys: {r: {field: ssm_dt_rank, named: {auto: {expression: width // 16}}, "
+                                     "source: src}}"), [
+        ("fam.yaml", 10, 49, "schema", "profile.import",
+         "import.keys.r.named.auto: 'width // 16' reads width, which is no whole-number model spec field")],
+                 id="named-expression-name"),
     pytest.param(importing(_LAYOUT + "keys: {w: {equals: width, source: src}}"), [
         ("fam.yaml", 10, 14, "schema", "profile.import", "import.keys.w equals 'width', which is no model spec field")],
                  id="equals-no-field"),

@@ -17,8 +17,7 @@ variant refused only for keys the importer does not know that
 (:mod:`differential_table`, from each family test's report, so that a run
 split over pytest-xdist's workers prints it whole).
 Also here: ``modelspec reference``'s lines and exit codes, and the batch-3
-configs of ``tests/data/configs/batch3/`` (six of priced families, five of
-families no profile prices, refused). Every test here is marked ``reference``
+configs of ``tests/data/configs/batch3/`` (each of a priced family). Every test here is marked ``reference``
 and skipped without torch (``pip install -e '.[reference]'``).
 """
 
@@ -302,8 +301,6 @@ def test_every_variant_counts_as_the_reference_or_is_refused(model_type: str, re
 
 
 BATCH3 = ROOT / "tests" / "data" / "configs" / "batch3"
-#: Batch 3's configs of model types no op profile prices, and the importer's reason.
-UNPRICED = {"bart-large": "import.unknown-model-type"}
 
 
 def _batch3(name: str) -> Tuple[Dict[str, Any], Any]:
@@ -311,10 +308,23 @@ def _batch3(name: str) -> Tuple[Dict[str, Any], Any]:
     return config, census(config)
 
 
-@pytest.mark.parametrize("name", sorted(UNPRICED))
-def test_a_batch3_config_of_a_family_not_priced_is_refused(name: str) -> None:
-    config, built = _batch3(name)
-    assert outcome(config["model_type"], config, built) == ("refused", f"{UNPRICED[name]} model_type")
+def test_batch3_bart_large_equals_the_reference_built_as_the_headless_model_its_architectures_names() -> None:
+    """bart-large names BartModel (no lm_head; tied, BartForConditionalGeneration's head adds no parameter): its
+    tensors are the profile's without the ``model.`` prefix; its num_hidden_layers is encoder_layers' alias."""
+    config, built = _batch3("bart-large")
+    assert built.model_class == "BartModel" and "shared.weight" in built.tensors
+    assert config["num_hidden_layers"] == config["encoder_layers"] == 12
+    assert outcome("bart", config, built) == ("exact", "")
+    assert sum(map(math.prod, built.tensors.values())) == 406_291_456
+
+
+def test_an_encoder_decoder_config_naming_no_class_is_built_as_its_seq_to_seq_model() -> None:
+    """BartConfig's causal-LM class is its decoder alone (BartForCausalLM); the census builds the seq-to-seq one."""
+    built = census({"model_type": "bart", "vocab_size": 64, "d_model": 16, "encoder_layers": 1, "decoder_layers": 1,
+                    "encoder_ffn_dim": 8, "decoder_ffn_dim": 8, "encoder_attention_heads": 2,
+                    "decoder_attention_heads": 2, "max_position_embeddings": 8})
+    assert (built.model_class, built.stacks) == ("BartForConditionalGeneration",
+                                                 (("model.encoder.layers", 1), ("model.decoder.layers", 1)))
 
 
 @pytest.mark.parametrize("name", ["qwen3-vl-2b-instruct", "qwen3-vl-30b-a3b-instruct"])
@@ -374,3 +384,15 @@ def test_batch3_mistral_7b_resaved_counts_as_the_reference_once_its_generic_keys
     spec = import_config(config, PROFILES, fallback_name="mistral", allow_unknown=True).spec
     verdict = judge(spec, PROFILES, built)
     assert verdict.equal and verdict.count("total").modelspec == 7_248_023_552
+
+
+@pytest.mark.parametrize("model_type", ["mamba", "falcon_mamba"])
+def test_a_stated_time_step_rank_auto_counts_as_the_reference(model_type: str) -> None:
+    """MambaConfig and FalconMambaConfig read time_step_rank "auto" as math.ceil(hidden_size / 16) (transformers
+    5.24.0 __post_init__): 40 / 16 rounds up to a dt rank of 3, in x_proj and dt_proj."""
+    config = {"model_type": model_type, "time_step_rank": "auto", "vocab_size": 64, "hidden_size": 40,
+              "num_hidden_layers": 2, "state_size": 4, "expand": 2, "conv_kernel": 4}
+    built = census(config)
+    assert built.tensors["backbone.layers.0.mixer.dt_proj.weight"] == (80, 3)
+    assert import_config(config, PROFILES, fallback_name="m").spec.ssm_dt_rank == 3
+    assert outcome(model_type, config, built) == ("exact", "")

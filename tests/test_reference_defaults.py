@@ -4,7 +4,7 @@
 ``PreTrainedConfig``'s defaults) and ``<model_type>.full.json`` its full ``to_dict()``, both written by
 ``bench/reference_defaults.py``. Each must import with no unknown key and count as transformers does: the numbers
 below were measured from transformers 5.24.0 (torch 2.13.0, CPU), the class ``AutoModelForCausalLM`` (for a
-config with a ``vision_config``, ``AutoModelForImageTextToText``; T5 ``AutoModelForSeq2SeqLM``; RoBERTa
+config with a ``vision_config``, ``AutoModelForImageTextToText``; T5, BART ``AutoModelForSeq2SeqLM``; RoBERTa
 ``AutoModelForCausalLM``'s ``RobertaForCausalLM``) built on the meta device, unique parameters counted. No torch is
 needed here.
 """
@@ -23,7 +23,7 @@ DEFAULTS = Path(__file__).parent / "data" / "defaults"
 
 #: transformers 5.24.0's parameter count of each model type's default config.
 REFERENCE = {
-    "bloom": 16_156_544, "cohere": 34_980_831_232, "deepseek_v3": 671_026_404_352, "exaone4": 9_429_069_824, "falcon": 6_921_720_704, "gemma3": 2_723_312_896,
+    "bart": 406_291_456, "bloom": 16_156_544, "cohere": 34_980_831_232, "deepseek_v3": 671_026_404_352, "exaone4": 9_429_069_824, "falcon": 6_921_720_704, "gemma3": 2_723_312_896,
     "gemma3_text": 2_628_658_432, "gpt2": 124_439_808, "gpt_bigcode": 111_446_784, "gpt_neox": 20_554_567_680, "gptj": 6_050_882_784, "gpt_oss": 116_829_156_672, "granite": 6_738_415_616,
     "llama": 6_738_415_616, "minimax_m2": 228_689_748_992, "mistral": 7_241_732_096, "mistral3": 23_340_272_640,
     "mixtral": 46_702_792_704, "mt5": 172_119_424, "nemotron_h": 1_968_355_712, "olmo2": 6_888_624_128, "opt": 125_239_296, "phi": 1_418_270_720,

@@ -272,8 +272,23 @@ class _Context:
 
 # ---- transforms: one key's value to fields ---------------------------------------
 
+def _named(rule: KeyRule, stated: _Stated, ctx: _Context) -> Tuple[Any, str]:
+    """*stated*'s value and origin, a string of the rule's ``named`` values read as the number its config class
+    computes (run after the other keys, so an expression reads the fields they mapped: Mamba's ``time_step_rank:
+    "auto"``, ``(hidden_size + 15) // 16``)."""
+    value = stated.value
+    if not isinstance(value, str) or value not in rule.named:
+        return value, stated.origin
+    number = rule.named[value]
+    if isinstance(number, Expression):
+        computed = number.evaluate(ctx.fields.values)
+        return (value if computed is None else computed), f"{stated.origin} ({_show(value)}: {number.text})"
+    return number, f"{stated.origin} ({_show(value)}: {number})"
+
+
 def _copy(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
-    ctx.fields.put(rule.fields[0], stated.value, stated.origin, stated.path)
+    value, origin = _named(rule, stated, ctx)
+    ctx.fields.put(rule.fields[0], value, origin, stated.path)
 
 
 def _dtype(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
@@ -283,8 +298,9 @@ def _dtype(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
 
 
 def _both(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    value, origin = _named(rule, stated, ctx)
     for name in rule.fields:
-        ctx.fields.put(name, stated.value, stated.origin, stated.path)
+        ctx.fields.put(name, value, origin, stated.path)
 
 
 def _require(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
@@ -772,7 +788,8 @@ _RULE_KEYS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "interval": ("sliding_window", "use_sliding_window", "full_attention_interval"),
     "sliding_pattern": ("sliding_window", "sliding_window_pattern"),
     "alternate": ("sliding_window",),
-    "encoder_decoder": ("sliding_window", "use_sliding_window", "num_layers", "num_decoder_layers"),
+    "encoder_decoder": ("sliding_window", "use_sliding_window", "num_layers", "num_decoder_layers", "encoder_layers",
+                        "decoder_layers"),
     "stated": ("sliding_window",),
     "pattern": ("sliding_window", "use_sliding_window"),
     "no_rope_window": ("sliding_window", "use_sliding_window", "no_rope_layers", "no_rope_layer_interval"),
@@ -923,21 +940,60 @@ def _variant_defaults(ctx: _Context, variant: Variant) -> List[Tuple[str, _State
             if key in defaults and not isinstance(defaults[key], Expression)]
 
 
+#: The keys an encoder-decoder config class counts its stacks' layers by, per naming: T5's (a decoder left out has
+#: the encoder's count, transformers 5.24.0 T5Config: ``num_decoder_layers if not None else num_layers``) and
+#: BART's (a decoder left out has BartConfig's default, the family's ``defaults``).
+ENCODER_DECODER_KEYS: Tuple[Tuple[str, str], ...] = (("num_layers", "num_decoder_layers"),
+                                                     ("encoder_layers", "decoder_layers"))
+
+
+def _encoder_decoder_keys(family: Family) -> Tuple[str, str]:
+    """The encoder's and the decoder's layer-count keys of *family*: the first naming its config class reads."""
+    return next((pair for pair in ENCODER_DECODER_KEYS if family.shared is not None and pair[0] in family.shared),
+                ENCODER_DECODER_KEYS[0])
+
+
+def _encoder_count(ctx: _Context, key: str) -> Optional[int]:
+    """The encoder's layers: *key*, or ``num_hidden_layers``, which T5Config's and BartConfig's attribute_map make
+    the same attribute (transformers 5.24.0: ``num_hidden_layers -> num_layers``, ``-> encoder_layers``; a stated
+    alias wins in the class, so the two stated apart are refused), not the spec's num_hidden_layers (encoder plus
+    decoder)."""
+    alias = ctx.keys.get("num_hidden_layers")
+    if alias is None or alias.value is None:
+        return ctx.integer(key, 1, "an encoder-decoder stack")
+    if ctx.fields.paths.get("num_hidden_layers") == alias.path:  # the shared row copied it: it is not the sum
+        for table in (ctx.fields.values, ctx.fields.origins, ctx.fields.paths):
+            table.pop("num_hidden_layers", None)
+    named = ctx.keys.get(key)
+    if named is not None and named.value is not None and not _same(named.value, alias.value):
+        ctx.refuse(alias.path, "import.conflict",
+                   f"{_dotted(alias.path)} is {_show(alias.value)} but {_dotted(named.path)} is "
+                   f"{_show(named.value)}: model_type {ctx.type_name!r}'s config class reads num_hidden_layers as "
+                   f"{key} (attribute_map), the encoder's layers; state one")
+        return None
+    return ctx.integer("num_hidden_layers", 1, "an encoder-decoder stack")
+
+
 def _encoder_decoder_stack(ctx: _Context) -> None:
-    """T5: encoder blocks then decoder blocks (of a variant's kinds, T5 v1.1's gated ones); num_hidden_layers is
-    their sum."""
-    encoder = ctx.integer("num_layers", 1, "an encoder-decoder stack")
-    decoder = ctx.value("num_decoder_layers")
-    decoder = encoder if decoder is None else ctx.integer("num_decoder_layers", 1, "an encoder-decoder stack")
+    """T5, BART: encoder blocks then decoder blocks (of a variant's kinds, T5 v1.1's gated ones); num_hidden_layers
+    is their sum."""
+    encoder_key, decoder_key = _encoder_decoder_keys(ctx.family)
+    encoder = _encoder_count(ctx, encoder_key)
+    decoder = ctx.value(decoder_key)
+    if decoder is not None or decoder_key in ctx.family.defaults:
+        decoder = ctx.integer(decoder_key, 1, "an encoder-decoder stack")
+    else:
+        decoder = encoder
     renames = _variant_kinds(ctx)
     if encoder is None or decoder is None or renames is None:
         return
-    path = ctx.path("num_layers")
-    ctx.fields.put("num_hidden_layers", encoder + decoder, "num_layers + num_decoder_layers", path)
+    path = ctx.path(encoder_key) or ctx.path("num_hidden_layers")
+    origin = f"{encoder_key} + {decoder_key}"
+    ctx.fields.put("num_hidden_layers", encoder + decoder, origin, path)
     if encoder != decoder or renames:
         ctx.fields.put("layers", [{"kind": renames.get("encoder", "encoder"), "count": encoder},
                                   {"kind": renames.get("decoder", "decoder"), "count": decoder}],
-                       "num_layers, num_decoder_layers", path)
+                       f"{encoder_key}, {decoder_key}", path)
 
 
 def _stack(ctx: _Context) -> None:
@@ -1673,9 +1729,10 @@ def _applies(ctx: _Context, rule: KeyRule) -> bool:
 
 
 def _is_flag(family: Family, key: str) -> bool:
-    """Whether *key* is one of *family*'s ``flag`` or ``equals`` keys, which read the fields the others set."""
+    """Whether *key* is one of *family*'s ``flag``, ``equals`` or ``named`` keys, which read the fields the others
+    set."""
     rule = family.keys.get(key)
-    return rule is not None and rule.transform in (FLAG, EQUALS)
+    return rule is not None and (rule.transform in (FLAG, EQUALS) or bool(rule.named))
 
 
 def _apply_stated(ctx: _Context, key: str, stated: _Stated, unknown: List[KeyPath]) -> None:

@@ -97,10 +97,15 @@ KEYS: Tuple[KeyRule, ...] = (
          "as layers"),
     _row("num_decoder_layers", "num_hidden_layers layers", "rule",
          _HF + "t5/configuration_t5.py: num_decoder_layers if not None else num_layers"),
+    _row("encoder_layers", "num_hidden_layers layers", "rule",
+         "BART's encoder layers (" + _HF + "bart/modeling_bart.py BartEncoder); num_hidden_layers is encoder plus "
+         "decoder, and stacks of another size are stated as layers"),
+    _row("decoder_layers", "num_hidden_layers layers", "rule",
+         _HF + "bart/modeling_bart.py BartDecoder: config.decoder_layers BartDecoderLayer"),
     _row("relative_attention_num_buckets", "relative_attention_num_buckets",
          source=_HF + "t5/modeling_t5.py T5Attention: relative_attention_bias = nn.Embedding(num_buckets, n_heads)"),
     _row("is_encoder_decoder", "", "encoder_decoder",
-         "true for T5 only: the other profiles price decoder-only stacks"),
+         "true for T5 and BART only: the other profiles price decoder-only stacks"),
     _row("cross_attention_layers", "layers", "rule",
          _HF + "mllama/modeling_mllama.py MllamaTextModel: MllamaCrossAttentionDecoderLayer at the listed layers, "
                "MllamaSelfAttentionDecoderLayer elsewhere"),

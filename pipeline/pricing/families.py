@@ -81,6 +81,11 @@ class KeyRule:
             and the key is read but sets nothing otherwise (Falcon's
             ``num_kv_heads`` counts only with ``new_decoder_architecture`` or
             without ``multi_query``); empty, the rule always runs.
+        named: For ``copy`` and ``both``: string values the config class
+            computes a number from, each with that number (a whole number or an
+            :class:`Expression`, read after the other keys): Mamba's
+            ``time_step_rank: "auto"`` is ``(hidden_size + 15) // 16``
+            (``MambaConfig.__post_init__``: ``math.ceil(hidden_size / 16)``).
     """
 
     key: str
@@ -89,6 +94,7 @@ class KeyRule:
     source: str = ""
     expect: Any = None
     if_any: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    named: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True)
@@ -316,7 +322,8 @@ def _key_rule(key: str, entry: Mapping[str, Any], prefix: str = "") -> KeyRule:
     if_any = MappingProxyType(dict(entry.get("if_any", {})))
     if "if_true" in entry:
         return KeyRule(key, fields, FLAG, source, (_value(entry["if_true"]), _value(entry["if_false"])), if_any)
-    return KeyRule(key, fields, COPY if len(fields) == 1 else BOTH, source, if_any=if_any)
+    named = MappingProxyType({value: _value(number) for value, number in entry.get("named", {}).items()})
+    return KeyRule(key, fields, COPY if len(fields) == 1 else BOTH, source, if_any=if_any, named=named)
 
 
 def _value(value: Any) -> Any:
@@ -438,21 +445,24 @@ def _field_problems(keys: Mapping[str, Any], vision_keys: Mapping[str, Any], spe
 
 
 def _flag_problems(keys: Mapping[str, Any], spec_fields: Mapping[str, type]) -> List[Tuple[FieldPath, str]]:
-    """A ``flag`` key's ``if_true`` or ``if_false`` expression that is no expression over whole-number fields."""
+    """A ``flag`` key's ``if_true`` or ``if_false`` expression (or a ``named`` value's) that is no expression over
+    whole-number fields."""
     found: List[Tuple[FieldPath, str]] = []
     for key, entry in keys.items():
-        for branch in ("if_true", "if_false"):
-            value = entry.get(branch)
+        branches = [((branch,), entry.get(branch)) for branch in ("if_true", "if_false")]
+        branches += [(("named", name), value) for name, value in entry.get("named", {}).items()]
+        for where, value in branches:
             if not isinstance(value, dict):
                 continue
+            branch = ".".join(where)
             try:
                 expression = compile_expression(value["expression"])
             except ValueError as error:
-                found.append((("keys", key, branch, "expression"), f"keys.{key}.{branch}: {error}"))
+                found.append((("keys", key, *where, "expression"), f"keys.{key}.{branch}: {error}"))
                 continue
             unknown = [name for name in expression.names if spec_fields.get(name) is not int]
             if unknown:
-                found.append((("keys", key, branch, "expression"),
+                found.append((("keys", key, *where, "expression"),
                               f"keys.{key}.{branch}: {value['expression']!r} reads {', '.join(unknown)}, which is "
                               "no whole-number model spec field"))
     return found

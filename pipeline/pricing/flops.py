@@ -105,8 +105,11 @@ SSM_SCANS: Mapping[str, Tuple[str, int]] = {"mamba": ("selective", 0), "falcon_m
 
 #: Kinds whose softmax attention sees every key (no causal mask), by arch; ``"*"``: every kind of it.
 #: RobertaSelfAttention (modeling_roberta.py), T5Attention of the encoder stack (modeling_t5.py,
-#: ``T5Stack(is_decoder=False)``); a vision tower's blocks are bidirectional too (:func:`tower_flops`).
-BIDIRECTIONAL: Mapping[str, Tuple[str, ...]] = {"roberta": ("*",), "t5": ("encoder", "gated_encoder")}
+#: ``T5Stack(is_decoder=False)``; mT5's the same, modeling_mt5.py), BartEncoderLayer's self_attn (modeling_bart.py:
+#: BartEncoder.forward's create_bidirectional_mask, no cache); a vision tower's blocks are bidirectional too
+#: (:func:`tower_flops`).
+BIDIRECTIONAL: Mapping[str, Tuple[str, ...]] = {"bart": ("encoder",), "mt5": ("encoder", "gated_encoder"),
+                                                "roberta": ("*",), "t5": ("encoder", "gated_encoder")}
 
 
 @dataclass(frozen=True)

@@ -261,12 +261,20 @@ def _named(census: Census, body: Sequence[List[Tensor]], tower: Sequence[List[Te
 _LANGUAGE_MODELS = (("model.language_model.", "model."), ("language_model.", ""))
 
 
+#: Where a generation class holds its base model (``BartForConditionalGeneration.model``, a ``BartModel``): a build of
+#: the headless base model (bart-large's ``architectures: [BartModel]``) holds the same tensors without it.
+_BASE_MODEL = "model."
+
+
 def _model_name(census: Census, name: str) -> str:
     """The reference's name for a model-level tensor: its own, except that a profile naming the VLM's language
     model (``model.language_model.embed_tokens.weight``, ``language_model.lm_head.weight``) names, in a text-only
     build, the causal-LM class's (``model.embed_tokens.weight``: ``Gemma3ForCausalLM.model`` is the text model
     itself; ``lm_head.weight``). A build is text-only when the reference holds no vision part
-    (:attr:`Census.vision` is empty)."""
+    (:attr:`Census.vision` is empty). A name under ``model.`` the reference holds only without it is the headless
+    base model's (``BartModel``: ``shared.weight`` for ``model.shared.weight``)."""
+    if name.startswith(_BASE_MODEL) and name not in census.tensors and name[len(_BASE_MODEL):] in census.tensors:
+        return name[len(_BASE_MODEL):]
     if census.vision:
         return name
     for prefix, text_only in _LANGUAGE_MODELS:

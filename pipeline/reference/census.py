@@ -104,7 +104,7 @@ def read_as(config: Mapping[str, Any]) -> Any:
 
 def model_class(config: Any) -> Any:
     """The class transformers builds *config* with: the one ``architectures`` names, else an Auto mapping's
-    (image-text-to-text first for a config with a ``vision_config``).
+    (image-text-to-text first for a config with a ``vision_config``, seq-to-seq first for an encoder-decoder).
 
     Raises:
         BuildError: If no class of transformers builds the config.
@@ -116,6 +116,8 @@ def model_class(config: Any) -> Any:
     autos = _AUTO_CLASSES
     if getattr(config, "vision_config", None) is not None:  # a VLM: its causal-LM class takes the text config only
         autos = ("AutoModelForImageTextToText",) + autos
+    if getattr(config, "is_encoder_decoder", False):  # BART's causal-LM class is its decoder alone (BartForCausalLM)
+        autos = ("AutoModelForSeq2SeqLM",) + autos
     for auto in autos:
         mapping = getattr(transformers, auto)._model_mapping  # pylint: disable=protected-access
         if type(config) in mapping:
