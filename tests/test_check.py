@@ -472,7 +472,7 @@ def test_random_bytes_never_crash(raw: bytes) -> None:
     assert all(outcome in Outcome for _, outcome in checked.result.outcomes)
 
 
-@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(st.sampled_from(MODEL_KEYS_ORDERED + ("x",)), YAML_TEXT, max_size=12))
 def test_random_specs_never_crash(data: Dict[str, Any]) -> None:
     text = json.dumps(data)  # JSON is YAML: random structures through the real loader

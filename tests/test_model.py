@@ -1270,7 +1270,7 @@ def valid_specs(draw: Callable[..., Any]) -> Dict[str, Any]:
     return out
 
 
-@settings(deadline=None, max_examples=examples(300))
+@settings(deadline=None, max_examples=examples(150))
 @given(valid_specs())
 def test_a_valid_spec_round_trips(data: Dict[str, Any]) -> None:
     spec = ModelSpec.from_dict(data)
@@ -1337,7 +1337,7 @@ def _replace(node: Any, path: Tuple[Any, ...], value: Any) -> Any:
     return copy
 
 
-@settings(deadline=None, max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, max_examples=examples(150), suppress_health_check=[HealthCheck.too_slow])
 @given(valid_specs(), st.data())
 def test_from_dict_on_a_damaged_valid_spec_raises_only_model_spec_error(data: Dict[str, Any], draw: Any) -> None:
     damaged = data

@@ -908,7 +908,7 @@ json_like = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
 
 
 @settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.dictionaries(st.text(), json_like))
+@given(data=st.dictionaries(st.text(), json_like, max_size=6))
 def test_dump_then_load_gives_the_same_data(data: dict) -> None:
     doc = load_bytes(dump(data).encode(), "spec.yaml")
     assert doc.problems == ()
@@ -925,7 +925,7 @@ spec_like = st.recursive(
 
 
 @settings(max_examples=examples(400), suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.dictionaries(spec_text, spec_like))
+@given(data=st.dictionaries(spec_text, spec_like, max_size=6))
 def test_survives_dump_says_exactly_whether_dump_and_load_keep_the_data(data: dict) -> None:
     # the round-trip pass skips the dump and the parse on its word: True must be a guarantee
     kept = typed(load_bytes(dump(data).encode(), "spec.yaml").data) == typed(data)
