@@ -5,9 +5,9 @@
   artifact of the catalogue's ``resolved/``, which is also the text on disk, and on generated JSON values;
   anything that is not plain JSON takes the slow path.
 - :class:`~pipeline.catalogue.atomic.Batch` (every file staged, one flush, then each renamed) leaves each file as
-  :func:`~pipeline.catalogue.atomic.write_atomic` does (bytes and mode), with one ``syncfs`` for a batch of
-  :data:`~pipeline.catalogue.atomic.SYNCFS_FROM` files and more, a ``fsync`` per file below that or where there
-  is no ``syncfs``, and nothing written nor left behind when a file cannot be staged.
+  :func:`~pipeline.catalogue.atomic.write_atomic` does (bytes and mode), with one ``sync`` for a batch of
+  :data:`~pipeline.catalogue.atomic.SYNC_FROM` files and more, a ``fsync`` per file below that or where ``sync``
+  may return early, and nothing written nor left behind when a file cannot be staged.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from pipeline.catalogue import artifacts, atomic
 from pipeline.catalogue.artifacts import render, render_slow
-from pipeline.catalogue.atomic import SYNCFS_FROM, Batch, write_atomic
+from pipeline.catalogue.atomic import SYNC_FROM, Batch, write_atomic
 from budget import examples
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,7 +96,7 @@ def _texts(count: int) -> List[str]:
     return [render({"name": f"m{index}", "values": list(range(index % 5))}) for index in range(count)]
 
 
-@pytest.mark.parametrize("count", [1, SYNCFS_FROM - 1, SYNCFS_FROM, 3 * SYNCFS_FROM])
+@pytest.mark.parametrize("count", [1, SYNC_FROM - 1, SYNC_FROM, 3 * SYNC_FROM])
 def test_a_batch_writes_what_write_atomic_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                  count: int) -> None:
     slow, fast = tmp_path / "slow", tmp_path / "fast"
@@ -109,8 +109,8 @@ def test_a_batch_writes_what_write_atomic_writes(tmp_path: Path, monkeypatch: py
     for index, text in enumerate(texts):
         write_atomic(slow / f"f{index}.json", text)
     synced, fsynced = [], []
-    real_syncfs, real_fsync = atomic._syncfs, os.fsync
-    monkeypatch.setattr(atomic, "_syncfs", lambda folder: synced.append(folder) or real_syncfs(folder))
+    real_sync_all, real_fsync = atomic._sync_all, os.fsync
+    monkeypatch.setattr(atomic, "_sync_all", lambda folder: synced.append(folder) or real_sync_all(folder))
     monkeypatch.setattr(atomic.os, "fsync", lambda fd: fsynced.append(fd) or real_fsync(fd))
     batch = Batch(fast)
     for index, text in enumerate(texts):
@@ -125,19 +125,19 @@ def test_a_batch_writes_what_write_atomic_writes(tmp_path: Path, monkeypatch: py
         assert (fast / name).read_bytes() == (slow / name).read_bytes()
         assert stat.S_IMODE((fast / name).stat().st_mode) == stat.S_IMODE((slow / name).stat().st_mode)
     assert stat.S_IMODE((fast / "f0.json").stat().st_mode) == 0o600
-    if count >= SYNCFS_FROM and real_syncfs(fast):
+    if count >= SYNC_FROM and real_sync_all(fast):
         assert (len(synced), len(fsynced)) == (1, 0)
     else:
         assert len(fsynced) == count
 
 
-def test_a_batch_without_syncfs_flushes_each_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_batch_without_sync_all_flushes_each_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fsynced = []
     real_fsync = os.fsync
-    monkeypatch.setattr(atomic, "_syncfs", lambda folder: False)
+    monkeypatch.setattr(atomic, "_sync_all", lambda folder: False)
     monkeypatch.setattr(atomic.os, "fsync", lambda fd: fsynced.append(fd) or real_fsync(fd))
     batch = Batch(tmp_path)
-    texts = _texts(SYNCFS_FROM + 1)
+    texts = _texts(SYNC_FROM + 1)
     for index, text in enumerate(texts):
         batch.stage(tmp_path / f"f{index}.json", text)
     batch.flush()

@@ -27,36 +27,30 @@ def _mode_for(path: Path) -> int:
         return 0o644
 
 
-#: Files in one :class:`Batch` from which one flush of their whole filesystem (``syncfs``) replaces a ``fsync``
-#: per file. On ext4 each ``fsync`` is a journal commit (about 2.7 ms on the 2-core machine of issue 28, so 27 s
-#: for the 10,000 artifacts of a regen from empty); one ``syncfs`` writes the same data with one commit.
-SYNCFS_FROM = 16
+#: Files in one :class:`Batch` from which one ``sync(2)`` replaces a ``fsync`` per file. On ext4 each ``fsync`` is
+#: a journal commit (about 2.7 ms on the 2-core machine of issue 28, so 27 s for the 10,000 artifacts of a regen
+#: from empty); one ``sync`` writes the same data with one commit.
+SYNC_FROM = 16
 
 
-def _syncfs(folder: Path) -> bool:
-    """Flush every file of *folder*'s filesystem to disk with one ``syncfs(2)``; whether the platform did."""
+def _sync_all(folder: Path) -> bool:  # pylint: disable=unused-argument
+    """Flush every file written so far to disk at once, *folder*'s among them; whether the platform did.
+
+    Linux's ``sync(2)`` returns once the data is written (POSIX lets it return before, and other systems' does),
+    so only there; elsewhere the caller flushes each file.
+    """
     if not sys.platform.startswith("linux"):
         return False
-    try:
-        import ctypes  # pylint: disable=import-outside-toplevel
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        syncfs = libc.syncfs
-    except (OSError, AttributeError, ImportError):
-        return False
-    descriptor = os.open(folder, os.O_RDONLY)
-    try:
-        return syncfs(descriptor) == 0
-    finally:
-        os.close(descriptor)
+    os.sync()
+    return True
 
 
 class Batch:
     """Many files replaced whole, as :func:`write_atomic` replaces one, with one flush to disk for all of them.
 
     :meth:`stage` writes each text to its temporary file ``.<name>.<random>.tmp`` beside its destination (not yet
-    flushed); :meth:`flush` puts every staged file on disk (one ``syncfs`` of the filesystem from
-    :data:`SYNCFS_FROM` files on Linux, else a ``fsync`` of each); :meth:`commit` then renames one staged file over
+    flushed); :meth:`flush` puts every staged file on disk (one ``sync`` from :data:`SYNC_FROM` files on
+    Linux, else a ``fsync`` of each); :meth:`commit` then renames one staged file over
     its destination. So each destination holds its old bytes or its new ones, never half of them, and no rename
     happens before its bytes are on disk: what :func:`write_atomic` promises, for one journal commit instead of one
     per file. :meth:`discard` removes what was staged and not committed (a run killed in between leaves
@@ -93,7 +87,7 @@ class Batch:
         Raises:
             OSError: If a file cannot be flushed.
         """
-        if len(self._staged) < SYNCFS_FROM or not _syncfs(self.folder):
+        if len(self._staged) < SYNC_FROM or not _sync_all(self.folder):
             for tmp, _ in self._staged.values():
                 descriptor = os.open(tmp, os.O_RDWR)
                 try:
