@@ -70,7 +70,7 @@ def test_render_is_the_slow_rendering_of_any_json_value(value: Any) -> None:
     {"a": math.nan}, {"a": [1, math.inf]}, {1: "a"}, {"a": {2: 3}}, {"a": object()}, (1, [2, (3,)]),
     {"a": ()}, [[], {}, [[]], {"b": {}}], "text", 7, 2.5, None, {"a": collections.OrderedDict(c=1, b=[2])},
     {"a": [_Level.HIGH]}, {"a": _Name("x")}, collections.OrderedDict(b=1, a={"c": 2}),
-], ids=repr)
+], ids=lambda value: type(value).__name__)
 def test_what_is_not_plain_json_takes_the_slow_path(value: Any) -> None:
     try:
         expected = render_slow(value)

@@ -133,13 +133,17 @@ def _regen(root: Optional[Path], check_only: bool, commit: bool, changed_since: 
 
     cache = _open_cache(repo, profiles) if use_cache else None
     shown = dict(zip(every, repo.displays([str(path) for path in every])))  # a catalogue's worth at once
+    # A writing regen of the whole catalogue takes up the last clean one's answer where it still holds.
+    whole = cache is not None and not check_only and changed_since is None
     try:  # what was learnt is kept even when resolved/ cannot be read or written
+        if whole and _regen_changed(repo, shown, profiles, cache, wait):
+            raise SystemExit(0)
         with progress_bar(len(files), "checking and resolving") as update:
             resolutions = resolve_specs(repo, files, profiles, update, cache, shown)
         spec_paths = list(shown.values())
         if check_only:
             raise SystemExit(_check(repo, resolutions, spec_paths, wait, fmt, cache))
-        target, applied = _write(repo, resolutions, spec_paths, wait, profiles, cache)
+        target, applied = _write(repo, resolutions, spec_paths, wait, profiles, cache, whole)
     finally:
         save_cache(cache)
     if commit:
@@ -244,11 +248,60 @@ def _check_json(folder: str, found, errors, artifacts: int) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False)
 
 
-def _write(repo, resolutions, spec_paths: List[str], wait: float, profiles, cache=None):
+def _regen_changed(repo, shown, profiles, cache, wait: float) -> bool:
+    """The regen of the whole catalogue from the last clean regen's answer
+    (:func:`pipeline.catalogue.regen_changed.regen_changed`), printing what :func:`_write` prints, and the answer
+    recorded again; whether it was done so (else nothing was written, and the whole regen runs)."""
+    # pylint: disable=import-outside-toplevel
+    from pipeline.cache import regen_answer
+    from pipeline.catalogue.regen import RegenError
+    from pipeline.catalogue.regen_changed import regen_changed
+    from pipeline.reporters.summary import plural
+
+    digest = regen_answer.profiles_digest(cache.keys.profiles)
+    answer = regen_answer.load(cache.folder, digest, (repo.resolved, repo.specs))
+    if answer is None:
+        return False
+    pairs = sorted(((path, display) for path, display in shown.items()), key=lambda pair: pair[1])
+    try:
+        done = regen_changed(repo.resolved, pairs, answer, profiles, cache, wait,
+                             lambda action, file: echo(f"{action} {_shown(repo, file)}"))
+    except RegenError as error:
+        raise RegenFailure(str(error)) from None
+    if done is None:
+        return False
+    folder = repo.display(repo.resolved)
+    if done.written:
+        echo(f"regen: {plural(len(done.written), 'file')} written, 0 removed, {done.files - len(done.written)} "
+             f"unchanged in {folder}/")
+    else:
+        echo(f"regen: {folder}/ is up to date ({plural(done.artifacts, 'artifact')})")
+    regen_answer.record(cache.folder, digest, (repo.resolved, repo.specs), done.answer.artifacts,
+                        done.answer.index_sha256, done.answer.index_stat)
+    return True
+
+
+def _record_answer(repo, cache, resolutions, target, existing, written) -> None:
+    """Record the answer of a whole regen whose plan was clean (:func:`pipeline.catalogue.regen_changed.answer_of`),
+    else forget the one recorded."""
+    # pylint: disable=import-outside-toplevel
+    from pipeline.cache import regen_answer
+    from pipeline.catalogue.regen_changed import answer_of
+
+    answer = answer_of(resolutions, target, existing, written, repo.resolved)
+    if answer is None:
+        regen_answer.forget(cache.folder / regen_answer.ANSWER_FILE)
+        return
+    regen_answer.record(cache.folder, regen_answer.profiles_digest(cache.keys.profiles), (repo.resolved, repo.specs),
+                        answer.artifacts, answer.index_sha256, answer.index_stat)
+
+
+def _write(repo, resolutions, spec_paths: List[str], wait: float, profiles, cache=None, whole: bool = False):
     """Plan and apply under the lock, printing each change as it happens; return the plan and what was done.
 
     A spec whose artifact the cache knew but whose file does not hold it is built first (:func:`rebuild`);
-    each artifact written or found as it should be is remembered in *cache*.
+    each artifact written or found as it should be is remembered in *cache*, and, for a regen of the *whole*
+    catalogue, the answer of a clean plan (:func:`_record_answer`).
     """
     # pylint: disable=import-outside-toplevel
     from pipeline.catalogue.regen import (RegenError, apply_plan, locked, plan, read_resolved, rebuild, remember,
@@ -271,6 +324,8 @@ def _write(repo, resolutions, spec_paths: List[str], wait: float, profiles, cach
             applied = apply_plan(target, repo.resolved, existing, tell)
             if cache is not None:
                 remember(cache, resolutions, target, existing, repo.resolved, applied.written)
+                if whole:
+                    _record_answer(repo, cache, resolutions, target, existing, applied.written)
     except RegenError as error:
         raise RegenFailure(str(error)) from None
     _echo_problems(target.problems)
