@@ -132,6 +132,7 @@ def record(cache_folder: Path, profiles: str, folders: Sequence[Path], artifacts
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
+        os.chmod(tmp, 0o644)  # as the cache's other files
         os.replace(tmp, cache_folder / ANSWER_FILE)
     except OSError:
         forget(Path(tmp))

@@ -276,8 +276,9 @@ def _regen_changed(repo, shown, profiles, cache, wait: float) -> bool:
              f"unchanged in {folder}/")
     else:
         echo(f"regen: {folder}/ is up to date ({plural(done.artifacts, 'artifact')})")
-    regen_answer.record(cache.folder, digest, (repo.resolved, repo.specs), done.answer.artifacts,
-                        done.answer.index_sha256, done.answer.index_stat)
+    if done.answer != answer:
+        regen_answer.record(cache.folder, digest, (repo.resolved, repo.specs), done.answer.artifacts,
+                            done.answer.index_sha256, done.answer.index_stat)
     return True
 
 
