@@ -70,7 +70,7 @@ class Done:
         return self.files - 1
 
 
-def regen_changed(folder: Path, pairs: Sequence[Tuple[Path, str]], answer: Answer, profiles: OpProfiles,
+def regen_changed(folder: Path, pairs: Sequence[Tuple[str, str]], answer: Answer, profiles: OpProfiles,
                   cache: "ArtifactCache", wait: float,
                   on_change: Optional[Callable[[str, str], None]] = None) -> Optional[Done]:
     """Do the regen of *pairs* (every spec, ``(path, display)`` in display order) into *folder* from *answer*,
@@ -90,7 +90,7 @@ def regen_changed(folder: Path, pairs: Sequence[Tuple[Path, str]], answer: Answe
 class _Run:
     """One :func:`regen_changed` under the lock."""
 
-    def __init__(self, folder: Path, pairs: Sequence[Tuple[Path, str]], answer: Answer, profiles: OpProfiles,
+    def __init__(self, folder: Path, pairs: Sequence[Tuple[str, str]], answer: Answer, profiles: OpProfiles,
                  cache: "ArtifactCache") -> None:
         self.folder, self.pairs, self.answer, self.cache = folder, pairs, answer, cache
         self.builder = _Builder(profiles, cache)
@@ -139,10 +139,11 @@ class _Run:
         not (by name, with it), and the index's ``lstat``; ``None`` when one is not a regular file, or too many
         changed."""
         specs, files = [], {}
+        folder = os.fspath(self.folder)
         for number, ((path, _), item) in enumerate(zip(self.pairs, self.answer.artifacts)):
             try:
                 status = os.stat(path)
-                held = os.lstat(self.folder / item.file)
+                held = os.lstat(os.path.join(folder, item.file))  # strings: no Path per file
             except (OSError, ValueError):
                 return None
             if not (stat_module.S_ISREG(status.st_mode) and stat_module.S_ISREG(held.st_mode)):
@@ -162,7 +163,7 @@ class _Run:
     def _resolve(self, number: int) -> bool:
         """Resolve the changed spec *number* as the whole regen would, and take its artifact into the lines;
         whether it passed and kept its artifact's file name."""
-        path, display = self.pairs[number]
+        path, display = Path(self.pairs[number][0]), self.pairs[number][1]
         item = _known(display, path, self.cache) or self.builder.resolve(path, display)
         if item.document is None or item.record is None or item.document["name"] + ARTIFACT_SUFFIX != \
                 self.lines[number].file:
@@ -198,8 +199,7 @@ class _Run:
             if held != old.sha256:
                 return None
             if number not in self.texts:  # known to the cache by its bytes only: build it, as the whole regen does
-                path, display = self.pairs[number]
-                item = self.builder.resolve(path, display)
+                item = self.builder.resolve(Path(self.pairs[number][0]), self.pairs[number][1])
                 if item.document is None or item.record is None or item.text is None:
                     return None
                 self.texts[number], self.records[number] = item.text, item.record

@@ -106,7 +106,7 @@ def _regen(root: Optional[Path], check_only: bool, commit: bool, changed_since: 
     # pylint: disable=import-outside-toplevel
     from pipeline.catalogue.regen import resolve_specs
     from pipeline.check.repo import find_repo
-    from pipeline.check.discovery import find_spec_files
+    from pipeline.check.discovery import spec_file_names
 
     from pipeline.commands.options import run_profiles, save_cache
 
@@ -121,7 +121,14 @@ def _regen(root: Optional[Path], check_only: bool, commit: bool, changed_since: 
     # --commit's message compares every document with HEAD's, so it builds them all.
     use_cache = not (no_cache or commit)
     profiles = run_profiles(repo, not no_cache)
-    every = find_spec_files([repo.specs])
+    names = spec_file_names([repo.specs])  # strings: the recorded answer needs no Path per file
+    displays = repo.displays(names)  # a catalogue's worth at once
+    cache = _open_cache(repo, profiles) if use_cache else None
+    # A writing regen of the whole catalogue takes up the last clean one's answer where it still holds.
+    whole = cache is not None and not check_only and changed_since is None
+    if whole and _answered(repo, names, displays, profiles, cache, wait):
+        raise SystemExit(0)
+    every = [Path(name) for name in names]  # spec_file_names's paths are as Path spells them
     files = every
     if changed_since is not None:
         from pipeline.commands.git_options import changed_files
@@ -131,13 +138,8 @@ def _regen(root: Optional[Path], check_only: bool, commit: bool, changed_since: 
         _refuse_other_changes(repo)
     from pipeline.commands.options import progress_bar
 
-    cache = _open_cache(repo, profiles) if use_cache else None
-    shown = dict(zip(every, repo.displays([str(path) for path in every])))  # a catalogue's worth at once
-    # A writing regen of the whole catalogue takes up the last clean one's answer where it still holds.
-    whole = cache is not None and not check_only and changed_since is None
+    shown = dict(zip(every, displays))
     try:  # what was learnt is kept even when resolved/ cannot be read or written
-        if whole and _regen_changed(repo, shown, profiles, cache, wait):
-            raise SystemExit(0)
         with progress_bar(len(files), "checking and resolving") as update:
             resolutions = resolve_specs(repo, files, profiles, update, cache, shown)
         spec_paths = list(shown.values())
@@ -248,7 +250,21 @@ def _check_json(folder: str, found, errors, artifacts: int) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False)
 
 
-def _regen_changed(repo, shown, profiles, cache, wait: float) -> bool:
+def _answered(repo, names, displays, profiles, cache, wait: float) -> bool:
+    """:func:`_regen_changed`, the cache saved when it answered (or failed)."""
+    from pipeline.commands.options import save_cache  # pylint: disable=import-outside-toplevel
+
+    try:
+        answered = _regen_changed(repo, names, displays, profiles, cache, wait)
+    except BaseException:
+        save_cache(cache)
+        raise
+    if answered:
+        save_cache(cache)
+    return answered
+
+
+def _regen_changed(repo, names, displays, profiles, cache, wait: float) -> bool:
     """The regen of the whole catalogue from the last clean regen's answer
     (:func:`pipeline.catalogue.regen_changed.regen_changed`), printing what :func:`_write` prints, and the answer
     recorded again; whether it was done so (else nothing was written, and the whole regen runs)."""
@@ -262,7 +278,7 @@ def _regen_changed(repo, shown, profiles, cache, wait: float) -> bool:
     answer = regen_answer.load(cache.folder, digest, (repo.resolved, repo.specs))
     if answer is None:
         return False
-    pairs = sorted(((path, display) for path, display in shown.items()), key=lambda pair: pair[1])
+    pairs = sorted(zip(names, displays), key=lambda pair: pair[1])
     try:
         done = regen_changed(repo.resolved, pairs, answer, profiles, cache, wait,
                              lambda action, file: echo(f"{action} {_shown(repo, file)}"))
