@@ -349,16 +349,30 @@ def _not_plain(value: Any) -> Any:
 
 
 def _member(value: Any, depth: int) -> str:
-    """A member at *depth* as the encoder writes it: a container by :func:`_pretty`, a plain scalar by the C
-    encoder."""
-    if type(value) in _CONTAINERS:
+    """A member at *depth* as the encoder writes it: a container by :func:`_pretty`, a plain scalar as the
+    standard library's encoder writes one (``encode_basestring_ascii``, ``int.__repr__``, ``float.__repr__``, the
+    three literals), without a call of the C encoder per scalar."""
+    kind = type(value)
+    if kind is str:
+        return encode_basestring_ascii(value)
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float:
+        if value != value or value in (_INFINITY, -_INFINITY):  # pylint: disable=comparison-with-itself
+            raise _NotPlain("not a finite number")
+        return float.__repr__(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if kind in _CONTAINERS:
         return _pretty(value, depth)
-    if type(value) not in _SCALARS:
-        raise _NotPlain(type(value).__name__)
-    try:
-        return "".join(_c_encoder(0)(value, 0))
-    except ValueError:  # NaN or an infinity
-        raise _NotPlain("not a finite number") from None
+    raise _NotPlain(kind.__name__)
+
+
+_INFINITY = float("inf")
 
 
 def _pretty(value: Any, depth: int) -> str:
