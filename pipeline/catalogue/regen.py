@@ -36,8 +36,8 @@ the orphans to remove. :func:`apply_plan` writes it; :func:`drift` is the
   whose stack does not resolve) is reported, and any artifact it had stays,
   listed in the index with ``current: false``: never dropped silently.
 - **Atomic, locked, quiet.** Each file is replaced whole
-  (:func:`~pipeline.catalogue.atomic.write_atomic`: a temporary file in ``resolved/``,
-  then a rename), artifacts before the index and removals last; a file whose
+  (:class:`~pipeline.catalogue.atomic.Batch`: each text to a temporary file in ``resolved/``,
+  all of them flushed to disk at once, then each renamed), artifacts before the index and removals last; a file whose
   text is already right is not rewritten. Two runs are serialised by a
   ``filelock`` lock on ``resolved/.regen.lock`` (``flock`` on POSIX, so a
   killed run's lock is released by the kernel), and the second waits for up
@@ -65,7 +65,7 @@ from pipeline.cache.stamps import content_digest
 from pipeline.cache.verdicts import check_recorded, decoded_verdict
 from pipeline.catalogue.artifacts import (ARTIFACT_SUFFIX, INDEX_FILE, ArtifactInputs, IndexEntry, build_artifact,
                                           build_index, carries_mark, generated_problem, name_problem, render)
-from pipeline.catalogue.atomic import write_atomic
+from pipeline.catalogue.atomic import Batch
 from pipeline.spec.writes import refuse_write
 from pipeline.check.repo import SpecRepo
 from pipeline.check.runner import CheckedSpec, check_file
@@ -841,25 +841,37 @@ def apply_plan(target: Plan, folder: Path, existing: Mapping[str, Existing],
     """
     written, removed = [], []
     unchanged = 0
-
-    for file, text in target.files.items():
-        if file in existing and same_text(existing[file].text, text):
-            unchanged += 1
-            continue
-        if not isinstance(text, str):
-            raise ValueError(f"{file}: the plan knows only the digest of a file it must write; rebuild its spec "
-                             "first (unbuilt)")
-        path = folder / file
-        if path.parent != folder:
-            raise RegenError(f"{file!r} is not a file name inside {folder}")
+    batch = Batch(folder)
+    try:
+        for file, text in target.files.items():
+            if file in existing and same_text(existing[file].text, text):
+                unchanged += 1
+                continue
+            if not isinstance(text, str):
+                raise ValueError(f"{file}: the plan knows only the digest of a file it must write; rebuild its "
+                                 "spec first (unbuilt)")
+            path = folder / file
+            if path.parent != folder:
+                raise RegenError(f"{file!r} is not a file name inside {folder}")
+            try:
+                refuse_write(path, folder)  # never over a link in resolved/ (the folder itself is refused earlier)
+                batch.stage(path, text)
+            except OSError as error:
+                raise RegenError(f"cannot write {path}: {error.strerror}") from None
+            written.append(file)
         try:
-            refuse_write(path, folder)  # never over a link in resolved/ (the folder itself is refused earlier)
-            write_atomic(path, text)
+            batch.flush()
         except OSError as error:
-            raise RegenError(f"cannot write {path}: {error.strerror}") from None
-        written.append(file)
-        if on_change:
-            on_change("wrote", file)
+            raise RegenError(f"cannot write {folder}: {error.strerror}") from None
+        for file in written:  # in the plan's order: the artifacts, then the index
+            try:
+                batch.commit(folder / file)
+            except OSError as error:
+                raise RegenError(f"cannot write {folder / file}: {error.strerror}") from None
+            if on_change:
+                on_change("wrote", file)
+    finally:
+        batch.discard()
     for file, why in target.orphans.items():
         try:
             (folder / file).unlink()

@@ -17,8 +17,10 @@ checked op profiles from there.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, Iterator, List, Optional
 
 import click
 
@@ -76,10 +78,35 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
     Exit codes: 0 done (or up to date), 1 a spec has no new artifact or
     --check found drift, 2 a broken repository, lock or git failure.
     """
+    with _cyclic_gc_paused():
+        _regen(root, check_only, commit, changed_since, wait, fmt, no_cache)
+
+
+@contextlib.contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for the run (reference counting still frees nearly everything).
+
+    A regen holds a catalogue's worth of objects (a resolution, an artifact entry and a file of ``resolved/``
+    per spec), so each collection walks more of them: at 10,000 specs the collector took about a quarter of
+    resolving, reading ``resolved/`` and planning, and a tenth of a regen from empty (issue 28). The run is one
+    short process whose cycles are few and freed at its exit.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _regen(root: Optional[Path], check_only: bool, commit: bool, changed_since: Optional[str],
+           wait: float, fmt: str, no_cache: bool) -> None:
+    """The body of :func:`command`."""
     # pylint: disable=import-outside-toplevel
     from pipeline.catalogue.regen import resolve_specs
     from pipeline.check.repo import find_repo
-    from pipeline.check.discovery import find_spec_files
+    from pipeline.check.discovery import spec_file_names
 
     from pipeline.commands.options import run_profiles, save_cache
 
@@ -94,7 +121,14 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
     # --commit's message compares every document with HEAD's, so it builds them all.
     use_cache = not (no_cache or commit)
     profiles = run_profiles(repo, not no_cache)
-    every = find_spec_files([repo.specs])
+    names = spec_file_names([repo.specs])  # strings: the recorded answer needs no Path per file
+    displays = repo.displays(names)  # a catalogue's worth at once
+    cache = _open_cache(repo, profiles) if use_cache else None
+    # A writing regen of the whole catalogue takes up the last clean one's answer where it still holds.
+    whole = cache is not None and not check_only and changed_since is None
+    if whole and _answered(repo, names, displays, profiles, cache, wait):
+        raise SystemExit(0)
+    every = [Path(name) for name in names]  # spec_file_names's paths are as Path spells them
     files = every
     if changed_since is not None:
         from pipeline.commands.git_options import changed_files
@@ -104,15 +138,14 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
         _refuse_other_changes(repo)
     from pipeline.commands.options import progress_bar
 
-    cache = _open_cache(repo, profiles) if use_cache else None
-    shown = dict(zip(every, repo.displays([str(path) for path in every])))  # a catalogue's worth at once
+    shown = dict(zip(every, displays))
     try:  # what was learnt is kept even when resolved/ cannot be read or written
         with progress_bar(len(files), "checking and resolving") as update:
             resolutions = resolve_specs(repo, files, profiles, update, cache, shown)
         spec_paths = list(shown.values())
         if check_only:
             raise SystemExit(_check(repo, resolutions, spec_paths, wait, fmt, cache))
-        target, applied = _write(repo, resolutions, spec_paths, wait, profiles, cache)
+        target, applied = _write(repo, resolutions, spec_paths, wait, profiles, cache, whole)
     finally:
         save_cache(cache)
     if commit:
@@ -217,11 +250,75 @@ def _check_json(folder: str, found, errors, artifacts: int) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False)
 
 
-def _write(repo, resolutions, spec_paths: List[str], wait: float, profiles, cache=None):
+def _answered(repo, names, displays, profiles, cache, wait: float) -> bool:
+    """:func:`_regen_changed`, the cache saved when it answered (or failed)."""
+    from pipeline.commands.options import save_cache  # pylint: disable=import-outside-toplevel
+
+    try:
+        answered = _regen_changed(repo, names, displays, profiles, cache, wait)
+    except BaseException:
+        save_cache(cache)
+        raise
+    if answered:
+        save_cache(cache)
+    return answered
+
+
+def _regen_changed(repo, names, displays, profiles, cache, wait: float) -> bool:
+    """The regen of the whole catalogue from the last clean regen's answer
+    (:func:`pipeline.catalogue.regen_changed.regen_changed`), printing what :func:`_write` prints, and the answer
+    recorded again; whether it was done so (else nothing was written, and the whole regen runs)."""
+    # pylint: disable=import-outside-toplevel
+    from pipeline.cache import regen_answer
+    from pipeline.catalogue.regen import RegenError
+    from pipeline.catalogue.regen_changed import regen_changed
+    from pipeline.reporters.summary import plural
+
+    digest = regen_answer.profiles_digest(cache.keys.profiles)
+    answer = regen_answer.load(cache.folder, digest, (repo.resolved, repo.specs))
+    if answer is None:
+        return False
+    pairs = sorted(zip(names, displays), key=lambda pair: pair[1])
+    try:
+        done = regen_changed(repo.resolved, pairs, answer, profiles, cache, wait,
+                             lambda action, file: echo(f"{action} {_shown(repo, file)}"))
+    except RegenError as error:
+        raise RegenFailure(str(error)) from None
+    if done is None:
+        return False
+    folder = repo.display(repo.resolved)
+    if done.written:
+        echo(f"regen: {plural(len(done.written), 'file')} written, 0 removed, {done.files - len(done.written)} "
+             f"unchanged in {folder}/")
+    else:
+        echo(f"regen: {folder}/ is up to date ({plural(done.artifacts, 'artifact')})")
+    if done.answer != answer:
+        regen_answer.record(cache.folder, digest, (repo.resolved, repo.specs), done.answer.artifacts,
+                            done.answer.index_sha256, done.answer.index_stat)
+    return True
+
+
+def _record_answer(repo, cache, resolutions, target, existing, written) -> None:
+    """Record the answer of a whole regen whose plan was clean (:func:`pipeline.catalogue.regen_changed.answer_of`),
+    else forget the one recorded."""
+    # pylint: disable=import-outside-toplevel
+    from pipeline.cache import regen_answer
+    from pipeline.catalogue.regen_changed import answer_of
+
+    answer = answer_of(resolutions, target, existing, written, repo.resolved)
+    if answer is None:
+        regen_answer.forget(cache.folder / regen_answer.ANSWER_FILE)
+        return
+    regen_answer.record(cache.folder, regen_answer.profiles_digest(cache.keys.profiles), (repo.resolved, repo.specs),
+                        answer.artifacts, answer.index_sha256, answer.index_stat)
+
+
+def _write(repo, resolutions, spec_paths: List[str], wait: float, profiles, cache=None, whole: bool = False):
     """Plan and apply under the lock, printing each change as it happens; return the plan and what was done.
 
     A spec whose artifact the cache knew but whose file does not hold it is built first (:func:`rebuild`);
-    each artifact written or found as it should be is remembered in *cache*.
+    each artifact written or found as it should be is remembered in *cache*, and, for a regen of the *whole*
+    catalogue, the answer of a clean plan (:func:`_record_answer`).
     """
     # pylint: disable=import-outside-toplevel
     from pipeline.catalogue.regen import (RegenError, apply_plan, locked, plan, read_resolved, rebuild, remember,
@@ -244,6 +341,8 @@ def _write(repo, resolutions, spec_paths: List[str], wait: float, profiles, cach
             applied = apply_plan(target, repo.resolved, existing, tell)
             if cache is not None:
                 remember(cache, resolutions, target, existing, repo.resolved, applied.written)
+                if whole:
+                    _record_answer(repo, cache, resolutions, target, existing, applied.written)
     except RegenError as error:
         raise RegenFailure(str(error)) from None
     _echo_problems(target.problems)
