@@ -105,13 +105,7 @@ class Batch:
         if not self._flushed:
             raise ValueError("flush a batch before committing a file of it")
         tmp, mode = self._staged.pop(path)
-        try:
-            os.chmod(tmp, mode)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        _move_into_place(tmp, mode, path)
 
     def discard(self) -> None:
         """Remove every staged file not committed."""
@@ -140,6 +134,17 @@ def write_atomic(path: Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _move_into_place(tmp, mode, path)
+
+
+def _move_into_place(tmp: str, mode: int, path: Path) -> None:
+    """Give the written temporary file *tmp* the permissions *mode* and rename it over *path*; on failure it is
+    removed and the error raised."""
+    try:
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
