@@ -253,9 +253,17 @@ def _weight_flops(spec: "ModelSpec", kind: "LayerKind", symbols: Mapping[str, An
     """Forward FLOPs of one layer's weight matmuls over *seq_len* tokens: every matmul weight over the sequence,
     except a cross-attention kind's key and value projections (:data:`CROSS_SOURCE_ROLES`), which run once over
     the image's tokens (:func:`image_tokens`)."""
+    text, image = _weight_params(spec, kind, symbols)
+    return 2 * (seq_len * text + image_tokens(spec) * image) if image else 2 * seq_len * text
+
+
+def _weight_params(spec: "ModelSpec", kind: "LayerKind", symbols: Mapping[str, Any]) -> Tuple[int, int]:
+    """``(text, image)``: the matmul weights one token of the text passes through in one layer of *kind*, and those
+    that run once over the image's tokens instead (a cross-attention kind's :data:`CROSS_SOURCE_ROLES`; else 0).
+    Whatever the sequence's length, so :class:`_KindFigures` computes it once per kind."""
     top_k = spec.num_experts_per_tok or 0
     if kind.attention != "cross":
-        return 2 * seq_len * _matmul_active(kind.weights, symbols, top_k)
+        return _matmul_active(kind.weights, symbols, top_k), 0
     text = image = 0
     for tensor in resolve(kind.weights, symbols):
         if tensor.op != "matmul" or tensor.per == "first_layer":
@@ -265,7 +273,7 @@ def _weight_flops(spec: "ModelSpec", kind: "LayerKind", symbols: Mapping[str, An
             image += params
         else:
             text += params
-    return 2 * (seq_len * text + image_tokens(spec) * image)
+    return text, image
 
 
 def _head_widths(spec: "ModelSpec", kind: "LayerKind") -> Tuple[int, int]:
@@ -425,18 +433,56 @@ def _kv(spec: "ModelSpec", arch: str, kind: "LayerKind", elem: float) -> Tuple[i
     return per_token, 0, cross
 
 
+class _KindFigures:
+    """The figures of one spec's stack that do not depend on the sequence's length, each computed once however
+    many groups and sequence lengths read it: per distinct kind, the weight matmuls one token passes through
+    (:func:`_weight_params`) and the cache bytes (:func:`_kv`); the MTP extras' and the head's matmul weights."""
+
+    def __init__(self, spec: "ModelSpec", profile: "OpProfile", arch: str) -> None:
+        self.spec, self.profile, self.arch = spec, profile, arch
+        self.symbols = model_symbols(spec)
+        self.elem = dtype_bytes(spec)
+        self._weights: Dict[int, Tuple["LayerKind", Tuple[int, int]]] = {}
+        self._kv: Dict[int, Tuple["LayerKind", Tuple[int, int, int]]] = {}
+        self._model: Optional[Tuple[int, int]] = None
+
+    def weights(self, kind: "LayerKind") -> Tuple[int, int]:
+        """:func:`_weight_params` of *kind* (held here, so its ``id`` names it while this lives)."""
+        known = self._weights.get(id(kind))
+        if known is None:
+            known = self._weights[id(kind)] = (kind, _weight_params(self.spec, kind, self.symbols))
+        return known[1]
+
+    def kv(self, kind: "LayerKind") -> Tuple[int, int, int]:
+        """:func:`_kv` of *kind*."""
+        known = self._kv.get(id(kind))
+        if known is None:
+            known = self._kv[id(kind)] = (kind, _kv(self.spec, self.arch, kind, self.elem))
+        return known[1]
+
+    def model(self) -> Tuple[int, int]:
+        """:func:`_model_params` of the profile."""
+        if self._model is None:
+            self._model = _model_params(self.profile, self.symbols)
+        return self._model
+
+
 def _group(spec: "ModelSpec", arch: str, group: "StackGroup", seq_len: int, symbols: Mapping[str, Any],
-           elem: float) -> GroupFlops:
-    """One group's figures at *seq_len*."""
+           elem: float, kinds: Optional[_KindFigures] = None) -> GroupFlops:
+    """One group's figures at *seq_len* (the per-kind ones from *kinds* when given, else computed here)."""
     kind = group.kind
-    weights = _weight_flops(spec, kind, symbols, seq_len)
+    if kinds is None:
+        weights = _weight_flops(spec, kind, symbols, seq_len)
+    else:
+        text, image = kinds.weights(kind)
+        weights = 2 * (seq_len * text + image_tokens(spec) * image) if image else 2 * seq_len * text
     if kind.attention == "linear":
         dense, causal = _linear(spec, arch, seq_len)
     elif kind.attention == "ssm":
         dense, causal = _ssm(spec, arch, seq_len)
     else:
         dense, causal = _softmax(spec, arch, kind, seq_len)
-    per_token, state, cross = _kv(spec, arch, kind, elem)
+    per_token, state, cross = _kv(spec, arch, kind, elem) if kinds is None else kinds.kv(kind)
     window = spec.sliding_window - 1 if kind.attention == "sliding" else None
     if kind.attention == "chunked":  # cache_utils.py: a chunked layer's cache is a sliding one of the chunk's size
         window = spec.attention_chunk_size - 1
@@ -446,7 +492,7 @@ def _group(spec: "ModelSpec", arch: str, group: "StackGroup", seq_len: int, symb
 
 
 def model_flops(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack", seq_len: int,
-                total_parameters: int = 0) -> ModelFlops:
+                total_parameters: int = 0, kinds: Optional[_KindFigures] = None) -> ModelFlops:
     """The FLOPs of one forward over *seq_len* tokens, and the bytes, from the resolved stack.
 
     Args:
@@ -455,6 +501,8 @@ def model_flops(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack", se
         stack: Its resolved stack.
         seq_len: Tokens in the sequence, at least 1.
         total_parameters: The model's ``total`` parameters, for the weight bytes.
+        kinds: The figures of this spec, profile and stack that do not depend on *seq_len*, computed once for
+            several lengths (:func:`flops_document`); ``None``: computed here.
 
     Raises:
         Unpriced: If an inventory reads a field the spec leaves out.
@@ -462,15 +510,24 @@ def model_flops(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack", se
     """
     if seq_len < 1:
         raise ValueError(f"a sequence length is at least 1 token, got {seq_len}")
-    symbols = model_symbols(spec)
+    symbols = model_symbols(spec) if kinds is None else kinds.symbols
     elem = dtype_bytes(spec)
-    groups = [_group(spec, stack.arch, group, seq_len, symbols, elem) for group in stack.groups]
-    extra = 2 * seq_len * _matmul_active(profile.mtp_weights, symbols, 0) if profile.mtp_weights else 0
+    groups = [_group(spec, stack.arch, group, seq_len, symbols, elem, kinds) for group in stack.groups]
+    mtp_active, other = _model_params(profile, symbols) if kinds is None else kinds.model()
+    extra = 2 * seq_len * mtp_active
     groups = [g if not g.mtp else _with_extra(g, g.count * extra) for g in groups]
     head = 2 * seq_len * spec.vocab_size * spec.hidden_size
-    head += 2 * seq_len * sum(params for part, _, params, matmul in sizes(profile.model_weights, symbols)
-                              if matmul and part == "other")
+    head += 2 * seq_len * other
     return ModelFlops(seq_len, tuple(groups), head, spec.torch_dtype or DEFAULT_DTYPE, int(total_parameters * elem))
+
+
+def _model_params(profile: "OpProfile", symbols: Mapping[str, Any]) -> Tuple[int, int]:
+    """``(MTP extras, head)``: the matmul weights one token passes through in an MTP layer's own extras
+    (``mtp_weights``, 0 without) and in the model's ``other`` matmuls besides the vocabulary's head."""
+    mtp_active = _matmul_active(profile.mtp_weights, symbols, 0) if profile.mtp_weights else 0
+    other = sum(params for part, _, params, matmul in sizes(profile.model_weights, symbols)
+                if matmul and part == "other")
+    return mtp_active, other
 
 
 def _with_extra(group: GroupFlops, weights: int) -> GroupFlops:
@@ -508,7 +565,8 @@ def flops_document(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack",
     Raises:
         Unpriced: As :func:`model_flops`.
     """
-    at = [model_flops(spec, profile, stack, n, total_parameters) for n in artifact_seq_lens(spec)]
+    kinds = _KindFigures(spec, profile, stack.arch)
+    at = [model_flops(spec, profile, stack, n, total_parameters, kinds) for n in artifact_seq_lens(spec)]
     first = at[0]
     return {
         "conventions": {"dense": "every (query, key) pair of the score matrix: FlopCounterMode, torchtitan",
