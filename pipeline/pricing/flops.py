@@ -209,10 +209,11 @@ class ModelFlops:
 
     def to_dict(self) -> Dict[str, Any]:
         """The figures as the artifact's ``flops.at`` entries hold them."""
+        forward = {c: self.forward(c) for c in CONVENTIONS}  # once each: per_token and training are of it
         return {"seq_len": self.seq_len,
-                **{f"forward_{c}": self.forward(c) for c in CONVENTIONS},
-                **{f"per_token_{c}": self.per_token(c) for c in CONVENTIONS},
-                **{f"training_{c}": self.training(c) for c in CONVENTIONS},
+                **{f"forward_{c}": forward[c] for c in CONVENTIONS},
+                **{f"per_token_{c}": forward[c] // self.seq_len for c in CONVENTIONS},
+                **{f"training_{c}": 3 * forward[c] for c in CONVENTIONS},
                 **{f"attention_{c}": self.attention(c) for c in CONVENTIONS},
                 "head": self.head, "mtp_dense": self.mtp("dense"), "mtp_causal": self.mtp("causal"),
                 "kv_cache_bytes": self.kv_bytes(), "groups": [g.to_dict() for g in self.groups]}
