@@ -254,17 +254,9 @@ def _weight_flops(spec: "ModelSpec", kind: "LayerKind", symbols: Mapping[str, An
     """Forward FLOPs of one layer's weight matmuls over *seq_len* tokens: every matmul weight over the sequence,
     except a cross-attention kind's key and value projections (:data:`CROSS_SOURCE_ROLES`), which run once over
     the image's tokens (:func:`image_tokens`)."""
-    text, image = _weight_params(spec, kind, symbols)
-    return 2 * (seq_len * text + image_tokens(spec) * image) if image else 2 * seq_len * text
-
-
-def _weight_params(spec: "ModelSpec", kind: "LayerKind", symbols: Mapping[str, Any]) -> Tuple[int, int]:
-    """``(text, image)``: the matmul weights one token of the text passes through in one layer of *kind*, and those
-    that run once over the image's tokens instead (a cross-attention kind's :data:`CROSS_SOURCE_ROLES`; else 0).
-    Whatever the sequence's length, so :class:`_KindFigures` computes it once per kind."""
     top_k = spec.num_experts_per_tok or 0
     if kind.attention != "cross":
-        return _matmul_active(kind.weights, symbols, top_k), 0
+        return 2 * seq_len * _matmul_active(kind.weights, symbols, top_k)
     text = image = 0
     for tensor in resolve(kind.weights, symbols):
         if tensor.op != "matmul" or tensor.per == "first_layer":
@@ -274,7 +266,7 @@ def _weight_params(spec: "ModelSpec", kind: "LayerKind", symbols: Mapping[str, A
             image += params
         else:
             text += params
-    return text, image
+    return 2 * (seq_len * text + image_tokens(spec) * image)
 
 
 def _head_widths(spec: "ModelSpec", kind: "LayerKind") -> Tuple[int, int]:
@@ -434,31 +426,46 @@ def _kv(spec: "ModelSpec", arch: str, kind: "LayerKind", elem: float) -> Tuple[i
     return per_token, 0, cross
 
 
+#: One layer's figures at a sequence length: ``(weights, dense, causal, kv per token, kv window, state, encoder
+#: kv per token)``, as :class:`GroupFlops` holds them for a group of one layer.
+_Layer = Tuple[int, int, int, int, Optional[int], int, int]
+
+
+def _layer(spec: "ModelSpec", arch: str, kind: "LayerKind", seq_len: int, symbols: Mapping[str, Any],
+           elem: float) -> _Layer:
+    """One layer of *kind*'s figures at *seq_len*."""
+    weights = _weight_flops(spec, kind, symbols, seq_len)
+    if kind.attention == "linear":
+        dense, causal = _linear(spec, arch, seq_len)
+    elif kind.attention == "ssm":
+        dense, causal = _ssm(spec, arch, seq_len)
+    else:
+        dense, causal = _softmax(spec, arch, kind, seq_len)
+    per_token, state, cross = _kv(spec, arch, kind, elem)
+    window = spec.sliding_window - 1 if kind.attention == "sliding" else None
+    if kind.attention == "chunked":  # cache_utils.py: a chunked layer's cache is a sliding one of the chunk's size
+        window = spec.attention_chunk_size - 1
+    return weights, dense, causal, per_token, window, state, cross
+
+
 class _KindFigures:
-    """The figures of one spec's stack that do not depend on the sequence's length, each computed once however
-    many groups and sequence lengths read it: per distinct kind, the weight matmuls one token passes through
-    (:func:`_weight_params`) and the cache bytes (:func:`_kv`); the MTP extras' and the head's matmul weights."""
+    """One spec's per-layer figures, each computed once however many groups read it: per distinct kind and
+    sequence length, :func:`_layer`; the MTP extras' and the head's matmul weights, whatever the length
+    (:func:`_model_params`). The same figures :func:`model_flops` computes group by group without it."""
 
     def __init__(self, spec: "ModelSpec", profile: "OpProfile", arch: str) -> None:
         self.spec, self.profile, self.arch = spec, profile, arch
         self.symbols = model_symbols(spec)
         self.elem = dtype_bytes(spec)
-        self._weights: Dict[int, Tuple["LayerKind", Tuple[int, int]]] = {}
-        self._kv: Dict[int, Tuple["LayerKind", Tuple[int, int, int]]] = {}
+        self._layers: Dict[Tuple[int, int], Tuple["LayerKind", _Layer]] = {}
         self._model: Optional[Tuple[int, int]] = None
 
-    def weights(self, kind: "LayerKind") -> Tuple[int, int]:
-        """:func:`_weight_params` of *kind* (held here, so its ``id`` names it while this lives)."""
-        known = self._weights.get(id(kind))
+    def layer(self, kind: "LayerKind", seq_len: int) -> _Layer:
+        """:func:`_layer` of *kind* at *seq_len* (the kind held here, so its ``id`` names it while this lives)."""
+        known = self._layers.get((id(kind), seq_len))
         if known is None:
-            known = self._weights[id(kind)] = (kind, _weight_params(self.spec, kind, self.symbols))
-        return known[1]
-
-    def kv(self, kind: "LayerKind") -> Tuple[int, int, int]:
-        """:func:`_kv` of *kind*."""
-        known = self._kv.get(id(kind))
-        if known is None:
-            known = self._kv[id(kind)] = (kind, _kv(self.spec, self.arch, kind, self.elem))
+            known = self._layers[id(kind), seq_len] = (kind, _layer(self.spec, self.arch, kind, seq_len,
+                                                                    self.symbols, self.elem))
         return known[1]
 
     def model(self) -> Tuple[int, int]:
@@ -470,23 +477,10 @@ class _KindFigures:
 
 def _group(spec: "ModelSpec", arch: str, group: "StackGroup", seq_len: int, symbols: Mapping[str, Any],
            elem: float, kinds: Optional[_KindFigures] = None) -> GroupFlops:
-    """One group's figures at *seq_len* (the per-kind ones from *kinds* when given, else computed here)."""
+    """One group's figures at *seq_len* (its kind's from *kinds* when given, else computed here)."""
     kind = group.kind
-    if kinds is None:
-        weights = _weight_flops(spec, kind, symbols, seq_len)
-    else:
-        text, image = kinds.weights(kind)
-        weights = 2 * (seq_len * text + image_tokens(spec) * image) if image else 2 * seq_len * text
-    if kind.attention == "linear":
-        dense, causal = _linear(spec, arch, seq_len)
-    elif kind.attention == "ssm":
-        dense, causal = _ssm(spec, arch, seq_len)
-    else:
-        dense, causal = _softmax(spec, arch, kind, seq_len)
-    per_token, state, cross = _kv(spec, arch, kind, elem) if kinds is None else kinds.kv(kind)
-    window = spec.sliding_window - 1 if kind.attention == "sliding" else None
-    if kind.attention == "chunked":  # cache_utils.py: a chunked layer's cache is a sliding one of the chunk's size
-        window = spec.attention_chunk_size - 1
+    weights, dense, causal, per_token, window, state, cross = \
+        _layer(spec, arch, kind, seq_len, symbols, elem) if kinds is None else kinds.layer(kind, seq_len)
     n = group.count
     return GroupFlops(kind.name, n, group.mtp, kind.attention, n * weights, n * dense, n * causal, n * per_token,
                       window, n * state, n * cross)
