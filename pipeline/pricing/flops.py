@@ -496,8 +496,8 @@ def model_flops(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack", se
         stack: Its resolved stack.
         seq_len: Tokens in the sequence, at least 1.
         total_parameters: The model's ``total`` parameters, for the weight bytes.
-        kinds: The figures of this spec, profile and stack that do not depend on *seq_len*, computed once for
-            several lengths (:func:`flops_document`); ``None``: computed here.
+        kinds: This spec's and profile's per-layer figures, each kind's computed once per length however many
+            groups hold it, and shared across lengths (:func:`flops_document`); ``None``: computed group by group.
 
     Raises:
         Unpriced: If an inventory reads a field the spec leaves out.
