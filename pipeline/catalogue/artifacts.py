@@ -348,31 +348,32 @@ def _not_plain(value: Any) -> Any:
     raise _NotPlain(type(value).__name__)
 
 
-def _member(value: Any, depth: int) -> str:
-    """A member at *depth* as the encoder writes it: a container by :func:`_pretty`, a plain scalar as the
-    standard library's encoder writes one (``encode_basestring_ascii``, ``int.__repr__``, ``float.__repr__``, the
-    three literals), without a call of the C encoder per scalar."""
-    kind = type(value)
-    if kind is str:
-        return encode_basestring_ascii(value)
-    if kind is int:
-        return int.__repr__(value)
-    if kind is float:
-        if value != value or value in (_INFINITY, -_INFINITY):  # pylint: disable=comparison-with-itself
-            raise _NotPlain("not a finite number")
-        return float.__repr__(value)
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if kind in _CONTAINERS:
-        return _pretty(value, depth)
-    raise _NotPlain(kind.__name__)
+def _finite(value: float) -> str:
+    """A float as the standard library's encoder writes one (``float.__repr__``); NaN and the infinities refused."""
+    if value != value or value in (_INFINITY, -_INFINITY):  # pylint: disable=comparison-with-itself
+        raise _NotPlain("not a finite number")
+    return float.__repr__(value)
 
 
 _INFINITY = float("inf")
+
+#: By exact type, how the standard library's encoder writes a plain scalar (``encode_basestring_ascii``,
+#: ``int.__repr__``, ``float.__repr__``, the three literals), without a call of the C encoder per scalar.
+_SCALAR_TEXT: Dict[type, Callable[[Any], str]] = {
+    str: encode_basestring_ascii, int: int.__repr__, float: _finite, bool: lambda value: "true" if value else "false",
+    type(None): lambda value: "null"}
+_SCALAR_TYPES = frozenset(_SCALAR_TEXT)
+
+
+def _member(value: Any, depth: int) -> str:
+    """A member at *depth* as the encoder writes it: a container by :func:`_pretty`, a plain scalar by
+    :data:`_SCALAR_TEXT`."""
+    text = _SCALAR_TEXT.get(type(value))
+    if text is not None:
+        return text(value)
+    if type(value) in _CONTAINERS:
+        return _pretty(value, depth)
+    raise _NotPlain(type(value).__name__)
 
 
 def _pretty(value: Any, depth: int) -> str:
@@ -389,9 +390,8 @@ def _pretty(value: Any, depth: int) -> str:
     encode = _c_encoder(depth + 1)
     inner, outer = _NEWLINES[depth + 1], _NEWLINES[depth]
     if kind is dict:
-        for key in value:
-            if type(key) is not str:  # pylint: disable=unidiomatic-typecheck
-                raise _NotPlain("a key that is not a string")
+        if not _STRING_TYPE.issuperset(map(type, value)):
+            raise _NotPlain("a key that is not a string")
         members = value.values()
         opening, closing = "{", "}"
     elif kind is list or kind is tuple:
@@ -399,17 +399,28 @@ def _pretty(value: Any, depth: int) -> str:
         opening, closing = "[", "]"
     else:
         raise _NotPlain(kind.__name__)
-    if all(type(member) in _SCALARS for member in members):
+    if _SCALAR_TYPES.issuperset(map(type, members)):
         try:
             text = "".join(encode(value, 0))
         except ValueError:  # NaN or an infinity
             raise _NotPlain("not a finite number") from None
         return opening + inner + text[1:-1] + outer + closing
+    get = _SCALAR_TEXT.get
     if kind is dict:
-        parts = [encode_basestring_ascii(key) + ": " + _member(value[key], depth + 1) for key in sorted(value)]
+        parts = [encode_basestring_ascii(key) + ": " + _text(get(type(value[key])), value[key], depth + 1)
+                 for key in sorted(value)]
     else:
-        parts = [_member(member, depth + 1) for member in value]
+        parts = [_text(get(type(member)), member, depth + 1) for member in value]
     return opening + inner + ("," + inner).join(parts) + outer + closing
+
+
+_STRING_TYPE = frozenset((str,))
+
+
+def _text(scalar: Optional[Callable[[Any], str]], value: Any, depth: int) -> str:
+    """*value* at *depth*: by *scalar*, its type's :data:`_SCALAR_TEXT`, when it is a plain scalar, else as
+    :func:`_member` writes it."""
+    return scalar(value) if scalar is not None else _member(value, depth)
 
 
 def carries_mark(document: Any) -> bool:

@@ -209,10 +209,11 @@ class ModelFlops:
 
     def to_dict(self) -> Dict[str, Any]:
         """The figures as the artifact's ``flops.at`` entries hold them."""
+        forward = {c: self.forward(c) for c in CONVENTIONS}  # once each: per_token and training are of it
         return {"seq_len": self.seq_len,
-                **{f"forward_{c}": self.forward(c) for c in CONVENTIONS},
-                **{f"per_token_{c}": self.per_token(c) for c in CONVENTIONS},
-                **{f"training_{c}": self.training(c) for c in CONVENTIONS},
+                **{f"forward_{c}": forward[c] for c in CONVENTIONS},
+                **{f"per_token_{c}": forward[c] // self.seq_len for c in CONVENTIONS},
+                **{f"training_{c}": 3 * forward[c] for c in CONVENTIONS},
                 **{f"attention_{c}": self.attention(c) for c in CONVENTIONS},
                 "head": self.head, "mtp_dense": self.mtp("dense"), "mtp_causal": self.mtp("causal"),
                 "kv_cache_bytes": self.kv_bytes(), "groups": [g.to_dict() for g in self.groups]}
@@ -425,10 +426,14 @@ def _kv(spec: "ModelSpec", arch: str, kind: "LayerKind", elem: float) -> Tuple[i
     return per_token, 0, cross
 
 
-def _group(spec: "ModelSpec", arch: str, group: "StackGroup", seq_len: int, symbols: Mapping[str, Any],
-           elem: float) -> GroupFlops:
-    """One group's figures at *seq_len*."""
-    kind = group.kind
+#: One layer's figures at a sequence length: ``(weights, dense, causal, kv per token, kv window, state, encoder
+#: kv per token)``, as :class:`GroupFlops` holds them for a group of one layer.
+_Layer = Tuple[int, int, int, int, Optional[int], int, int]
+
+
+def _layer(spec: "ModelSpec", arch: str, kind: "LayerKind", seq_len: int, symbols: Mapping[str, Any],
+           elem: float) -> _Layer:
+    """One layer of *kind*'s figures at *seq_len*."""
     weights = _weight_flops(spec, kind, symbols, seq_len)
     if kind.attention == "linear":
         dense, causal = _linear(spec, arch, seq_len)
@@ -440,13 +445,49 @@ def _group(spec: "ModelSpec", arch: str, group: "StackGroup", seq_len: int, symb
     window = spec.sliding_window - 1 if kind.attention == "sliding" else None
     if kind.attention == "chunked":  # cache_utils.py: a chunked layer's cache is a sliding one of the chunk's size
         window = spec.attention_chunk_size - 1
+    return weights, dense, causal, per_token, window, state, cross
+
+
+class _KindFigures:
+    """One spec's per-layer figures, each computed once however many groups read it: per distinct kind and
+    sequence length, :func:`_layer`; the MTP extras' and the head's matmul weights, whatever the length
+    (:func:`_model_params`). The same figures :func:`model_flops` computes group by group without it."""
+
+    def __init__(self, spec: "ModelSpec", profile: "OpProfile", arch: str) -> None:
+        self.spec, self.profile, self.arch = spec, profile, arch
+        self.symbols = model_symbols(spec)
+        self.elem = dtype_bytes(spec)
+        self._layers: Dict[Tuple[int, int], Tuple["LayerKind", _Layer]] = {}
+        self._model: Optional[Tuple[int, int]] = None
+
+    def layer(self, kind: "LayerKind", seq_len: int) -> _Layer:
+        """:func:`_layer` of *kind* at *seq_len* (the kind held here, so its ``id`` names it while this lives)."""
+        known = self._layers.get((id(kind), seq_len))
+        if known is None:
+            known = self._layers[id(kind), seq_len] = (kind, _layer(self.spec, self.arch, kind, seq_len,
+                                                                    self.symbols, self.elem))
+        return known[1]
+
+    def model(self) -> Tuple[int, int]:
+        """:func:`_model_params` of the profile."""
+        if self._model is None:
+            self._model = _model_params(self.profile, self.symbols)
+        return self._model
+
+
+def _group(spec: "ModelSpec", arch: str, group: "StackGroup", seq_len: int, symbols: Mapping[str, Any],
+           elem: float, kinds: Optional[_KindFigures] = None) -> GroupFlops:
+    """One group's figures at *seq_len* (its kind's from *kinds* when given, else computed here)."""
+    kind = group.kind
+    weights, dense, causal, per_token, window, state, cross = \
+        _layer(spec, arch, kind, seq_len, symbols, elem) if kinds is None else kinds.layer(kind, seq_len)
     n = group.count
     return GroupFlops(kind.name, n, group.mtp, kind.attention, n * weights, n * dense, n * causal, n * per_token,
                       window, n * state, n * cross)
 
 
 def model_flops(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack", seq_len: int,
-                total_parameters: int = 0) -> ModelFlops:
+                total_parameters: int = 0, kinds: Optional[_KindFigures] = None) -> ModelFlops:
     """The FLOPs of one forward over *seq_len* tokens, and the bytes, from the resolved stack.
 
     Args:
@@ -455,6 +496,8 @@ def model_flops(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack", se
         stack: Its resolved stack.
         seq_len: Tokens in the sequence, at least 1.
         total_parameters: The model's ``total`` parameters, for the weight bytes.
+        kinds: This spec's and profile's per-layer figures, each kind's computed once per length however many
+            groups hold it, and shared across lengths (:func:`flops_document`); ``None``: computed group by group.
 
     Raises:
         Unpriced: If an inventory reads a field the spec leaves out.
@@ -462,15 +505,24 @@ def model_flops(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack", se
     """
     if seq_len < 1:
         raise ValueError(f"a sequence length is at least 1 token, got {seq_len}")
-    symbols = model_symbols(spec)
+    symbols = model_symbols(spec) if kinds is None else kinds.symbols
     elem = dtype_bytes(spec)
-    groups = [_group(spec, stack.arch, group, seq_len, symbols, elem) for group in stack.groups]
-    extra = 2 * seq_len * _matmul_active(profile.mtp_weights, symbols, 0) if profile.mtp_weights else 0
+    groups = [_group(spec, stack.arch, group, seq_len, symbols, elem, kinds) for group in stack.groups]
+    mtp_active, other = _model_params(profile, symbols) if kinds is None else kinds.model()
+    extra = 2 * seq_len * mtp_active
     groups = [g if not g.mtp else _with_extra(g, g.count * extra) for g in groups]
     head = 2 * seq_len * spec.vocab_size * spec.hidden_size
-    head += 2 * seq_len * sum(params for part, _, params, matmul in sizes(profile.model_weights, symbols)
-                              if matmul and part == "other")
+    head += 2 * seq_len * other
     return ModelFlops(seq_len, tuple(groups), head, spec.torch_dtype or DEFAULT_DTYPE, int(total_parameters * elem))
+
+
+def _model_params(profile: "OpProfile", symbols: Mapping[str, Any]) -> Tuple[int, int]:
+    """``(MTP extras, head)``: the matmul weights one token passes through in an MTP layer's own extras
+    (``mtp_weights``, 0 without) and in the model's ``other`` matmuls besides the vocabulary's head."""
+    mtp_active = _matmul_active(profile.mtp_weights, symbols, 0) if profile.mtp_weights else 0
+    other = sum(params for part, _, params, matmul in sizes(profile.model_weights, symbols)
+                if matmul and part == "other")
+    return mtp_active, other
 
 
 def _with_extra(group: GroupFlops, weights: int) -> GroupFlops:
@@ -508,7 +560,8 @@ def flops_document(spec: "ModelSpec", profile: "OpProfile", stack: "LayerStack",
     Raises:
         Unpriced: As :func:`model_flops`.
     """
-    at = [model_flops(spec, profile, stack, n, total_parameters) for n in artifact_seq_lens(spec)]
+    kinds = _KindFigures(spec, profile, stack.arch)
+    at = [model_flops(spec, profile, stack, n, total_parameters, kinds) for n in artifact_seq_lens(spec)]
     first = at[0]
     return {
         "conventions": {"dense": "every (query, key) pair of the score matrix: FlopCounterMode, torchtitan",
