@@ -839,39 +839,17 @@ def apply_plan(target: Plan, folder: Path, existing: Mapping[str, Existing],
     Raises:
         RegenError: If a file cannot be written or removed.
     """
-    written, removed = [], []
+    writes, removed = [], []
     unchanged = 0
-    batch = Batch(folder)
-    try:
-        for file, text in target.files.items():
-            if file in existing and same_text(existing[file].text, text):
-                unchanged += 1
-                continue
-            if not isinstance(text, str):
-                raise ValueError(f"{file}: the plan knows only the digest of a file it must write; rebuild its "
-                                 "spec first (unbuilt)")
-            path = folder / file
-            if path.parent != folder:
-                raise RegenError(f"{file!r} is not a file name inside {folder}")
-            try:
-                refuse_write(path, folder)  # never over a link in resolved/ (the folder itself is refused earlier)
-                batch.stage(path, text)
-            except OSError as error:
-                raise RegenError(f"cannot write {path}: {error.strerror}") from None
-            written.append(file)
-        try:
-            batch.flush()
-        except OSError as error:
-            raise RegenError(f"cannot write {folder}: {error.strerror}") from None
-        for file in written:  # in the plan's order: the artifacts, then the index
-            try:
-                batch.commit(folder / file)
-            except OSError as error:
-                raise RegenError(f"cannot write {folder / file}: {error.strerror}") from None
-            if on_change:
-                on_change("wrote", file)
-    finally:
-        batch.discard()
+    for file, text in target.files.items():
+        if file in existing and same_text(existing[file].text, text):
+            unchanged += 1
+            continue
+        if not isinstance(text, str):
+            raise ValueError(f"{file}: the plan knows only the digest of a file it must write; rebuild its "
+                             "spec first (unbuilt)")
+        writes.append((file, text))
+    write_files(folder, writes, on_change)  # in the plan's order: the artifacts, then the index
     for file, why in target.orphans.items():
         try:
             (folder / file).unlink()
@@ -883,7 +861,42 @@ def apply_plan(target: Plan, folder: Path, existing: Mapping[str, Existing],
         if on_change:
             on_change("removed", file)
     _fsync_folder(folder)
-    return Applied(tuple(written), tuple(removed), unchanged)
+    return Applied(tuple(file for file, _ in writes), tuple(removed), unchanged)
+
+
+def write_files(folder: Path, writes: Sequence[Tuple[str, str]],
+                on_change: Optional[Callable[[str, str], None]] = None) -> None:
+    """Write each ``(file name, text)`` of *writes* into *folder* as one :class:`~pipeline.catalogue.atomic.Batch`:
+    every file staged, one flush, then each renamed into place in order (``on_change("wrote", file)`` after each).
+    A link in the folder is never written through (the folder itself is refused earlier).
+
+    Raises:
+        RegenError: If a name is not a file name inside *folder*, or a file cannot be written.
+    """
+    batch = Batch(folder)
+    try:
+        for file, text in writes:
+            path = folder / file
+            if path.parent != folder:
+                raise RegenError(f"{file!r} is not a file name inside {folder}")
+            try:
+                refuse_write(path, folder)
+                batch.stage(path, text)
+            except OSError as error:
+                raise RegenError(f"cannot write {path}: {error.strerror}") from None
+        try:
+            batch.flush()
+        except OSError as error:
+            raise RegenError(f"cannot write {folder}: {error.strerror}") from None
+        for file, _ in writes:
+            try:
+                batch.commit(folder / file)
+            except OSError as error:
+                raise RegenError(f"cannot write {folder / file}: {error.strerror}") from None
+            if on_change:
+                on_change("wrote", file)
+    finally:
+        batch.discard()
 
 
 def _fsync_folder(folder: Path) -> None:

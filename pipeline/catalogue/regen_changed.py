@@ -37,10 +37,9 @@ from pipeline.cache.artifacts import new_entry
 from pipeline.cache.regen_answer import Answer, Artifact, recorded_stat
 from pipeline.cache.stamps import RACY, RACY_NS, content_digest, now_ns, stat_text
 from pipeline.catalogue.artifacts import ARTIFACT_SUFFIX, INDEX_FILE, IndexEntry, build_index, render
-from pipeline.catalogue.atomic import Batch
-from pipeline.catalogue.regen import Existing, Plan, Resolution, RegenError, _Builder, _known, locked, remove_leftovers
+from pipeline.catalogue.regen import (Existing, Plan, Resolution, _Builder, _known, locked, remove_leftovers,
+                                      write_files)
 from pipeline.pricing.op_profiles import OpProfiles
-from pipeline.spec.writes import refuse_write
 
 if TYPE_CHECKING:
     from pipeline.cache.artifacts import ArtifactCache
@@ -236,28 +235,7 @@ class _Run:
                on_change: Optional[Callable[[str, str], None]]) -> List[Tuple[str, str]]:
         """Write *writes* as :func:`~pipeline.catalogue.regen.apply_plan` does, and remember each artifact in the
         cache; the files written."""
-        batch = Batch(self.folder)
-        try:
-            for file, text in writes:
-                path = self.folder / file
-                try:
-                    refuse_write(path, self.folder)
-                    batch.stage(path, text)
-                except OSError as error:
-                    raise RegenError(f"cannot write {path}: {error.strerror}") from None
-            try:
-                batch.flush()
-            except OSError as error:
-                raise RegenError(f"cannot write {self.folder}: {error.strerror}") from None
-            for file, _ in writes:
-                try:
-                    batch.commit(self.folder / file)
-                except OSError as error:
-                    raise RegenError(f"cannot write {self.folder / file}: {error.strerror}") from None
-                if on_change:
-                    on_change("wrote", file)
-        finally:
-            batch.discard()
+        write_files(self.folder, writes, on_change)
         numbers = {item.file: number for number, item in enumerate(self.lines)}
         for file, text in writes:
             number = numbers.get(file)
