@@ -319,8 +319,6 @@ def render_slow(document: Any) -> str:
 
 
 _CONTAINERS = (dict, list, tuple)
-#: The scalars :func:`_pretty` gives the C encoder, by exact type (a subclass, e.g. an ``IntEnum``, is not plain).
-_SCALARS = (str, int, float, bool, type(None))
 
 #: By depth: the newline and indentation of a member at that depth, and a C encoder separating members so.
 _NEWLINES: List[str] = []
@@ -357,8 +355,9 @@ def _finite(value: float) -> str:
 
 _INFINITY = float("inf")
 
-#: By exact type, how the standard library's encoder writes a plain scalar (``encode_basestring_ascii``,
-#: ``int.__repr__``, ``float.__repr__``, the three literals), without a call of the C encoder per scalar.
+#: By exact type (a subclass, e.g. an ``IntEnum``, is not plain), how the standard library's encoder writes a
+#: plain scalar (``encode_basestring_ascii``, ``int.__repr__``, ``float.__repr__``, the three literals), without a
+#: call of the C encoder per scalar.
 _SCALAR_TEXT: Dict[type, Callable[[Any], str]] = {
     str: encode_basestring_ascii, int: int.__repr__, float: _finite, bool: lambda value: "true" if value else "false",
     type(None): lambda value: "null"}
@@ -405,22 +404,14 @@ def _pretty(value: Any, depth: int) -> str:
         except ValueError:  # NaN or an infinity
             raise _NotPlain("not a finite number") from None
         return opening + inner + text[1:-1] + outer + closing
-    get = _SCALAR_TEXT.get
     if kind is dict:
-        parts = [encode_basestring_ascii(key) + ": " + _text(get(type(value[key])), value[key], depth + 1)
-                 for key in sorted(value)]
+        parts = [encode_basestring_ascii(key) + ": " + _member(value[key], depth + 1) for key in sorted(value)]
     else:
-        parts = [_text(get(type(member)), member, depth + 1) for member in value]
+        parts = [_member(member, depth + 1) for member in value]
     return opening + inner + ("," + inner).join(parts) + outer + closing
 
 
 _STRING_TYPE = frozenset((str,))
-
-
-def _text(scalar: Optional[Callable[[Any], str]], value: Any, depth: int) -> str:
-    """*value* at *depth*: by *scalar*, its type's :data:`_SCALAR_TEXT`, when it is a plain scalar, else as
-    :func:`_member` writes it."""
-    return scalar(value) if scalar is not None else _member(value, depth)
 
 
 def carries_mark(document: Any) -> bool:
