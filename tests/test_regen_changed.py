@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
+import subprocess
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
@@ -17,7 +19,7 @@ import pytest
 
 from pipeline.cache import regen_answer
 from pipeline.catalogue import regen_changed
-from spec_repos import SPECS, edit, make_repo, run, tree
+from spec_repos import SPECS, edit, make_repo, modelspec_argv, run, tree
 from test_artifact_cache import age, counted  # noqa: F401  pylint: disable=unused-import
 
 pytestmark = pytest.mark.usefixtures("frozen_clock")
@@ -151,3 +153,27 @@ def test_check_and_changed_since_and_no_cache_leave_the_answer_alone(repo: Path,
     age(repo)
     assert run(repo, "regen").stdout == "regen: resolved/ is up to date (3 artifacts)\n"
     assert answered[0] is not None
+
+
+@pytest.mark.parametrize("kind", ["a FIFO", "a link to a device", "a link to a folder"])
+def test_an_answer_that_is_no_regular_file_is_no_answer_and_is_never_written_through(
+        repo: Path, kind: str, answered: List[Optional[object]]) -> None:
+    # A FIFO in the answer's place blocked regen's read forever; a link there must not be written through either.
+    answer = repo / ".modelspec_cache" / regen_answer.ANSWER_FILE
+    answer.unlink()
+    elsewhere = repo.parent / "elsewhere"
+    if kind == "a FIFO":
+        os.mkfifo(answer)
+    elif kind == "a link to a device":
+        answer.symlink_to(os.devnull)
+    else:
+        elsewhere.mkdir()
+        answer.symlink_to(elsewhere)
+    done = subprocess.run(modelspec_argv("regen", "--root", str(repo)), capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "regen: resolved/ is up to date (3 artifacts)\n", "")
+    assert not elsewhere.exists() or list(elsewhere.iterdir()) == []
+    assert run(repo, "regen").stdout == "regen: resolved/ is up to date (3 artifacts)\n"
+    if kind == "a FIFO":  # the whole regen recorded its answer in a file of its own, renamed over the FIFO
+        assert stat.S_ISREG(answer.lstat().st_mode) and answered[-1] is not None
+    else:  # the cache writes no file over a link (refuse_write): no answer, so every regen is a whole one
+        assert answer.is_symlink() and answered == []  # none loaded, so none taken up

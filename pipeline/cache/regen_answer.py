@@ -24,11 +24,12 @@ whole regen for anything else. This module only reads and writes the file; it im
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from pipeline.spec.files import open_regular
+from pipeline.cache.results import replace_file
 from pipeline.cache.stamps import RACY, RACY_NS, content_digest, environment_digest, fingerprint, now_ns, stat_text
 
 #: The file of the cache folder holding the answer.
@@ -96,8 +97,8 @@ def load(cache_folder: Path, profiles: str, folders: Sequence[Path]) -> Optional
     compared) under the profiles digest *profiles* and this environment, or ``None`` (none, another format,
     environment, profiles or folders, torn or edited)."""
     try:
-        with open(cache_folder / ANSWER_FILE, "r", encoding="utf-8", newline="\n") as handle:
-            data = handle.read()
+        with open_regular(cache_folder / ANSWER_FILE, "r", encoding="utf-8", newline="\n") as handle:
+            data = handle.read()  # a FIFO or a device in its place is no answer, not a run that never ends
     except (OSError, UnicodeDecodeError):
         return None
     head, _, body = data.partition("\n")
@@ -119,23 +120,16 @@ def load(cache_folder: Path, profiles: str, folders: Sequence[Path]) -> Optional
     return Answer(tuple(artifacts), index[1], index[2])
 
 
-def record(cache_folder: Path, profiles: str, folders: Sequence[Path], artifacts: Sequence[Artifact],
-           index_sha256: str, index_stat: str) -> None:
-    """Write the answer (replacing the file whole: a temporary file, then a rename; a cache, so not flushed)."""
-    body = "".join(_lines(artifacts, index_sha256, index_stat))
-    text = _header(profiles, folders, fingerprint(body.encode())) + "\n" + body
+def record(cache_folder: Path, profiles: str, folders: Sequence[Path], answer: Answer) -> None:
+    """Write *answer*, replacing the file whole as the cache's other files are
+    (:func:`~pipeline.cache.results.replace_file`: never through a link, not flushed); a folder that cannot be
+    written is let be (the next regen does it all)."""
+    body = "".join(_lines(answer))
     try:
         cache_folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{ANSWER_FILE}.", suffix=".tmp", dir=cache_folder)
+        replace_file(cache_folder / ANSWER_FILE, _header(profiles, folders, fingerprint(body.encode())) + "\n" + body)
     except OSError:
-        return
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)  # as the cache's other files
-        os.replace(tmp, cache_folder / ANSWER_FILE)
-    except OSError:
-        forget(Path(tmp))
+        pass
 
 
 def forget(path: Path) -> None:
@@ -146,10 +140,10 @@ def forget(path: Path) -> None:
         pass
 
 
-def _lines(artifacts: Iterable[Artifact], index_sha256: str, index_stat: str) -> Iterable[str]:
-    for item in artifacts:
+def _lines(answer: Answer) -> Iterable[str]:
+    for item in answer.artifacts:
         yield "\t".join([item.display, item.spec_stat, item.file, item.digest, item.sha256, item.file_stat]) + "\n"
-    yield f"index.json\t{index_sha256}\t{index_stat}\n"
+    yield f"index.json\t{answer.index_sha256}\t{answer.index_stat}\n"
 
 
 def plain(values: Iterable[str]) -> bool:

@@ -298,8 +298,7 @@ def _regen_changed(repo, names, displays, profiles, cache, wait: float) -> bool:
     else:
         echo(f"regen: {folder}/ is up to date ({plural(done.artifacts, 'artifact')})")
     if done.answer != answer:
-        regen_answer.record(cache.folder, digest, (repo.resolved, repo.specs), done.answer.artifacts,
-                            done.answer.index_sha256, done.answer.index_stat)
+        regen_answer.record(cache.folder, digest, (repo.resolved, repo.specs), done.answer)
     return True
 
 
@@ -315,7 +314,7 @@ def _record_answer(repo, cache, resolutions, target, existing, written) -> None:
         regen_answer.forget(cache.folder / regen_answer.ANSWER_FILE)
         return
     regen_answer.record(cache.folder, regen_answer.profiles_digest(cache.keys.profiles), (repo.resolved, repo.specs),
-                        answer.artifacts, answer.index_sha256, answer.index_stat)
+                        answer)
 
 
 def _write(repo, resolutions, spec_paths: List[str], wait: float, profiles, cache=None, whole: bool = False):
