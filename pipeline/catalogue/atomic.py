@@ -33,8 +33,8 @@ def _mode_for(path: Path) -> int:
 SYNC_FROM = 16
 
 
-def _sync_all(folder: Path) -> bool:  # pylint: disable=unused-argument
-    """Flush every file written so far to disk at once, *folder*'s among them; whether the platform did.
+def _sync_all() -> bool:
+    """Flush every file written so far to disk at once; whether the platform did.
 
     Linux's ``sync(2)`` returns once the data is written (POSIX lets it return before, and other systems' does),
     so only there; elsewhere the caller flushes each file.
@@ -54,12 +54,10 @@ class Batch:
     its destination. So each destination holds its old bytes or its new ones, never half of them, and no rename
     happens before its bytes are on disk: what :func:`write_atomic` promises, for one journal commit instead of one
     per file. :meth:`discard` removes what was staged and not committed (a run killed in between leaves
-    ``.*.tmp`` files, which :func:`pipeline.catalogue.regen.remove_leftovers` removes). All destinations share
-    one folder.
+    ``.*.tmp`` files, which :func:`pipeline.catalogue.regen.remove_leftovers` removes).
     """
 
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
+    def __init__(self) -> None:
         self._staged: Dict[Path, Tuple[str, int]] = {}  # destination -> (temporary file, mode)
         self._flushed = False
 
@@ -87,7 +85,7 @@ class Batch:
         Raises:
             OSError: If a file cannot be flushed.
         """
-        if len(self._staged) < SYNC_FROM or not _sync_all(self.folder):
+        if len(self._staged) < SYNC_FROM or not _sync_all():
             for tmp, _ in self._staged.values():
                 descriptor = os.open(tmp, os.O_RDWR)
                 try:

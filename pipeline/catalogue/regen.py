@@ -873,7 +873,7 @@ def write_files(folder: Path, writes: Sequence[Tuple[str, str]],
     Raises:
         RegenError: If a name is not a file name inside *folder*, or a file cannot be written.
     """
-    batch = Batch(folder)
+    batch = Batch()
     try:
         for file, text in writes:
             path = folder / file
