@@ -74,7 +74,7 @@ from pipeline.spec.problems import PASSES, FileResult, InlineIgnore, Location, O
 from pipeline.check.verdict import Verdict, read_spec_bytes, shared_outcomes, stated_name_of
 from pipeline.cache.stamps import RACY, RACY_NS, content_digest, environment_digest, now_ns, stat_text
 from pipeline.check.rows import list_cells
-from pipeline.pricing.op_profiles import contents_digest, profile_files
+from pipeline.pricing.op_profiles import profile_files
 
 #: The format of the ``results`` file; another format's file is ignored whole.
 FORMAT = 3
@@ -365,14 +365,10 @@ PROFILES_FORMAT = 1
 PROFILES_HEADER = f"modelspec op profile cache, format {PROFILES_FORMAT}\n"
 
 
-def profiles_key(paths: Sequence[Path]) -> Optional[str]:
-    """What decides a profiles folder's checked documents: the names and bytes of its files *paths* (the
-    folder's ``*.yaml``, in name order: :func:`~pipeline.pricing.op_profiles.contents_digest`) and
-    :func:`environment_digest` (modelspec's version and code, the schemas, the YAML and JSON Schema libraries);
-    ``None`` when a file is no regular file or cannot be read (the loader says why)."""
-    contents = contents_digest(paths)
-    if contents is None:
-        return None
+def profiles_key(contents: str) -> str:
+    """What decides a profiles folder's checked documents: its files' names and bytes (their
+    :func:`~pipeline.pricing.op_profiles.contents_digest` *contents*) and :func:`environment_digest` (modelspec's
+    version and code, the schemas, the YAML and JSON Schema libraries)."""
     return hashlib.sha256(f"{environment_digest()}\n{contents}\n".encode()).hexdigest()
 
 
@@ -423,9 +419,9 @@ class ProfileCache:
 
     folder: Path
 
-    def key(self, paths: Sequence[Path]) -> Optional[str]:
-        """:func:`profiles_key` of the folder's files *paths*."""
-        return profiles_key(paths)
+    def key(self, contents: str) -> str:
+        """:func:`profiles_key` of a folder whose files' digest is *contents*."""
+        return profiles_key(contents)
 
     def load(self, key: str) -> Optional[Dict[str, dict]]:
         """:func:`load_profile_data` of this folder under *key*."""

@@ -285,8 +285,9 @@ class ProfileStore(Protocol):
     :class:`~pipeline.cache.results.ProfileCache`), handed to :func:`load_op_profiles` from above; hashable, as
     the per-process memo keys on it."""
 
-    def key(self, paths: Sequence[Path]) -> Optional[str]:
-        """What decides the documents of a folder's files *paths*; ``None`` when one cannot be read."""
+    def key(self, contents: str) -> str:
+        """What decides the documents of a folder whose files' names and bytes have the :func:`contents_digest`
+        *contents*."""
 
     def load(self, key: str) -> Optional[Dict[str, dict]]:
         """The documents (``{file name: document}``) kept under *key*, or ``None``."""
@@ -307,21 +308,21 @@ def _load_folder(root: Path, store: Optional[ProfileStore] = None) -> OpProfiles
     (:data:`_CHECKED`): the check is a function of names and bytes alone.
     """
     paths = sorted(root.glob("*.yaml"))
-    key = None
-    if store is not None and paths:
-        key = store.key(paths)
-        kept = store.load(key) if key is not None else None
+    contents = contents_digest(paths)
+    key = store.key(contents) if store is not None and paths and contents is not None else None
+    if key is not None:
+        kept = store.load(key)
         if kept is not None and sorted(kept) == [path.name for path in paths]:
             return _built(root, kept)
-    contents = contents_digest(paths)
     documents = _CHECKED.get(contents) if contents is not None else None
-    if documents is None:
-        profiles, documents = _checked_folder(root, paths)
-        if contents is not None and contents_digest(paths) == contents:  # not remembered if a file changed meanwhile
-            _remember(contents, documents)
-    else:
+    if documents is not None:
         profiles = _built(root, documents)
-    if key is not None and store.key(paths) == key:  # not kept if a file changed meanwhile
+    else:
+        profiles, documents = _checked_folder(root, paths)
+        if contents is None or contents_digest(paths) != contents:  # a file changed meanwhile: neither kept
+            return profiles
+        _remember(contents, documents)
+    if key is not None:
         store.store(key, documents)
     return profiles
 
