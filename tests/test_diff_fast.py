@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import List
@@ -32,11 +33,14 @@ def catalogue(tmp_path: Path) -> Path:
 def both_ways(root: Path, resolved: List[str], *args: str):
     """``diff HEAD`` (the change's way) and ``diff HEAD --no-merge-base`` (every spec exported and resolved on
     each side, a full walk; HEAD is its own merge base, so both compare the same sides): each one's stdout and
-    how many specs it resolved."""
+    how many specs it resolved. The change's way is run twice, the second time with the memo the first left
+    (:mod:`pipeline.cache.diff_memo`), and says the same both times."""
     fast = run(root, "diff", "HEAD", *args)
     fast_count = len(resolved)
+    assert run(root, "diff", "HEAD", *args).stdout == fast.stdout
+    again = len(resolved)
     slow = run(root, "diff", "HEAD", "--no-merge-base", *args)
-    return fast.stdout, fast_count, slow.stdout, len(resolved) - fast_count
+    return fast.stdout, fast_count, slow.stdout, len(resolved) - again
 
 
 def test_the_two_sides_of_one_edited_spec_are_all_a_regenerated_catalogue_resolves(catalogue: Path,
@@ -107,3 +111,90 @@ def test_an_untracked_file_among_the_profiles_takes_the_long_way(catalogue: Path
     fast, fast_count, slow, slow_count = both_ways(catalogue, resolved, "--no-cache")
     assert fast == slow
     assert fast_count == slow_count == len(SPECS) + 1
+
+
+@pytest.fixture
+def looked_up(monkeypatch: pytest.MonkeyPatch) -> List[str]:
+    """The display of each spec a run looks up in the result and artifact caches
+    (:func:`pipeline.catalogue.regen._known`), in order."""
+    from pipeline.catalogue import regen
+
+    displays: List[str] = []
+    real = regen._known
+
+    def known(display: str, path, cache):
+        displays.append(display)
+        return real(display, path, cache)
+    monkeypatch.setattr(regen, "_known", known)
+    return displays
+
+
+def memo_displays(root: Path) -> List[str]:
+    """The displays the memo in *root*'s cache holds, as the file has them."""
+    text = (root / ".modelspec_cache" / "diff-memo").read_text(encoding="utf-8")
+    return sorted(json.loads(text.partition("\n")[2]))
+
+
+def test_a_spec_left_alone_is_taken_from_the_memo_by_its_blob_without_a_lookup(
+        catalogue: Path, resolved: List[str], looked_up: List[str]) -> None:
+    edit(catalogue / LLAMA, "max_position_embeddings: 131072", "max_position_embeddings: 65536")
+    first = run(catalogue, "diff", "HEAD").stdout
+    assert (len(resolved), len(looked_up)) == (len(SPECS) + 1, len(SPECS) - 1)  # no artifact cache: all built
+    assert memo_displays(catalogue) == [path for path in SPECS if path != LLAMA]
+    resolved.clear()
+    looked_up.clear()
+    assert run(catalogue, "diff", "HEAD").stdout == first
+    assert (resolved, looked_up) == ([LLAMA, LLAMA], [])  # the edited spec on each side, nothing else read
+    # the memo is keyed by the bytes' blob: committing another spec's edit makes its blob new, so it is looked up
+    edit(catalogue / DEEPSEEK, "mtp_depth: 1\n", "mtp_depth: 1  # a comment\n")
+    git(catalogue, "commit", "-q", "-m", "deepseek", "--", DEEPSEEK)
+    resolved.clear()
+    looked_up.clear()
+    assert run(catalogue, "diff", "HEAD").stdout == first
+    assert looked_up == [DEEPSEEK]
+
+
+def test_without_the_cache_no_memo_is_read_or_written(catalogue: Path, resolved: List[str]) -> None:
+    edit(catalogue / LLAMA, "max_position_embeddings: 131072", "max_position_embeddings: 65536")
+    run(catalogue, "diff", "HEAD")
+    resolved.clear()
+    assert run(catalogue, "diff", "HEAD", "--no-cache").exit_code == 0
+    assert len(resolved) == len(SPECS) + 1
+    shutil.rmtree(catalogue / ".modelspec_cache")
+    run(catalogue, "diff", "HEAD", "--no-cache")
+    assert not (catalogue / ".modelspec_cache" / "diff-memo").exists()
+
+
+@pytest.mark.parametrize("memo", [
+    {LLAMA: "not a list"}, {DEEPSEEK: [1, 2, 3]}, {DEEPSEEK: ["blob", "name"]}, {DEEPSEEK: [None, None, None]},
+], ids=["string", "integers", "two", "nulls"])
+def test_a_memo_of_another_shape_is_not_taken(catalogue: Path, resolved: List[str], memo) -> None:
+    from pipeline.cache import diff_memo
+
+    edit(catalogue / LLAMA, "max_position_embeddings: 131072", "max_position_embeddings: 65536")
+    first = run(catalogue, "diff", "HEAD").stdout
+    folder = catalogue / ".modelspec_cache"
+    text = (folder / "diff-memo").read_text(encoding="utf-8")
+    held = json.loads(text.partition("\n")[2])
+    blob = held[DEEPSEEK][0]
+    held.update({path: [blob, *value[1:]] if isinstance(value, list) and len(value) == 3 and value[0] else value
+                 for path, value in memo.items()})
+    profiles = text.split("\t")[2]
+    diff_memo.record(folder, profiles, (catalogue / "specs").resolve(), held)
+    assert diff_memo.load(folder, profiles, (catalogue / "specs").resolve()) == held  # a memo, of odd values
+    resolved.clear()
+    assert run(catalogue, "diff", "HEAD").stdout == first
+    assert len(resolved) == 2 + (DEEPSEEK in memo)
+
+
+def test_a_torn_or_edited_memo_is_no_memo(catalogue: Path, resolved: List[str]) -> None:
+    edit(catalogue / LLAMA, "max_position_embeddings: 131072", "max_position_embeddings: 65536")
+    first = run(catalogue, "diff", "HEAD").stdout
+    memo = catalogue / ".modelspec_cache" / "diff-memo"
+    memo.write_text(memo.read_text(encoding="utf-8").replace("deepseek-v3", "deepseek-v4"), encoding="utf-8")
+    resolved.clear()
+    assert run(catalogue, "diff", "HEAD").stdout == first
+    assert len(resolved) == len(SPECS) + 1  # the records say they pass, but no artifact entry says what to
+    memo.write_text(memo.read_text(encoding="utf-8")[:-100], encoding="utf-8")
+    assert run(catalogue, "diff", "HEAD").stdout == first
+    assert "deepseek-v4" not in memo.read_text(encoding="utf-8")

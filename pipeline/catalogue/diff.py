@@ -42,11 +42,13 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
+from pipeline.cache import diff_memo
 from pipeline.cache.artifacts import ArtifactCache
+from pipeline.cache.regen_answer import profiles_digest
 from pipeline.cache.results import ProfileCache, cache_keys
 from pipeline.cache.stamps import content_digest
 from pipeline.catalogue.artifacts import WIDTHS
-from pipeline.catalogue.regen import rebuild, resolve_specs
+from pipeline.catalogue.regen import Resolution, rebuild, resolve_specs
 from pipeline.check.discovery import find_spec_files
 from pipeline.check.repo import SpecRepo
 from pipeline.check.verdict import read_spec_bytes
@@ -513,8 +515,8 @@ def _resolutions(repo: SpecRepo, files: Sequence[Path], profiles: Any, progress:
 
 def load_change(repo: SpecRepo, base: Tuple[SpecRepo, Sequence[Path]], head_files: Sequence[Path],
                 unchanged: Sequence[Path], labels: Tuple[str, str], profiles: OpProfiles,
-                cache: Optional[ArtifactCache] = None, shown: Optional[Mapping[Path, str]] = None
-                ) -> Tuple[Catalogue, Catalogue]:
+                cache: Optional[ArtifactCache] = None, shown: Optional[Mapping[Path, str]] = None,
+                blobs: Optional[Mapping[str, str]] = None) -> Tuple[Catalogue, Catalogue]:
     """Both sides of a change whose op profiles are equal on both sides (and are *repo*'s), each spec resolved
     only where the change touches it.
 
@@ -532,11 +534,14 @@ def load_change(repo: SpecRepo, base: Tuple[SpecRepo, Sequence[Path]], head_file
         profiles: The op profiles, both sides'.
         cache: The artifact cache, or ``None``.
         shown: The display of each of *head_files* and *unchanged*, when the caller has them.
+        blobs: The git blob id of each of *unchanged* at the base, by display: with *cache*, a spec
+            :mod:`pipeline.cache.diff_memo` remembers under its blob is not looked up at all (:func:`_kept`).
 
     Raises:
         OSError: If a spec or profile file cannot be read after it was checked.
     """
-    kept = resolve_specs(repo, unchanged, profiles, cache=cache, shown=shown)
+    memo = diff_memo.load(cache.folder, profiles_digest(cache.keys.profiles), repo.specs) if cache else {}
+    kept, looked_up = _kept(repo, unchanged, profiles, cache, shown, blobs or {}, memo)
     before_own = resolve_specs(base[0], base[1], profiles)
     after_own = resolve_specs(repo, head_files, profiles, shown=shown)
     sides = _sides(labels, kept, before_own, after_own)
@@ -544,7 +549,42 @@ def load_change(repo: SpecRepo, base: Tuple[SpecRepo, Sequence[Path]], head_file
     if wanted:
         kept = rebuild(kept, wanted, profiles)
         sides = _sides(labels, kept, before_own, after_own)
+    if cache is not None and (looked_up or wanted):
+        _remember(cache, repo, kept, blobs or {}, memo)
     return sides
+
+
+def _kept(repo: SpecRepo, unchanged: Sequence[Path], profiles: OpProfiles, cache: Optional[ArtifactCache],
+          shown: Optional[Mapping[Path, str]], blobs: Mapping[str, str], memo: diff_memo.Memo
+          ) -> Tuple[List[Any], int]:
+    """The resolutions of the specs a change leaves alone (:func:`load_change`'s *unchanged*), sorted by path, and
+    how many were not in the memo: a spec *memo* remembers under its blob (*blobs*) as its name and digest only
+    (as a spec the artifact cache answers), every other one from :func:`~pipeline.catalogue.regen.resolve_specs`
+    with *cache*."""
+    if cache is None:
+        return resolve_specs(repo, unchanged, profiles, shown=shown), len(unchanged)
+    display_of = shown.__getitem__ if shown is not None else repo.display
+    taken, rest = [], []
+    for path in unchanged:
+        display = display_of(path)
+        known = diff_memo.remembered(memo, display, blobs.get(display))
+        if known is None:
+            rest.append(path)
+        else:
+            taken.append(Resolution(display, None, {"name": known[0], "path": display, "digest": known[1]}, path))
+    return sorted([*taken, *resolve_specs(repo, rest, profiles, cache=cache, shown=shown)],
+                  key=lambda item: item.path), len(rest)
+
+
+def _remember(cache: ArtifactCache, repo: SpecRepo, kept: Sequence[Any], blobs: Mapping[str, str],
+              held: diff_memo.Memo) -> None:
+    """Record in the memo each of *kept* that resolved, under its blob (*blobs*), and keep what it held (*held*)
+    of the base's other specs; the file is rewritten only when that differs from *held*."""
+    memo = {display: value for display, value in held.items() if display in blobs}
+    memo.update((item.path, [blobs[item.path], item.document["name"], item.document["digest"]])
+                for item in kept if item.document is not None and item.path in blobs)
+    if memo != held:
+        diff_memo.record(cache.folder, profiles_digest(cache.keys.profiles), repo.specs, memo)
 
 
 def _sides(labels: Tuple[str, str], kept: Sequence[Any], before: Sequence[Any], after: Sequence[Any]
@@ -555,10 +595,10 @@ def _sides(labels: Tuple[str, str], kept: Sequence[Any], before: Sequence[Any], 
 
 
 def _stand_ins(kept: Sequence[Any], base: Catalogue, head: Catalogue) -> Set[str]:
-    """The paths of the specs of *kept* whose document is only what the artifact cache knows of it (its name,
-    path and digest) while a comparison needs all of it: its name is another document's on the other side, or
+    """The paths of the specs of *kept* whose document is only what the artifact cache or the memo knows of it
+    (its name, path and digest: it was not checked) while a comparison needs all of it: its name is another document's on the other side, or
     on no side but one."""
-    partial = {id(item.document): item.path for item in kept if item.vouched is not None}
+    partial = {id(item.document): item.path for item in kept if item.checked is None and item.document is not None}
     wanted = set()
     for name in set(base.models) | set(head.models):
         before, after = base.models.get(name), head.models.get(name)

@@ -434,19 +434,22 @@ class ChangesAsked:
     (:meth:`stop`), as an interrupt stops one run in the command's thread.
     """
 
-    def __init__(self, root: Path, ref: str, rules: Sequence[str] = ()) -> None:
+    def __init__(self, root: Path, ref: str, rules: Sequence[str] = (), listed: Sequence[str] = ()) -> None:
         self._answers: Optional[_GitAnswers] = None
+        self._listed: Dict[str, str] = {}
         self._error: Optional[Exception] = None
         self._processes = _Processes()
         atexit.register(self.stop)
-        self._thread = threading.Thread(target=self._ask, args=(root, ref, rules), name="modelspec-git",
+        self._thread = threading.Thread(target=self._ask, args=(root, ref, rules, listed), name="modelspec-git",
                                         daemon=True)
         self._thread.start()
 
-    def _ask(self, root: Path, ref: str, rules: Sequence[str]) -> None:
+    def _ask(self, root: Path, ref: str, rules: Sequence[str], listed: Sequence[str]) -> None:
         _ASKING.processes = self._processes
         try:
             self._answers = _git_answers(root, ref, rules)
+            if listed:
+                self._listed = blobs_at(root, self._answers.base, listed)
         except Exception as error:  # pylint: disable=broad-except  # raised again by changes()
             self._error = error
 
@@ -466,6 +469,11 @@ class ChangesAsked:
         if self._error is not None:
             raise self._error
         return _changes(self._answers, shown)
+
+    def listed(self) -> Dict[str, str]:
+        """The regular files under the folders *listed* as the merge base has them (:func:`blobs_at`'s answer),
+        once :meth:`changes` has been taken."""
+        return self._listed
 
 
 #: What a :class:`ChangesAsked` thread knows of itself: ``processes``, its :class:`_Processes`. The command's

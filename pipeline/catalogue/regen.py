@@ -126,7 +126,8 @@ class Resolution:
         path: The spec's path as reports and artifacts show it.
         checked: The five passes' result; ``None`` when the artifact cache knows the spec's artifact (an entry is
             made only for a spec that passed, and is used only for the same bytes under the same profiles and
-            environment, so it passes now).
+            environment, so it passes now), or ``diff``'s memo does (:mod:`pipeline.cache.diff_memo`: the same,
+            by the bytes' git blob; without *vouched*).
         document: The artifact document, when the spec passed and its stack resolved; for an artifact the
             cache knows (*vouched*), only the members a plan reads (``name``, ``path``, ``digest``).
         source: The spec file, read again only to locate its ``name`` for a problem about it.

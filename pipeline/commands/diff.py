@@ -10,8 +10,9 @@ what a newer modelspec does differently, and needs no committed
 
 Against the working tree from the merge base (the usual ``diff origin/main``), only what the change touches is
 read from git and resolved (:func:`_changed_sides`): a spec git names in no change is one resolution for both
-sides, the artifact cache's when it knows it, so ``diff`` costs what the change does, not what the catalogue
-holds. When the op profiles differ between the sides in any way, every spec is exported and resolved on each.
+sides, diff's memo's by its git blob (:mod:`pipeline.cache.diff_memo`) or the artifact cache's when they know it,
+so ``diff`` costs what the change does, not what the catalogue holds. git is asked in a thread of its own while
+the working tree's specs are walked. When the op profiles differ between the sides in any way, every spec is exported and resolved on each.
 
 The base side is the merge base of BASE and HEAD (the ``HEAD`` commit when
 HEAD is left out), as ``git diff BASE...HEAD`` and ``--changed-since``
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, Tuple
+from typing import TYPE_CHECKING, Optional, Sequence, Tuple
 
 import click
 
@@ -93,7 +94,8 @@ def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit
     """
     # pylint: disable=import-outside-toplevel
     from pipeline.catalogue.diff import diff_catalogues, render_json, render_markdown, render_text
-    from pipeline.catalogue.git import check_revision
+    from pipeline.catalogue.git import ChangesAsked, check_revision
+    from pipeline.check.discovery import find_spec_files
     from pipeline.check.repo import find_repo
 
     from pipeline.cache.stamps import cache_folder
@@ -102,12 +104,17 @@ def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit
     with git_errors():
         for rev in filter(None, (base, head)):
             check_revision(rev)
-        changes = _working_change(repo, base) if head is None and use_merge_base else None
+        asked = ChangesAsked(repo.root, base, listed=[repo.display(repo.specs), PROFILES]) \
+            if head is None and use_merge_base else None
+    # git answers in a thread of its own while the working tree's specs are walked
+    files = find_spec_files([repo.specs]) if asked is not None and repo.specs.is_dir() else []
+    with git_errors():
+        changes = _working_change(repo, base, asked) if asked is not None else None
         commit, label = _base_side(repo, base, head, use_merge_base) if changes is None else changes[1]
     kept = None if no_cache else cache_folder(repo.root)  # each side's profiles, checked, kept in this repo's cache
     shared: SharedResolutions = {}  # a spec the change left alone is resolved once, for both sides
     with tempfile.TemporaryDirectory(prefix="modelspec-diff-") as scratch:
-        sides = _changed_sides(repo, changes[0], label, kept, not no_cache, Path(scratch) / "change") \
+        sides = _changed_sides(repo, changes[0], label, kept, not no_cache, Path(scratch) / "change", files) \
             if changes is not None else None
         if sides is not None:
             before, after = sides
@@ -121,23 +128,27 @@ def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit
     raise SystemExit(1 if exit_code and not result.empty else 0)
 
 
-def _working_change(repo, base: str):
-    """What changed from the merge base of *base* and the HEAD commit to the working tree
-    (:func:`~pipeline.catalogue.git.changes_since`), and the base side's commit and label (as :func:`_base_side`
-    gives them).
+def _working_change(repo, base: str, asked):
+    """What changed from the merge base of *base* and the HEAD commit to the working tree and the merge base's
+    files under specs/ and op_profiles/ (their blob ids, by path): the answers of *asked*, a
+    :class:`~pipeline.catalogue.git.ChangesAsked` of them; and the base side's commit and label (as
+    :func:`_base_side` gives them).
 
     Raises:
         GitError: See :func:`~pipeline.catalogue.git.changes_since`.
     """
-    from pipeline.catalogue.git import changes_since, commit_of  # pylint: disable=import-outside-toplevel
+    from pipeline.catalogue.git import commit_of  # pylint: disable=import-outside-toplevel
 
-    changes = changes_since(repo.root, base)
+    changes = asked.changes()
     is_base = changes.base == commit_of(repo.root, base)
-    return changes, (changes.base, base if is_base else f"merge base {changes.base[:12]} of {base} and HEAD")
+    return ((changes, asked.listed()),
+            (changes.base, base if is_base else f"merge base {changes.base[:12]} of {base} and HEAD"))
 
 
-def _changed_sides(repo, changes, label: str, profiles_cache: Optional[Path], use_cache: bool, scratch: Path):
-    """Both sides of the change *changes* from the merge base (labelled *label*) to the working tree,
+def _changed_sides(repo, changes, label: str, profiles_cache: Optional[Path], use_cache: bool, scratch: Path,
+                   files: Sequence[Path]):
+    """Both sides of the change *changes* (with the merge base's files, :func:`_working_change`) from the merge
+    base (labelled *label*) to the working tree (whose spec files are *files*),
     each spec resolved only where the change touches it (:func:`~pipeline.catalogue.diff.load_change`): the
     specs the working tree holds at the same path with the same bytes as the merge base (git says so: no change
     names them) are one resolution for both sides, the artifact cache's when it has it (with *use_cache*).
@@ -156,7 +167,6 @@ def _changed_sides(repo, changes, label: str, profiles_cache: Optional[Path], us
     if scope is None:
         return None
     at_base, touched, profiles = scope
-    files = find_spec_files([repo.specs])
     shown = dict(zip(files, repo.displays([str(path) for path in files])))
     same = {display for display in shown.values() if display in at_base and display not in touched}
     before = _base_of_change(repo, at_base, same, scratch)
@@ -165,24 +175,22 @@ def _changed_sides(repo, changes, label: str, profiles_cache: Optional[Path], us
         return load_change(repo, (before, find_spec_files([before.specs]) if before.specs.is_dir() else []),
                            [path for path in files if shown[path] not in same],
                            [path for path in files if shown[path] in same], (label, WORKING_TREE), profiles,
-                           cache, shown)
+                           cache, shown, at_base)
     finally:
         save_cache(cache)
 
 
 def _alike_profiles(repo, changes, profiles_cache: Optional[Path]):
     """``(the merge base's files under specs/ and op_profiles/, by path: their blob ids; the paths the change
-    touches; the working tree's op profiles)`` when the op profiles are alike on both sides and not broken, and
-    ``specs/`` is no link; else ``None``."""
+    touches; the working tree's op profiles)`` when the op profiles are alike on both sides (*changes*: the
+    change and those files) and not broken, and ``specs/`` is no link; else ``None``."""
     # pylint: disable=import-outside-toplevel
-    from pipeline.catalogue.git import blobs_at
     from pipeline.pricing.op_profiles import OpProfileError
 
+    changes, at_base = changes
     specs = repo.display(repo.specs)
     if not repo.specs.is_dir() or repo.specs.resolve() != repo.root.resolve() / specs:
         return None
-    with git_errors():
-        at_base = blobs_at(repo.root, changes.base, [specs, PROFILES])
     touched = {path for change in changes.files for path in (change.path, change.old_path) if path}
     if any(path.startswith(PROFILES + "/") for path in touched) or not _same_profiles(repo, at_base):
         return None
