@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
+import subprocess
 from pathlib import Path
 from typing import List
 
 import pytest
 
-from spec_repos import commit_all, edit, git, run
+from spec_repos import commit_all, edit, git, modelspec_argv, run
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "specs").rglob("*.yaml"))
@@ -198,3 +201,28 @@ def test_a_torn_or_edited_memo_is_no_memo(catalogue: Path, resolved: List[str]) 
     memo.write_text(memo.read_text(encoding="utf-8")[:-100], encoding="utf-8")
     assert run(catalogue, "diff", "HEAD").stdout == first
     assert "deepseek-v4" not in memo.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("kind", ["a FIFO", "a link to a device", "a link to a folder"])
+def test_a_memo_that_is_no_regular_file_is_no_memo_and_is_never_written_through(catalogue: Path, kind: str) -> None:
+    # the class of regen's answer as a FIFO, which blocked its read forever: the memo is read and written alike
+    edit(catalogue / LLAMA, "max_position_embeddings: 131072", "max_position_embeddings: 65536")
+    first = run(catalogue, "diff", "HEAD").stdout
+    memo = catalogue / ".modelspec_cache" / "diff-memo"
+    memo.unlink()
+    elsewhere = catalogue.parent / "elsewhere"
+    if kind == "a FIFO":
+        os.mkfifo(memo)
+    elif kind == "a link to a device":
+        memo.symlink_to(os.devnull)
+    else:
+        elsewhere.mkdir()
+        memo.symlink_to(elsewhere)
+    done = subprocess.run(modelspec_argv("diff", "HEAD", "--root", str(catalogue)), capture_output=True, text=True,
+                          timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, first, "")
+    assert not elsewhere.exists() or list(elsewhere.iterdir()) == []
+    if kind == "a FIFO":  # the memo was written in a file of its own, renamed over the FIFO
+        assert stat.S_ISREG(memo.lstat().st_mode)
+    else:  # never written through the link
+        assert memo.is_symlink()
