@@ -113,6 +113,25 @@ def modelspec_argv(*args: str) -> List[str]:
     return [sys.executable, "-c", "from pipeline.cli import main; main()", *args]
 
 
+#: What :func:`put_irregular` can put in a cache file's place.
+IRREGULAR = ("a FIFO", "a link to a device", "a link to a folder")
+
+
+def put_irregular(path: Path, kind: str) -> Path:
+    """Replace the file *path* by *kind* (one of :data:`IRREGULAR`); the folder a link to a folder points at
+    (``elsewhere`` beside the repository, created empty), which nothing may be written into."""
+    path.unlink()
+    elsewhere = path.parent.parent.parent / "elsewhere"
+    if kind == "a FIFO":
+        os.mkfifo(path)
+    elif kind == "a link to a device":
+        path.symlink_to(os.devnull)
+    else:
+        elsewhere.mkdir()
+        path.symlink_to(elsewhere)
+    return elsewhere
+
+
 def tree(folder: Path) -> Dict[str, bytes]:
     """Every regular file under *folder*, by its path relative to it."""
     return {path.relative_to(folder).as_posix(): path.read_bytes()

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import stat
 import subprocess
@@ -13,7 +12,7 @@ from typing import List
 
 import pytest
 
-from spec_repos import commit_all, edit, git, modelspec_argv, run
+from spec_repos import IRREGULAR, commit_all, edit, git, modelspec_argv, put_irregular, run
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "specs").rglob("*.yaml"))
@@ -203,21 +202,13 @@ def test_a_torn_or_edited_memo_is_no_memo(catalogue: Path, resolved: List[str]) 
     assert "deepseek-v4" not in memo.read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("kind", ["a FIFO", "a link to a device", "a link to a folder"])
+@pytest.mark.parametrize("kind", IRREGULAR)
 def test_a_memo_that_is_no_regular_file_is_no_memo_and_is_never_written_through(catalogue: Path, kind: str) -> None:
     # the class of regen's answer as a FIFO, which blocked its read forever: the memo is read and written alike
     edit(catalogue / LLAMA, "max_position_embeddings: 131072", "max_position_embeddings: 65536")
     first = run(catalogue, "diff", "HEAD").stdout
     memo = catalogue / ".modelspec_cache" / "diff-memo"
-    memo.unlink()
-    elsewhere = catalogue.parent / "elsewhere"
-    if kind == "a FIFO":
-        os.mkfifo(memo)
-    elif kind == "a link to a device":
-        memo.symlink_to(os.devnull)
-    else:
-        elsewhere.mkdir()
-        memo.symlink_to(elsewhere)
+    elsewhere = put_irregular(memo, kind)
     done = subprocess.run(modelspec_argv("diff", "HEAD", "--root", str(catalogue)), capture_output=True, text=True,
                           timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (0, first, "")

@@ -19,7 +19,7 @@ import pytest
 
 from pipeline.cache import regen_answer
 from pipeline.catalogue import regen_changed
-from spec_repos import SPECS, edit, make_repo, modelspec_argv, run, tree
+from spec_repos import IRREGULAR, SPECS, edit, make_repo, modelspec_argv, put_irregular, run, tree
 from test_artifact_cache import age, counted  # noqa: F401  pylint: disable=unused-import
 
 pytestmark = pytest.mark.usefixtures("frozen_clock")
@@ -155,20 +155,12 @@ def test_check_and_changed_since_and_no_cache_leave_the_answer_alone(repo: Path,
     assert answered[0] is not None
 
 
-@pytest.mark.parametrize("kind", ["a FIFO", "a link to a device", "a link to a folder"])
+@pytest.mark.parametrize("kind", IRREGULAR)
 def test_an_answer_that_is_no_regular_file_is_no_answer_and_is_never_written_through(
         repo: Path, kind: str, answered: List[Optional[object]]) -> None:
     # A FIFO in the answer's place blocked regen's read forever; a link there must not be written through either.
     answer = repo / ".modelspec_cache" / regen_answer.ANSWER_FILE
-    answer.unlink()
-    elsewhere = repo.parent / "elsewhere"
-    if kind == "a FIFO":
-        os.mkfifo(answer)
-    elif kind == "a link to a device":
-        answer.symlink_to(os.devnull)
-    else:
-        elsewhere.mkdir()
-        answer.symlink_to(elsewhere)
+    elsewhere = put_irregular(answer, kind)
     done = subprocess.run(modelspec_argv("regen", "--root", str(repo)), capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (0, "regen: resolved/ is up to date (3 artifacts)\n", "")
     assert not elsewhere.exists() or list(elsewhere.iterdir()) == []
