@@ -78,7 +78,7 @@ def remembered(memo: Memo, display: str, blob: Optional[str]) -> Optional[Tuple[
     """``(name, digest)`` of the model the spec *display* came to when its bytes were the blob *blob*, or
     ``None`` when the memo does not know it."""
     found = memo.get(display)
-    if type(found) is not list or len(found) != 3 or blob is None or found[0] != blob:  # pylint: disable=unidiomatic-typecheck
+    if not isinstance(found, list) or len(found) != 3 or blob is None or found[0] != blob:
         return None
     name, digest = found[1], found[2]
-    return (name, digest) if type(name) is str and type(digest) is str else None  # pylint: disable=unidiomatic-typecheck
+    return (name, digest) if isinstance(name, str) and isinstance(digest, str) else None

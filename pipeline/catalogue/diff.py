@@ -596,8 +596,8 @@ def _sides(labels: Tuple[str, str], kept: Sequence[Any], before: Sequence[Any], 
 
 def _stand_ins(kept: Sequence[Any], base: Catalogue, head: Catalogue) -> Set[str]:
     """The paths of the specs of *kept* whose document is only what the artifact cache or the memo knows of it
-    (its name, path and digest: it was not checked) while a comparison needs all of it: its name is another document's on the other side, or
-    on no side but one."""
+    (its name, path and digest: it was not checked) while a comparison needs all of it: its name is another
+    document's on the other side, or on no side but one."""
     partial = {id(item.document): item.path for item in kept if item.checked is None and item.document is not None}
     wanted = set()
     for name in set(base.models) | set(head.models):

@@ -12,7 +12,8 @@ Against the working tree from the merge base (the usual ``diff origin/main``), o
 read from git and resolved (:func:`_changed_sides`): a spec git names in no change is one resolution for both
 sides, diff's memo's by its git blob (:mod:`pipeline.cache.diff_memo`) or the artifact cache's when they know it,
 so ``diff`` costs what the change does, not what the catalogue holds. git is asked in a thread of its own while
-the working tree's specs are walked. When the op profiles differ between the sides in any way, every spec is exported and resolved on each.
+the working tree's specs are walked. When the op profiles differ between the sides in any way, every spec is
+exported and resolved on each.
 
 The base side is the merge base of BASE and HEAD (the ``HEAD`` commit when
 HEAD is left out), as ``git diff BASE...HEAD`` and ``--changed-since``
@@ -109,13 +110,14 @@ def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit
     # git answers in a thread of its own while the working tree's specs are walked
     files = find_spec_files([repo.specs]) if asked is not None and repo.specs.is_dir() else []
     with git_errors():
-        changes = _working_change(repo, base, asked) if asked is not None else None
-        commit, label = _base_side(repo, base, head, use_merge_base) if changes is None else changes[1]
+        changes = asked.changes() if asked is not None else None
+        commit, label = _base_side(repo, base, head, use_merge_base) if changes is None \
+            else _merge_base_side(repo, base, changes)
     kept = None if no_cache else cache_folder(repo.root)  # each side's profiles, checked, kept in this repo's cache
     shared: SharedResolutions = {}  # a spec the change left alone is resolved once, for both sides
     with tempfile.TemporaryDirectory(prefix="modelspec-diff-") as scratch:
-        sides = _changed_sides(repo, changes[0], label, kept, not no_cache, Path(scratch) / "change", files) \
-            if changes is not None else None
+        sides = _changed_sides(repo, (changes, asked.listed()), label, kept, not no_cache, Path(scratch) / "change",
+                               files) if changes is not None else None
         if sides is not None:
             before, after = sides
         else:
@@ -128,27 +130,23 @@ def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit
     raise SystemExit(1 if exit_code and not result.empty else 0)
 
 
-def _working_change(repo, base: str, asked):
-    """What changed from the merge base of *base* and the HEAD commit to the working tree and the merge base's
-    files under specs/ and op_profiles/ (their blob ids, by path): the answers of *asked*, a
-    :class:`~pipeline.catalogue.git.ChangesAsked` of them; and the base side's commit and label (as
-    :func:`_base_side` gives them).
+def _merge_base_side(repo, base: str, changes) -> Tuple[str, str]:
+    """The base side's commit and label (as :func:`_base_side` gives them) of *changes*, what changed from the
+    merge base of *base* and the HEAD commit to the working tree (:func:`~pipeline.catalogue.git.changes_since`).
 
     Raises:
-        GitError: See :func:`~pipeline.catalogue.git.changes_since`.
+        GitError: See :func:`~pipeline.catalogue.git.commit_of`.
     """
     from pipeline.catalogue.git import commit_of  # pylint: disable=import-outside-toplevel
 
-    changes = asked.changes()
     is_base = changes.base == commit_of(repo.root, base)
-    return ((changes, asked.listed()),
-            (changes.base, base if is_base else f"merge base {changes.base[:12]} of {base} and HEAD"))
+    return changes.base, base if is_base else f"merge base {changes.base[:12]} of {base} and HEAD"
 
 
 def _changed_sides(repo, changes, label: str, profiles_cache: Optional[Path], use_cache: bool, scratch: Path,
                    files: Sequence[Path]):
-    """Both sides of the change *changes* (with the merge base's files, :func:`_working_change`) from the merge
-    base (labelled *label*) to the working tree (whose spec files are *files*),
+    """Both sides of the change *changes* (with the merge base's files under specs/ and op_profiles/: their blob
+    ids, by path) from the merge base (labelled *label*) to the working tree (whose spec files are *files*),
     each spec resolved only where the change touches it (:func:`~pipeline.catalogue.diff.load_change`): the
     specs the working tree holds at the same path with the same bytes as the merge base (git says so: no change
     names them) are one resolution for both sides, the artifact cache's when it has it (with *use_cache*).
