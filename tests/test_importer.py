@@ -395,11 +395,9 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("qk_layernorm", PHI, {"qk_norm": False, "qkv_bias": True, "norm_bias": True}),
     ("use_qkv_bias", with_(STABLELM, use_qkv_bias=True), {"qkv_bias": True, "o_bias": False, "norm_bias": True}),
     ("use_qkv_bias", STABLELM, {"qkv_bias": False}),  # StableLmConfig(use_qkv_bias=False)
-    # StableLmLayerNormPerHead builds one LayerNorm tensor per head, which no inventory entry lists
-    ("qk_layernorm", with_(STABLELM, qk_layernorm=True), [(("qk_layernorm",), "import.unsupported",
-     "qk_layernorm is true: true builds StableLmLayerNormPerHead q_layernorm and k_layernorm (transformers 5.24.0 "
-     "modeling_stablelm.py): one LayerNorm tensor per head, which no inventory entry (one tensor, or one per routed "
-     "expert) lists; only false is imported")]),
+    # StableLmLayerNormPerHead: one LayerNorm per head, held as an inventory entry with copies
+    ("qk_layernorm", with_(STABLELM, qk_layernorm=True), {"qk_norm": True}),
+    ("qk_layernorm", STABLELM, {"qk_norm": False}),  # StableLmConfig(qk_layernorm=False)
     ("position_embedding_type", with_(ROBERTA, position_embedding_type="absolute"), {"arch": "roberta"}),
     ("position_embedding_type", with_(ROBERTA, position_embedding_type="relative_key"),
      [(("position_embedding_type",), "import.unsupported",
@@ -783,6 +781,10 @@ GATED_T5 = [{"kind": "gated_encoder", "count": 2}, {"kind": "gated_decoder", "co
     # StableLmDecoderLayer: no post_attention_layernorm with use_parallel_residual
     (with_(STABLELM, use_parallel_residual=True), {"layers": [{"kind": "full_attention_parallel", "count": 2}]}),
     (with_(STABLELM, use_parallel_residual=False), {"layers": None}),
+    # StableLmAttention: q_layernorm, k_layernorm with qk_layernorm; the variants compose with the parallel block's
+    (with_(STABLELM, qk_layernorm=True), {"layers": [{"kind": "full_attention_qk_norm", "count": 2}], "qk_norm": True}),
+    (with_(STABLELM, qk_layernorm=True, use_parallel_residual=True),
+     {"layers": [{"kind": "full_attention_parallel_qk_norm", "count": 2}], "qk_norm": True}),
     # ApertusMLP: XIELUActivation (alpha_p, alpha_n) only when hidden_act is "xielu", ApertusConfig's default
     (with_(LLAMA, model_type="apertus", hidden_act="silu"), {"layers": [{"kind": "full_attention_act", "count": 2}]}),
     (with_(LLAMA, model_type="apertus", hidden_act="xielu"), {"layers": None, "qk_norm": True}),
