@@ -364,6 +364,28 @@ def test_batch3_command_r_equals_the_reference() -> None:
     assert sum(map(math.prod, built.tensors.values())) == 34_980_831_232
 
 
+#: A StableLM 2 12B-shaped config (hidden 5120, 32 heads, 8 KV heads, 40 layers, MLP 13824, vocab 100352, per-head
+#: q/k LayerNorms), written here from those values, not stabilityai/stablelm-2-12b's stored config.json.
+STABLELM_2_12B_SHAPED = {"model_type": "stablelm", "architectures": ["StableLmForCausalLM"], "vocab_size": 100352,
+                         "hidden_size": 5120, "intermediate_size": 13824, "num_hidden_layers": 40,
+                         "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 4096,
+                         "hidden_act": "silu", "layer_norm_eps": 1e-05, "partial_rotary_factor": 0.25,
+                         "use_qkv_bias": False, "tie_word_embeddings": False, "qk_layernorm": True}
+
+
+@pytest.mark.parametrize("parallel, total", [(False, 12_143_595_520), (True, 12_143_185_920)])
+def test_a_stablelm_2_12b_shaped_config_with_qk_layernorm_equals_the_reference(parallel: bool, total: int) -> None:
+    """StableLmLayerNormPerHead: one nn.LayerNorm(head_dim, bias=False) per query head and per key/value head, held
+    by the profile as one entry with copies: 32 q_layernorm and 8 k_layernorm weights of 160 per layer."""
+    config = {**STABLELM_2_12B_SHAPED, "use_parallel_residual": parallel}
+    built = census(config)
+    norms = {name: shape for name, shape in built.tensors.items() if "_layernorm.norms." in name}
+    assert (len(norms), set(norms.values())) == (40 * (32 + 8), {(160,)})
+    assert "model.layers.39.self_attn.k_layernorm.norms.7.weight" in norms
+    assert outcome("stablelm", config, built) == ("exact", "")
+    assert sum(map(math.prod, built.tensors.values())) == total
+
+
 def test_batch3_llama_4_scout_equals_the_reference_tower_included() -> None:
     config, built = _batch3("llama-4-scout-17b-16e-instruct")
     assert outcome("llama4", config, built) == ("exact", "")

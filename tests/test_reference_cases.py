@@ -141,3 +141,24 @@ def test_a_variant_counts_as_the_reference_does(name, change, total):
     imported = import_config(_config(name, change), load_op_profiles(), fallback_name="variant")
     assert imported.unknown == ()
     assert imported.spec.parameters is not None and imported.spec.parameters.total == total
+
+
+#: A StableLM 2 12B-shaped config with per-head q/k LayerNorms (qk_layernorm: true, refused before: the inventory
+#: had no entry held once per head), written from those values, not stabilityai/stablelm-2-12b's stored config.json.
+STABLELM_2_12B_SHAPED = {"model_type": "stablelm", "architectures": ["StableLmForCausalLM"], "vocab_size": 100352,
+                         "hidden_size": 5120, "intermediate_size": 13824, "num_hidden_layers": 40,
+                         "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 4096,
+                         "hidden_act": "silu", "layer_norm_eps": 1e-05, "partial_rotary_factor": 0.25,
+                         "use_qkv_bias": False, "tie_word_embeddings": False, "qk_layernorm": True}
+
+
+@pytest.mark.parametrize("parallel, total", [(False, 12_143_595_520), (True, 12_143_185_920)])
+def test_stablelm_per_head_norms_count_as_the_reference_does(parallel, total):
+    """StableLmLayerNormPerHead: 32 q_layernorm and 8 k_layernorm weights of head_dim 160 in each of 40 layers,
+    51,200 parameters a layer over qk_layernorm: false."""
+    config = {**STABLELM_2_12B_SHAPED, "use_parallel_residual": parallel}
+    imported = import_config(config, load_op_profiles(), fallback_name="variant")
+    plain = import_config({**config, "qk_layernorm": False}, load_op_profiles(), fallback_name="variant")
+    assert imported.unknown == ()
+    assert imported.spec.parameters is not None and imported.spec.parameters.total == total
+    assert total - plain.spec.parameters.total == 40 * (32 + 8) * 160
