@@ -31,7 +31,7 @@ from pipeline.pricing.parameters import (Unpriced, count_parameters, count_total
 from pipeline.check.runner import check_document, check_file
 from pipeline.pricing.stack import LayerStack
 from pipeline.pricing.weights import (FFN_PARTS, NONE, TOWER_SYMBOLS, WeightFormatError, compile_expression,
-                                      parse_condition, parse_weights, resolve, sizes)
+                                      environment, layer_sums, parse_condition, parse_weights, resolve, sizes)
 
 ROOT = Path(__file__).resolve().parent.parent
 ORACLE = Path(__file__).parent / "data" / "oracle"
@@ -382,6 +382,31 @@ def test_a_tensor_held_copies_times_is_named_once_per_index_and_counted_that_oft
     assert (caught.value.field, caught.value.reason) == (
         "num_deepstack_mergers", "its inventory holds deepstack.{i}.norm.weight once per num_deepstack_mergers, "
                                  "which the spec does not state")
+
+
+#: StableLmLayerNormPerHead's q_layernorm and k_layernorm: one [head_dim] weight per query head, per key/value head.
+_PER_HEAD = [{"role": "q_norm", "name": "self_attn.q_layernorm.norms.{i}.weight", "shape": ["head_dim"],
+              "part": "attention", "copies": "num_attention_heads", "when": "qk_norm"},
+             {"role": "k_norm", "name": "self_attn.k_layernorm.norms.{i}.weight", "shape": ["head_dim"],
+              "part": "attention", "copies": "num_key_value_heads", "when": "qk_norm"}]
+
+
+def test_a_layer_tensor_held_once_per_head_is_counted_per_query_and_per_key_value_head() -> None:
+    inventory = parse_weights(_PER_HEAD, ("layer_kinds", "full_attention_qk_norm", "weights"))
+    symbols = {"head_dim": 4, "num_attention_heads": 3, "num_key_value_heads": 2, "qk_norm": True}
+    assert sizes(inventory, symbols) == [("attention", "layer", 3 * 4, False), ("attention", "layer", 2 * 4, False)]
+    assert layer_sums(inventory, environment(symbols)) == (5 * 4, 0, 0)
+    assert [tensor.name for tensor in resolve(inventory, symbols)] == [
+        "self_attn.q_layernorm.norms.0.weight", "self_attn.q_layernorm.norms.1.weight",
+        "self_attn.q_layernorm.norms.2.weight", "self_attn.k_layernorm.norms.0.weight",
+        "self_attn.k_layernorm.norms.1.weight"]
+    assert (sizes(inventory, {**symbols, "qk_norm": False}), resolve(inventory, {**symbols, "qk_norm": False})) == (
+        [], [])
+    with pytest.raises(WeightFormatError) as caught:  # a flag is no count of copies
+        parse_weights([{**_PER_HEAD[0], "copies": "qk_norm"}], ("layer_kinds", "k", "weights"))
+    message = "copies 'qk_norm' is not a count of ['hidden_size', "
+    assert (caught.value.path, str(caught.value)[:len(message)]) == (("layer_kinds", "k", "weights", 0, "copies"),
+                                                                     message)
 
 
 @pytest.mark.parametrize("change, path, message", [
