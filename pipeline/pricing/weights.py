@@ -18,9 +18,11 @@ holds, each as one entry of ``weights``::
   shape is one expert's, and ``num_experts`` of it are held) or
   ``first_layer`` (held only by the first layer of a run of the kind, as T5's
   relative-attention bias table);
-- ``copies``: a count of the spec (a tower's ``num_deepstack_mergers``): the
-  tensor is held that many times, ``{i}`` in its name standing for each copy's
-  index (``deepstack_merger_list.{i}.norm.weight``), 0 copies holding none;
+- ``copies``: a count of the spec (a tower's ``num_deepstack_mergers``, a
+  layer's ``num_attention_heads``): the tensor is held that many times, ``{i}``
+  in its name standing for each copy's index
+  (``deepstack_merger_list.{i}.norm.weight``, StableLM's per-head
+  ``self_attn.q_layernorm.norms.{i}.weight``), 0 copies holding none;
 - ``stacked``: how the reference holds a routed expert's tensors, ``leading``
   (the default: one ``[num_experts, ...]`` tensor) or ``rows`` (the experts'
   slices concatenated along the first dimension, DBRX's ``w1`` of
