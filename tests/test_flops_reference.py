@@ -30,8 +30,10 @@ except ImportError:
                 "pip install -e '.[reference]'", allow_module_level=True)
 
 from pipeline.check.runner import check_file  # noqa: E402
+from pipeline.importer.config_json import import_config  # noqa: E402
 from pipeline.pricing.flops import dtype_bytes, image_tokens, model_flops  # noqa: E402
 from pipeline.pricing.op_profiles import load_op_profiles  # noqa: E402
+from pipeline.pricing.stack import spec_layer_stack  # noqa: E402
 from pipeline.reference.census import flop_census  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,3 +123,26 @@ def test_dense_flops_and_the_cache_equal_the_reference(arch: str, seq_len: int) 
     assert (checked.spec.name, ours.forward("dense") + _eager_idle_experts(arch, checked, seq_len)) == (
         checked.spec.name, reference.flops)
     assert ours.kv_bytes() / dtype_bytes(checked.spec) == reference.cache_elements
+
+
+#: StableLM has no catalogue model: a StableLM 2 12B-shaped config (tests/test_reference.py's, written from the
+#: model's sizes) with per-head q/k LayerNorms, whose FLOPs are the matmuls', the norms adding none.
+STABLELM_2_12B_SHAPED = {"model_type": "stablelm", "architectures": ["StableLmForCausalLM"], "vocab_size": 100352,
+                         "hidden_size": 5120, "intermediate_size": 13824, "num_hidden_layers": 40,
+                         "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 4096,
+                         "hidden_act": "silu", "layer_norm_eps": 1e-05, "partial_rotary_factor": 0.25,
+                         "use_qkv_bias": False, "tie_word_embeddings": False, "qk_layernorm": True}
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("seq_len", [1, 128, 1024])
+def test_stablelm_with_per_head_norms_flops_and_cache_equal_the_reference(parallel: bool, seq_len: int) -> None:
+    config = {**STABLELM_2_12B_SHAPED, "use_parallel_residual": parallel}
+    spec = import_config(config, PROFILES, fallback_name="stablelm-2-12b-shaped").spec
+    stack = spec_layer_stack(spec, PROFILES)
+    assert [group.kind.name for group in stack.groups] == [
+        "full_attention_parallel_qk_norm" if parallel else "full_attention_qk_norm"]
+    ours = model_flops(spec, PROFILES.get("stablelm"), stack, seq_len)
+    reference = flop_census(config, seq_len)
+    assert ours.forward("dense") == reference.flops
+    assert ours.kv_bytes() / dtype_bytes(spec) == reference.cache_elements
