@@ -185,7 +185,7 @@ def draw_text(rng: random.Random, cls: Any, default: Any) -> Dict[str, Any]:  # 
     for name in ("tie_word_embeddings", "attention_bias", "mlp_bias", "use_bias", "use_qk_norm", "qk_layernorm",
                  "use_sliding_window", "use_conv_bias", "mamba_proj_bias", "mamba_conv_bias", "use_bidirectional_attention",
                  "use_qkv_bias", "use_parallel_residual", "multi_query", "parallel_attn", "new_decoder_architecture",
-                 "alibi", "bias", "enable_bias"):
+                 "alibi", "bias", "enable_bias", "lm_head_bias"):
         if name in params and rng.random() < 0.7:
             put(name, rng.random() < 0.5)
     if "tie_word_embeddings" not in params and rng.random() < 0.5:  # a key any config may state (T5 overrides it)
