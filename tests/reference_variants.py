@@ -335,6 +335,8 @@ def draw(rng: random.Random, model_type: str) -> Dict[str, Any]:
             kwargs[name] = rng.random() < 0.5
         if name == "spatial_merge_size" and rng.random() < 0.7:
             kwargs[name] = rng.choice([1, 2])
+        if name == "vision_feature_layer" and rng.random() < 0.3:  # LLaVA's: a list's length widens linear_1
+            kwargs[name] = rng.choice([-1, -2, [-2], [-3, -1]])
     return kwargs
 
 

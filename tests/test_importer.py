@@ -437,6 +437,17 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
        "spatial_merge_size sets the vision tower's vision.spatial_merge_size, but the config states no vision_config; "
        "state the tower, or leave the key out")]),
     ("multimodal_projector_bias", with_(MISTRAL3, multimodal_projector_bias=False), {"arch": "mistral3"}),
+    # Mistral3MultiModalProjector's linear_1 reads vision_config.hidden_size times the layers a list names: one
+    # layer (an integer, or a list of one) is the priced width, more are refused by name (max_items).
+    ("vision_feature_layer", with_(MISTRAL3, vision_feature_layer=-2), {"vision": MISTRAL3_TOWER}),
+    ("vision_feature_layer", with_(MISTRAL3, vision_feature_layer=[-1]), {"vision": MISTRAL3_TOWER}),
+    ("vision_feature_layer", with_(MISTRAL3, vision_feature_layer=[-2, -1]),
+     [(("vision_feature_layer",), "import.unsupported",
+       "vision_feature_layer lists 2 values: huggingface/transformers src/transformers/models/mistral3/"
+       "modeling_mistral3.py Mistral3MultiModalProjector: linear_1 = nn.Linear(vision_config.hidden_size * "
+       "num_feature_layers, ...), num_feature_layers 1 for an integer (which tower layer the projector reads; every "
+       "tower layer runs all the same), else len(vision_feature_layer), a width no tower field states (transformers "
+       "5.24.0); at most 1 is imported")]),
     ("moe_shared_expert_intermediate_size", NEMOTRON,
      {"shared_expert_intermediate_size": 48, "num_shared_experts": 1}),
     ("mamba_num_heads", NEMOTRON, {"linear_num_value_heads": 8, "layer_types": ["mamba", "moe", "attention", "mlp"]}),

@@ -63,7 +63,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.importer.transformers_types import transformers_types
 from pipeline.pricing.config_keys import _RULES, _VISION_RULES, IGNORED, KEYS, VISION_IGNORED
-from pipeline.pricing.families import EQUALS, FLAG, REFUSE_MATCHING, Expression, Family, KeyRule, Variant
+from pipeline.pricing.families import EQUALS, FLAG, MAX_ITEMS, REFUSE_MATCHING, Expression, Family, KeyRule, Variant
 from pipeline.pricing.op_profiles import OpProfile, OpProfiles
 from pipeline.pricing.parameters import Unpriced, count_parameters, counted_parts
 from pipeline.pricing.stack import derive_layers, fields_without_kind, spec_layer_stack, tower_layer_stack
@@ -344,6 +344,17 @@ def _equals(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
                    f"{rule.source}; only {rule.expect} is imported")
 
 
+def _max_items(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    """A key whose scalar value sizes nothing but whose list value sizes a tensor by its length, past the most
+    items the profile prices (LLaVA's ``vision_feature_layer``: linear_1 reads the tower's width times the layers
+    listed)."""
+    value = stated.value
+    if isinstance(value, list) and len(value) > rule.expect:
+        ctx.refuse(stated.path, "import.unsupported",
+                   f"{_dotted(stated.path)} lists {len(value)} values: {rule.source}; at most {rule.expect} is "
+                   "imported")
+
+
 def _encoder_decoder(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
     expected = ctx.family.attention == "encoder_decoder"
     if stated.value is not None and stated.value is not expected:
@@ -368,6 +379,7 @@ TRANSFORMS: Mapping[str, _Transform] = MappingProxyType({
     REFUSE_MATCHING: _refuse_matching,
     FLAG: _flag,
     EQUALS: _equals,
+    MAX_ITEMS: _max_items,
     "encoder_decoder": _encoder_decoder,
     "rule": _read_by_rule,
     "model_type": _read_by_rule,
