@@ -1619,3 +1619,32 @@ def test_a_config_of_a_family_not_yet_priced_is_refused_in_one_line(tmp_path: Pa
     assert result.stderr == (f"{config}:2:3: error [import.unknown-model-type] no op profile prices model_type "
                              '"whisper"; transformers 5.24.0 implements whisper natively; draft a profile: '
                              "modelspec reference --draft whisper config.json\n")
+
+
+@pytest.mark.parametrize("config, named", [
+    (with_(LLAMA, architectures=["LlamaForSequenceClassification"]), "LlamaForSequenceClassification"),  # score
+    (with_(LLAMA, architectures=["LlamaForTokenClassification"]), "LlamaForTokenClassification"),
+    (with_(LLAMA, architectures=["LlamaForQuestionAnswering"]), "LlamaForQuestionAnswering"),  # qa_outputs
+    (with_(T5, architectures=["T5EncoderModel"]), "T5EncoderModel"),  # the encoder stack alone
+    (with_(BART, architectures=["BartForCausalLM"]), "BartForCausalLM"),  # an encoder-decoder's decoder alone
+])
+def test_architectures_naming_a_task_head_is_refused(config: Dict[str, Any], named: str) -> None:
+    """transformers builds the class architectures names (so does the reference, census.model_class): a classifier
+    in place of lm_head, or one stack, is not the generative model the profiles price (each counted wrong before:
+    branch variants)."""
+    [(path, code, message)] = refusals(config)
+    assert (path, code) == (("architectures",), "import.unsupported")
+    assert message.startswith(f"architectures names {named}, a task head")
+
+
+def test_architectures_naming_the_headless_base_model_is_refused_only_when_the_head_holds_parameters() -> None:
+    """LlamaModel builds no lm_head: an untied config counted its vocab_size x hidden_size too many; tied, the head
+    holds nothing and the count is the generative model's (bart-large's BartModel); Phi's head keeps its bias when
+    tied, which PhiModel does not build."""
+    [(path, code, message)] = refusals(with_(LLAMA, architectures=["LlamaModel"], tie_word_embeddings=False))
+    assert (path, code) == (("architectures",), "import.unsupported")
+    assert message.startswith("architectures names LlamaModel, a headless base model: transformers builds it "
+                              "without the output head the op profile prices (6,400 parameters here)")
+    assert imported(with_(LLAMA, architectures=["LlamaModel"], tie_word_embeddings=True))["arch"] == "llama"
+    assert refusals(with_(PHI, architectures=["PhiModel"], tie_word_embeddings=True))[0][2].startswith(
+        "architectures names PhiModel, a headless base model")
