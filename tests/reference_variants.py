@@ -185,7 +185,7 @@ def draw_text(rng: random.Random, cls: Any, default: Any) -> Dict[str, Any]:  # 
     for name in ("tie_word_embeddings", "attention_bias", "mlp_bias", "use_bias", "use_qk_norm", "qk_layernorm",
                  "use_sliding_window", "use_conv_bias", "mamba_proj_bias", "mamba_conv_bias", "use_bidirectional_attention",
                  "use_qkv_bias", "use_parallel_residual", "multi_query", "parallel_attn", "new_decoder_architecture",
-                 "alibi", "bias", "enable_bias"):
+                 "alibi", "bias", "enable_bias", "lm_head_bias"):
         if name in params and rng.random() < 0.7:
             put(name, rng.random() < 0.5)
     if "tie_word_embeddings" not in params and rng.random() < 0.5:  # a key any config may state (T5 overrides it)
@@ -335,6 +335,8 @@ def draw(rng: random.Random, model_type: str) -> Dict[str, Any]:
             kwargs[name] = rng.random() < 0.5
         if name == "spatial_merge_size" and rng.random() < 0.7:
             kwargs[name] = rng.choice([1, 2])
+        if name == "vision_feature_layer" and rng.random() < 0.3:  # LLaVA's: a list's length widens linear_1
+            kwargs[name] = rng.choice([-1, -2, [-2], [-3, -1]])
     return kwargs
 
 

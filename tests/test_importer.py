@@ -435,6 +435,17 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
        "spatial_merge_size sets the vision tower's vision.spatial_merge_size, but the config states no vision_config; "
        "state the tower, or leave the key out")]),
     ("multimodal_projector_bias", with_(MISTRAL3, multimodal_projector_bias=False), {"arch": "mistral3"}),
+    # Mistral3MultiModalProjector's linear_1 reads vision_config.hidden_size times the layers a list names: one
+    # layer (an integer, or a list of one) is the priced width, more are refused by name (max_items).
+    ("vision_feature_layer", with_(MISTRAL3, vision_feature_layer=-2), {"vision": MISTRAL3_TOWER}),
+    ("vision_feature_layer", with_(MISTRAL3, vision_feature_layer=[-1]), {"vision": MISTRAL3_TOWER}),
+    ("vision_feature_layer", with_(MISTRAL3, vision_feature_layer=[-2, -1]),
+     [(("vision_feature_layer",), "import.unsupported",
+       "vision_feature_layer lists 2 values: huggingface/transformers src/transformers/models/mistral3/"
+       "modeling_mistral3.py Mistral3MultiModalProjector: linear_1 = nn.Linear(vision_config.hidden_size * "
+       "num_feature_layers, ...), num_feature_layers 1 for an integer (which tower layer the projector reads; every "
+       "tower layer runs all the same), else len(vision_feature_layer), a width no tower field states (transformers "
+       "5.24.0); at most 1 is imported")]),
     ("moe_shared_expert_intermediate_size", NEMOTRON,
      {"shared_expert_intermediate_size": 48, "num_shared_experts": 1}),
     ("mamba_num_heads", NEMOTRON, {"linear_num_value_heads": 8, "layer_types": ["mamba", "moe", "attention", "mlp"]}),
@@ -1610,3 +1621,32 @@ def test_a_config_of_a_family_not_yet_priced_is_refused_in_one_line(tmp_path: Pa
     assert result.stderr == (f"{config}:2:3: error [import.unknown-model-type] no op profile prices model_type "
                              '"whisper"; transformers 5.24.0 implements whisper natively; draft a profile: '
                              "modelspec reference --draft whisper config.json\n")
+
+
+@pytest.mark.parametrize("config, named", [
+    (with_(LLAMA, architectures=["LlamaForSequenceClassification"]), "LlamaForSequenceClassification"),  # score
+    (with_(LLAMA, architectures=["LlamaForTokenClassification"]), "LlamaForTokenClassification"),
+    (with_(LLAMA, architectures=["LlamaForQuestionAnswering"]), "LlamaForQuestionAnswering"),  # qa_outputs
+    (with_(T5, architectures=["T5EncoderModel"]), "T5EncoderModel"),  # the encoder stack alone
+    (with_(BART, architectures=["BartForCausalLM"]), "BartForCausalLM"),  # an encoder-decoder's decoder alone
+])
+def test_architectures_naming_a_task_head_is_refused(config: Dict[str, Any], named: str) -> None:
+    """transformers builds the class architectures names (so does the reference, census.model_class): a classifier
+    in place of lm_head, or one stack, is not the generative model the profiles price (each counted wrong before:
+    branch variants)."""
+    [(path, code, message)] = refusals(config)
+    assert (path, code) == (("architectures",), "import.unsupported")
+    assert message.startswith(f"architectures names {named}, a task head")
+
+
+def test_architectures_naming_the_headless_base_model_is_refused_only_when_the_head_holds_parameters() -> None:
+    """LlamaModel builds no lm_head: an untied config counted its vocab_size x hidden_size too many; tied, the head
+    holds nothing and the count is the generative model's (bart-large's BartModel); Phi's head keeps its bias when
+    tied, which PhiModel does not build."""
+    [(path, code, message)] = refusals(with_(LLAMA, architectures=["LlamaModel"], tie_word_embeddings=False))
+    assert (path, code) == (("architectures",), "import.unsupported")
+    assert message.startswith("architectures names LlamaModel, a headless base model: transformers builds it "
+                              "without the output head the op profile prices (6,400 parameters here)")
+    assert imported(with_(LLAMA, architectures=["LlamaModel"], tie_word_embeddings=True))["arch"] == "llama"
+    assert refusals(with_(PHI, architectures=["PhiModel"], tie_word_embeddings=True))[0][2].startswith(
+        "architectures names PhiModel, a headless base model")

@@ -511,3 +511,18 @@ def test_a_mismatch_rounding_would_hide_is_broken_down_in_digits(tmp_path: Path)
         "31,577,937,344 (-1,000); counted: moe layers 23 × 1,297,468,032, mamba layers 23 × 38,744,896, "
         "embedding 352,321,536, head 352,321,536, attention layers 6 × 23,399,040, final norm 2,688. Correct the field that is not "
         "the model's, or the stated figure")
+
+
+def test_a_bias_on_a_weight_tying_leaves_out_is_refused() -> None:
+    """Tying shares the weight only (transformers 5.24.0 ``_tied_weights_keys``: ``lm_head.weight``); PhiMoE's
+    ``lm_head.bias`` stands when tied, so the inventory lists it apart, and a ``bias`` beside ``when:
+    not tie_word_embeddings`` (which dropped it with the weight) is refused at load."""
+    entry = {"role": "head", "name": "lm_head.weight", "part": "head", "shape": ["vocab_size", "hidden_size"],
+             "when": "not tie_word_embeddings", "bias": "head_bias"}
+    with pytest.raises(WeightFormatError) as caught:
+        parse_weights([entry], ("model_weights",))
+    assert caught.value.path == ("model_weights", 0, "bias")
+    assert "tying shares the weight only" in str(caught.value)
+    parse_weights([{key: value for key, value in entry.items() if key != "bias"},
+                   {"role": "head.bias", "name": "lm_head.bias", "part": "head", "shape": ["vocab_size"],
+                    "when": "head_bias"}], ("model_weights",))

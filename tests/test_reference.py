@@ -418,3 +418,20 @@ def test_a_stated_time_step_rank_auto_counts_as_the_reference(model_type: str) -
     assert built.tensors["backbone.layers.0.mixer.dt_proj.weight"] == (80, 3)
     assert import_config(config, PROFILES, fallback_name="m").spec.ssm_dt_rank == 3
     assert outcome(model_type, config, built) == ("exact", "")
+
+
+@pytest.mark.parametrize("new_decoder_architecture", [True, False])
+@pytest.mark.parametrize("num_ln_in_parallel_attn", [None, 0, 1, 2, 3])
+def test_falcon_builds_two_parallel_norms_only_for_num_ln_in_parallel_attn_2(
+        num_ln_in_parallel_attn: Optional[int], new_decoder_architecture: bool) -> None:
+    """FalconDecoderLayer.__init__ (transformers 5.24.0): with parallel_attn, ln_attn and ln_mlp when
+    num_ln_in_parallel_attn == 2 (a null is 2 with new_decoder_architecture), else input_layernorm alone: 0 or 3
+    beside new_decoder_architecture builds one norm (its forward then leaves mlp_layernorm_out unset), which
+    modelspec counted as two."""
+    config = {"model_type": "falcon", "vocab_size": 64, "hidden_size": 32, "num_hidden_layers": 2,
+              "num_attention_heads": 2, "new_decoder_architecture": new_decoder_architecture,
+              "num_ln_in_parallel_attn": num_ln_in_parallel_attn}
+    built = census(config)
+    two = num_ln_in_parallel_attn == 2 or (num_ln_in_parallel_attn is None and new_decoder_architecture)
+    assert ("transformer.h.0.ln_attn.weight" in built.tensors) is two
+    assert outcome("falcon", config, built) == ("exact", "")

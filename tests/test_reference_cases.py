@@ -133,6 +133,9 @@ CASES = [
     # Other families' keys LlamaConfig and modeling_llama.py never read (import.unread): the same model.
     ("llama-3.1-8b.json", _top(qk_norm=True, moe_intermediate_size=1024, n_shared_experts=1, moe_layer_freq=2),
      8_030_261_248),
+    # PhiMoE's lm_head keeps its bias (lm_head_bias) when its weight is tied (_tied_weights_keys names
+    # lm_head.weight only; branch variants, found by one-key changes of drawn variants).
+    ("phi-mini-moe-instruct.json", _top(tie_word_embeddings=True), 7_516_298_560),  # was 7,516,266,496
 ]
 
 

@@ -63,7 +63,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.importer.transformers_types import transformers_types
 from pipeline.pricing.config_keys import _RULES, _VISION_RULES, IGNORED, KEYS, VISION_IGNORED
-from pipeline.pricing.families import EQUALS, FLAG, REFUSE_MATCHING, Expression, Family, KeyRule, Variant
+from pipeline.pricing.families import EQUALS, FLAG, MAX_ITEMS, REFUSE_MATCHING, Expression, Family, KeyRule, Variant
 from pipeline.pricing.op_profiles import OpProfile, OpProfiles
 from pipeline.pricing.parameters import Unpriced, count_parameters, counted_parts
 from pipeline.pricing.stack import derive_layers, fields_without_kind, spec_layer_stack, tower_layer_stack
@@ -344,6 +344,17 @@ def _equals(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
                    f"{rule.source}; only {rule.expect} is imported")
 
 
+def _max_items(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    """A key whose scalar value sizes nothing but whose list value sizes a tensor by its length, past the most
+    items the profile prices (LLaVA's ``vision_feature_layer``: linear_1 reads the tower's width times the layers
+    listed)."""
+    value = stated.value
+    if isinstance(value, list) and len(value) > rule.expect:
+        ctx.refuse(stated.path, "import.unsupported",
+                   f"{_dotted(stated.path)} lists {len(value)} values: {rule.source}; at most {rule.expect} is "
+                   "imported")
+
+
 def _encoder_decoder(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
     expected = ctx.family.attention == "encoder_decoder"
     if stated.value is not None and stated.value is not expected:
@@ -368,6 +379,7 @@ TRANSFORMS: Mapping[str, _Transform] = MappingProxyType({
     REFUSE_MATCHING: _refuse_matching,
     FLAG: _flag,
     EQUALS: _equals,
+    MAX_ITEMS: _max_items,
     "encoder_decoder": _encoder_decoder,
     "rule": _read_by_rule,
     "model_type": _read_by_rule,
@@ -1479,11 +1491,63 @@ def _pick(keys: Mapping[str, _Stated], types: Sequence[_Stated], profiles: OpPro
                                       f"text_config's model_type {_show(stated.value)} is not a text model of "
                                       f"{_show(types[0].value)}"))
             return None
-    other = _other_model(keys, types)
+    other = _other_model(keys, types) or _task_head(keys, profile)
     if other is not None:
         issues.append(other)
         return None
     return profile
+
+
+def _headless(keys: Mapping[str, _Stated], spec: ModelSpec, profiles: OpProfiles) -> Optional[ImportIssue]:
+    """The refusal of a config whose ``architectures`` names a headless base model (``LlamaModel``, not
+    ``GPT2LMHeadModel``) while the profile's head holds parameters: transformers builds no ``lm_head`` (nor its
+    bias) for it, so the count would hold tensors the checkpoint has not. A tied head without a bias holds none
+    (bart-large's ``BartModel``), and imports as the generative model's count. ``None`` when no such class is
+    named."""
+    stated = keys.get("architectures")
+    if stated is None or not isinstance(stated.value, list):
+        return None
+    named = [name for name in stated.value
+             if isinstance(name, str) and name.endswith("Model") and not name.endswith(("LMHeadModel", "AutoModel"))]
+    if not named:
+        return None
+    try:
+        stack = spec_layer_stack(spec, profiles)
+        tower = tower_layer_stack(spec.vision, profiles) if spec.vision else None
+        head = count_parameters(spec, profiles.get(stack.arch), stack, tower).head
+    except (ModelSpecError, Unpriced):
+        return None  # check names what cannot be counted
+    if not head:
+        return None
+    return ImportIssue(stated.path, "import.unsupported",
+                       f"architectures names {named[0]}, a headless base model: transformers builds it without the "
+                       f"output head the op profile prices ({head:,} parameters here); name the generative class "
+                       "(or leave architectures out) for that model's count")
+
+
+#: The endings of transformers' task-head class names (``LlamaForSequenceClassification``, ``T5EncoderModel``):
+#: a class that swaps the language-model head the op profiles inventory (``lm_head``, a masked-LM head) for a
+#: classifier (``score``, ``qa_outputs``, RoBERTa's ``classifier`` and ``pooler``) or drops a stack.
+TASK_HEADS = ("ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering", "ForMultipleChoice",
+              "EncoderModel")
+
+
+def _task_head(keys: Mapping[str, _Stated], profile: OpProfile) -> Optional[ImportIssue]:
+    """The refusal of a config whose ``architectures`` names a task-head class (:data:`TASK_HEADS`; for an
+    encoder-decoder family, its ``ForCausalLM`` class too: ``BartForCausalLM`` is the decoder alone), whose tensors
+    are not the generative model's a profile prices; ``None`` when it names none."""
+    stated = keys.get("architectures")
+    if stated is None or not isinstance(stated.value, list):
+        return None
+    heads = TASK_HEADS + (("ForCausalLM",) if profile.family.attention == "encoder_decoder" else ())
+    for class_name in stated.value:
+        if isinstance(class_name, str) and class_name.endswith(heads):
+            return ImportIssue(stated.path, "import.unsupported",
+                               f"architectures names {class_name}, a task head (transformers builds it with a "
+                               "classifier, or without a stack, in place of the language-model head); the op "
+                               "profiles price the generative model's tensors only, so name its class (or leave "
+                               "architectures out) for that model's count")
+    return None
 
 
 def _other_model(keys: Mapping[str, _Stated], types: Sequence[_Stated]) -> Optional[ImportIssue]:
@@ -1669,6 +1733,9 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
     if gaps:
         ctx.fields.put("import_gaps", gaps, "--allow-unknown" if unknown else "--arch", ())
     spec = _spec(ctx) if gaps else _with_parameters(_spec(ctx), profiles)
+    headless = _headless(keys, spec, profiles)
+    if headless is not None:
+        raise ConfigImportError([headless])
     return ImportedSpec(spec, spec.to_dict(), tuple(unknown), MappingProxyType(dict(ctx.fields.origins)),
                         MappingProxyType(dict(ctx.fields.paths)))
 

@@ -53,6 +53,7 @@ from pipeline.spec.problems import FieldPath
 
 #: What a config key becomes, by transform name (see ``pipeline.importer.config_json.TRANSFORMS``).
 COPY, BOTH, REQUIRE, REFUSE_MATCHING, FLAG, EQUALS = "copy", "both", "require", "refuse_matching", "flag", "equals"
+MAX_ITEMS = "max_items"
 
 _ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Name, ast.Load,
                   ast.Constant)
@@ -75,7 +76,10 @@ class KeyRule:
             for each value of a true-or-false key (GPTBigCode's ``multi_query``:
             one key/value head, or one per query head); for ``equals``: the spec
             field the key's value must equal (OPT's ``word_embed_proj_dim``:
-            ``hidden_size``, or the model has projections no kind prices).
+            ``hidden_size``, or the model has projections no kind prices); for
+            ``max_items``: the most items a list value may hold (LLaVA's
+            ``vision_feature_layer``: a list of more layers widens the
+            projector's linear_1, which no tower field states).
         if_any: Other config keys and values: the rule runs only when one of
             them holds that value (as stated, else as the family defaults it),
             and the key is read but sets nothing otherwise (Falcon's
@@ -318,6 +322,8 @@ def _key_rule(key: str, entry: Mapping[str, Any], prefix: str = "") -> KeyRule:
         return KeyRule(key, (), REFUSE_MATCHING, source, entry["refuse_matching"])
     if "equals" in entry:
         return KeyRule(key, (), EQUALS, source, entry["equals"])
+    if MAX_ITEMS in entry:
+        return KeyRule(key, (), MAX_ITEMS, source, entry[MAX_ITEMS])
     fields = tuple(prefix + name for name in _fields(entry))
     if_any = MappingProxyType(dict(entry.get("if_any", {})))
     if "if_true" in entry:

@@ -498,7 +498,10 @@ def parse_weights(entries: Sequence[Mapping[str, Any]], path: FieldPath,
     Raises:
         WeightFormatError: For a bad expression or condition, a part not in
             *parts*, or two entries of the same ``name`` (unless one holds ``when: X`` and the other
-            ``when: not X``: one tensor whose part the flag decides, RoBERTa's ``lm_head.bias``).
+            ``when: not X``: one tensor whose part the flag decides, RoBERTa's ``lm_head.bias``), or an entry
+            whose ``when`` reads ``tie_word_embeddings`` and that holds a ``bias``: tying shares the weight only
+            (transformers' ``_tied_weights_keys`` names ``lm_head.weight``), so a tied head keeps its bias, which
+            is an entry of its own (GPT-J's and PhiMoE's ``lm_head.bias``).
     """
     weights = []
     seen: Dict[str, Optional[str]] = {}
@@ -506,6 +509,10 @@ def parse_weights(entries: Sequence[Mapping[str, Any]], path: FieldPath,
         where = path + (index,)
         if entry["part"] not in parts:
             raise WeightFormatError(where + ("part",), f"part {entry['part']!r} is not one of {list(parts)} here")
+        if "bias" in entry and "tie_word_embeddings" in str(entry.get("when", "")).split():
+            raise WeightFormatError(where + ("bias",), f"{entry['name']!r} is left out by tie_word_embeddings, but "
+                                                       "tying shares the weight only: its bias stays, so list it "
+                                                       "as an entry of its own (gptj.yaml's lm_head.bias)")
         if entry["name"] in seen and not _exclusive(seen[entry["name"]], entry.get("when")):
             raise WeightFormatError(where + ("name",), f"{entry['name']!r} is listed twice")
         seen[entry["name"]] = entry.get("when")
