@@ -435,3 +435,32 @@ def test_falcon_builds_two_parallel_norms_only_for_num_ln_in_parallel_attn_2(
     two = num_ln_in_parallel_attn == 2 or (num_ln_in_parallel_attn is None and new_decoder_architecture)
     assert ("transformer.h.0.ln_attn.weight" in built.tensors) is two
     assert outcome("falcon", config, built) == ("exact", "")
+
+
+def _headless_forms() -> List[Tuple[str, str]]:
+    """``(model type, base model class)`` of each model type the suite judges whose config class has a headless
+    base model in transformers' Auto mapping (``MambaModel``, ``Gemma3TextModel``, ``Qwen3VLModel``)."""
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+    return [(model_type, MODEL_MAPPING_NAMES[model_type]) for model_type in MODEL_TYPES
+            if model_type in MODEL_MAPPING_NAMES]
+
+
+@pytest.mark.parametrize("model_type, base_class", _headless_forms(), ids=[form[0] for form in _headless_forms()])
+def test_a_tied_headless_base_model_is_judged_under_its_own_names(model_type: str, base_class: str) -> None:
+    """A config whose architectures names the base model (``MambaModel``) builds it headless: its tensors are the
+    generation class's without the attribute that class holds it under (``backbone.``, ``transformer.``,
+    ``model.``, a VLM's ``model.visual.``): equal, or refused by name, never a false difference. When only a
+    ``model.`` prefix was known, 20 of these differed (Falcon's ``transformer.``, Mamba's ``backbone.``, a headless
+    text model's ``model.language_model.``, a headless VLM's ``model.visual.``, Llama 4's text model, whose
+    ``base_model_prefix`` says ``language_model`` while Llama4ForCausalLM holds it as ``model``)."""
+    default = dict(rv.default_forms(model_type)[0][1])
+    config = {**default, "model_type": model_type, "architectures": [base_class], "tie_word_embeddings": True}
+    try:
+        built = census(config)
+    except Exception as error:  # noqa: BLE001  # the reference cannot build its own defaults (dbrx's)
+        pytest.skip(f"transformers cannot build {base_class}'s defaults: {str(error)[:80]}")
+    assert built.model_class == base_class
+    kind, detail = outcome(model_type, config, built)
+    assert kind in ("exact", "refused"), detail
+    assert kind == "exact" or detail.startswith(("import.", "check ")), detail  # refused by name

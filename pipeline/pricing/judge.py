@@ -67,6 +67,10 @@ class Census:
             head: the tower with its projector.
         experts: The routed experts a layer holds, as its ``*Experts`` module says (``num_experts``); 0 to read
             it from the first routed tensor's leading dimension (DBRX stacks its experts' rows in one dimension).
+        headless: Whether the class built is the headless base model (``architectures: [MambaModel]``;
+            ``PreTrainedModel.base_model`` is the model itself), whose tensors are the generation class's without
+            the first part of their names, the attribute that class holds it under (``backbone.``,
+            ``transformer.``, ``model.``; a VLM's ``model.visual.``).
     """
 
     model_class: str
@@ -79,6 +83,7 @@ class Census:
     top_k: int
     vision: Tuple[str, ...] = ()
     experts: int = 0
+    headless: bool = False
 
 
 @dataclass(frozen=True)
@@ -261,32 +266,43 @@ def _named(census: Census, body: Sequence[List[Tensor]], tower: Sequence[List[Te
 _LANGUAGE_MODELS = (("model.language_model.", "model."), ("language_model.", ""))
 
 
-#: Where a generation class holds its base model (``BartForConditionalGeneration.model``, a ``BartModel``): a build of
-#: the headless base model (bart-large's ``architectures: [BartModel]``) holds the same tensors without it.
-_BASE_MODEL = "model."
-
-
 def _model_name(census: Census, name: str) -> str:
     """The reference's name for a model-level tensor: its own, except that a profile naming the VLM's language
     model (``model.language_model.embed_tokens.weight``, ``language_model.lm_head.weight``) names, in a text-only
     build, the causal-LM class's (``model.embed_tokens.weight``: ``Gemma3ForCausalLM.model`` is the text model
     itself; ``lm_head.weight``). A build is text-only when the reference holds no vision part
-    (:attr:`Census.vision` is empty). A name under ``model.`` the reference holds only without it is the headless
-    base model's (``BartModel``: ``shared.weight`` for ``model.shared.weight``)."""
-    if name.startswith(_BASE_MODEL) and name not in census.tensors and name[len(_BASE_MODEL):] in census.tensors:
-        return name[len(_BASE_MODEL):]
+    (:attr:`Census.vision` is empty). In a build of the headless base model (:attr:`Census.headless`), a name the
+    reference holds only without its first part is that one (``BartModel``: ``shared.weight`` for
+    ``model.shared.weight``; ``MambaModel``: ``embeddings.weight`` for ``backbone.embeddings.weight``)."""
+    headless = _headless_name(census, name)
+    if headless is not None:
+        return headless
     if census.vision:
         return name
     for prefix, text_only in _LANGUAGE_MODELS:
         if name.startswith(prefix):
-            return text_only + name[len(prefix):]
+            text_name = text_only + name[len(prefix):]
+            return _headless_name(census, text_name) or text_name  # a headless text model (Gemma3TextModel)
     return name
 
 
+def _headless_name(census: Census, name: str) -> Optional[str]:
+    """*name* without its first part (where a generation class holds its base model) when the reference, a build
+    of the headless base model (:attr:`Census.headless`), holds it only so; else ``None``."""
+    if not census.headless or name in census.tensors:
+        return None
+    stripped = name.partition(".")[2]
+    return stripped if stripped in census.tensors else None
+
+
 def _held_name(census: Census, name: str) -> str:
-    """The reference's name for a tower tensor named relative to the model holding it (itself when none or many)."""
+    """The reference's name for a tower tensor named relative to the model holding it (itself when none or many),
+    or in full (``model.visual.merger.norm.weight``: in a headless build, ``visual.merger.norm.weight``)."""
     if name in census.tensors:
         return name
+    headless = _headless_name(census, name)
+    if headless is not None:
+        return headless
     found = [full for full in census.tensors if full.endswith("." + name)]
     return found[0] if len(found) == 1 else name
 

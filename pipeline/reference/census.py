@@ -153,7 +153,7 @@ def census(config: Mapping[str, Any], model_type: Optional[str] = None) -> Censu
     head = _head(model, names)
     return Census(cls.__name__, built.model_type, tensors, _stacks(model),
                   _owned(model.get_input_embeddings(), names, ()), head, _routed(model), _top_k(built),
-                  _vision(model, built, names, head), _experts(model))
+                  _vision(model, built, names, head), _experts(model), model.base_model is model)
 
 
 @contextlib.contextmanager
