@@ -67,10 +67,10 @@ class Census:
             head: the tower with its projector.
         experts: The routed experts a layer holds, as its ``*Experts`` module says (``num_experts``); 0 to read
             it from the first routed tensor's leading dimension (DBRX stacks its experts' rows in one dimension).
-        headless: Whether the class built is the headless base model (``architectures: [MambaModel]``;
-            ``PreTrainedModel.base_model`` is the model itself), whose tensors are the generation class's without
-            the first part of their names, the attribute that class holds it under (``backbone.``,
-            ``transformer.``, ``model.``; a VLM's ``model.visual.``).
+        headless: Whether the class built is the headless base model (``architectures: [MambaModel]``,
+            ``AutoModel``'s class of the config), whose tensors are the generation class's without the first part
+            of their names, the attribute that class holds it under (``backbone.``, ``transformer.``, ``model.``;
+            a VLM's ``model.visual.``).
     """
 
     model_class: str

@@ -153,7 +153,15 @@ def census(config: Mapping[str, Any], model_type: Optional[str] = None) -> Censu
     head = _head(model, names)
     return Census(cls.__name__, built.model_type, tensors, _stacks(model),
                   _owned(model.get_input_embeddings(), names, ()), head, _routed(model), _top_k(built),
-                  _vision(model, built, names, head), _experts(model), model.base_model is model)
+                  _vision(model, built, names, head), _experts(model), cls is _base_model_class(built))
+
+
+def _base_model_class(config: Any) -> Any:
+    """The headless base model class of *config* (``AutoModel``'s: ``MambaModel``), or ``None``. Not
+    ``PreTrainedModel.base_model``, which is the model itself wherever ``base_model_prefix`` names no attribute
+    (``T5ForConditionalGeneration``'s ``transformer``)."""
+    mapping = transformers.AutoModel._model_mapping  # pylint: disable=protected-access
+    return mapping[type(config)] if type(config) in mapping else None
 
 
 @contextlib.contextmanager
