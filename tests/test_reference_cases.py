@@ -136,6 +136,12 @@ CASES = [
     # PhiMoE's lm_head keeps its bias (lm_head_bias) when its weight is tied (_tied_weights_keys names
     # lm_head.weight only; branch variants, found by one-key changes of drawn variants).
     ("phi-mini-moe-instruct.json", _top(tie_word_embeddings=True), 7_516_298_560),  # was 7,516,266,496
+    # Refused before, exact now (branch probe2, found by a full to_dict save, to_json_string(use_diff=False), of
+    # drawn VLM variants): transformers builds the wrapper's class from the top-level config, so a text_config's
+    # architectures (null in a full save, the text model's own class in llava-hf's saves) names no class that is
+    # built (was import.both-levels text_config.architectures).
+    ("gemma-3-27b.json", _text("architectures", None), 27_432_406_640),
+    ("mistral-small-3.1-24b-instruct.json", _text("architectures", ["MistralForCausalLM"]), 23_340_272_640),
 ]
 
 

@@ -1402,7 +1402,8 @@ def _merge(config: Mapping[str, Any], issues: List[ImportIssue], top_level: froz
            text_level: frozenset = frozenset()) -> Tuple[Dict[str, _Stated], List[_Stated], List[KeyPath]]:
     """The top-level and text_config keys as one mapping, the model types stated (top level first), and the
     nestings stated inside text_config (keys no row reads there); a text_config key of *top_level* (the
-    family's ``top_level``: the wrapper decides it) is left out, one of *either* (its ``either_level``)
+    family's ``top_level``: the wrapper decides it) is left out, as is its ``architectures`` (transformers builds
+    the wrapper's class from the top-level config; a full to_dict save states null there), one of *either* (its ``either_level``)
     stated at both levels is the level that says true, when one does, and a top-level key of *text_level* (its
     ``text_level``: the text model decides it) is left out when the config has a text_config."""
     text = config.get("text_config")
@@ -1423,8 +1424,8 @@ def _merge(config: Mapping[str, Any], issues: List[ImportIssue], top_level: froz
         if key in _TOP_LEVEL_ONLY:
             misplaced.append(("text_config", key))
             continue
-        if key in top_level:
-            continue
+        if key in top_level or key == "architectures":
+            continue  # the wrapper's class is built from the top-level config; a text_config's names no built class
         if key in either and key in keys:
             if value is True and keys[key].value is not True:
                 keys[key] = _Stated(value, ("text_config", key))
