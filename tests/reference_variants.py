@@ -439,7 +439,10 @@ def default_forms(model_type: str) -> List[Tuple[str, Dict[str, Any]]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         default = CONFIG_MAPPING[model_type]()
-        return [("defaults (diff form)", default.to_diff_dict()), ("defaults (full to_dict)", default.to_dict())]
+        diff = default.to_diff_dict()
+        if architectures(model_type):  # as a checkpoint's full save states it (a VLM's text_config: null)
+            default.architectures = list(architectures(model_type))
+        return [("defaults (diff form)", diff), ("defaults (full to_dict)", default.to_dict())]
 
 
 def _builds(model_type: str) -> bool:
