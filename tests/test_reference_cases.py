@@ -142,6 +142,10 @@ CASES = [
     # built (was import.both-levels text_config.architectures).
     ("gemma-3-27b.json", _text("architectures", None), 27_432_406_640),
     ("mistral-small-3.1-24b-instruct.json", _text("architectures", ["MistralForCausalLM"]), 23_340_272_640),
+    # Ernie4_5Config.__post_init__ (and SeedOssConfig's): head_dim stated null is hidden_size // num_attention_heads
+    # (64 here), not the class's default 128, which holds only when the key is left out (null_unset; branch probe2).
+    ("ernie-4.5-0.3b-base.json", _top(head_dim=None), 318_280_704),  # was 360,748,032
+    ("ernie-4.5-0.3b-base.json", lambda config: config.pop("head_dim"), 360_748_032),
 ]
 
 

@@ -1841,6 +1841,8 @@ def _apply_defaults(ctx: _Context) -> None:
             continue  # a variant's key (its default is read by the stack: _variant_defaults), or a rule not in force
         if ctx.value(key) is not None or _alias_stated(ctx, key, rule) or _null_selects_variant(family, ctx, key):
             continue
+        if key in family.null_unset and key in ctx.keys:
+            continue  # stated null: the config class computes it as a spec without the field does (null_unset)
         computed = ""
         if isinstance(value, Expression):
             value, computed = value.evaluate(ctx.fields.values), value.text

@@ -290,6 +290,7 @@ class Family:
     variants: Tuple[Variant, ...] = ()
     shared: Optional[frozenset] = None
     code_reads: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    null_unset: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     vision_shared: Optional[frozenset] = None
 
     @property
@@ -372,6 +373,7 @@ def parse_family(data: Mapping[str, Any]) -> Family:
         variants=tuple(_variant(entry) for entry in data.get("variants", ())),
         shared=frozenset(data["shared"]) if "shared" in data else None,
         code_reads=MappingProxyType(dict(data.get("code_reads", {}))),
+        null_unset=MappingProxyType(dict(data.get("null_unset", {}))),
         vision_shared=frozenset(data["vision_shared"]) if "vision_shared" in data else None,
     )
 
