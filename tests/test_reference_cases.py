@@ -175,3 +175,13 @@ def test_stablelm_per_head_norms_count_as_the_reference_does(parallel, total):
     assert imported.unknown == ()
     assert imported.spec.parameters is not None and imported.spec.parameters.total == total
     assert total - plain.spec.parameters.total == 40 * (32 + 8) * 160
+
+
+def test_a_null_tie_the_wrapper_keeps_is_not_read_as_its_default():
+    """Gemma3Config declares ``tie_word_embeddings: bool | None = True`` and keeps a stated null, which
+    get_expanded_tied_weights_keys reads as false (transformers 5.24.0 builds an lm_head of its own); the importer
+    read the null as the default true and priced a tied head (27,432,406,640, no lm_head: WRONG; branch probe2). It
+    now leaves the tie unstated (null_unset), so the count is marked uncounted, not guessed."""
+    config = _config("gemma-3-27b.json", _top(tie_word_embeddings=None))
+    imported = import_config(config, load_op_profiles(), fallback_name="variant")
+    assert imported.spec.parameters is None
