@@ -49,6 +49,7 @@ except ImportError:
 
 import differential_table  # noqa: E402
 import reference_variants as rv  # noqa: E402
+from test_reference_cases import STABLELM_2_12B_SHAPED  # noqa: E402  # the torch-free twin's config
 from pipeline.cli import main  # noqa: E402
 from pipeline.importer.config_json import ConfigImportError, import_config  # noqa: E402
 from pipeline.pricing.judge import Verdict, judge  # noqa: E402
@@ -362,15 +363,6 @@ def test_batch3_command_r_equals_the_reference() -> None:
     config, built = _batch3("c4ai-command-r")
     assert outcome("cohere", config, built) == ("exact", "")
     assert sum(map(math.prod, built.tensors.values())) == 34_980_831_232
-
-
-#: A StableLM 2 12B-shaped config (hidden 5120, 32 heads, 8 KV heads, 40 layers, MLP 13824, vocab 100352, per-head
-#: q/k LayerNorms), written here from those values, not stabilityai/stablelm-2-12b's stored config.json.
-STABLELM_2_12B_SHAPED = {"model_type": "stablelm", "architectures": ["StableLmForCausalLM"], "vocab_size": 100352,
-                         "hidden_size": 5120, "intermediate_size": 13824, "num_hidden_layers": 40,
-                         "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 4096,
-                         "hidden_act": "silu", "layer_norm_eps": 1e-05, "partial_rotary_factor": 0.25,
-                         "use_qkv_bias": False, "tie_word_embeddings": False, "qk_layernorm": True}
 
 
 @pytest.mark.parametrize("parallel, total", [(False, 12_143_595_520), (True, 12_143_185_920)])
