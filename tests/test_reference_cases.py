@@ -19,6 +19,8 @@ import pytest
 
 from pipeline.importer.config_json import import_config
 from pipeline.pricing.op_profiles import load_op_profiles
+from pipeline.pricing.stack import spec_layer_stack
+from pipeline.spec.model import ModelSpecError
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
 
@@ -185,3 +187,21 @@ def test_a_null_tie_the_wrapper_keeps_is_not_read_as_its_default():
     config = _config("gemma-3-27b.json", _top(tie_word_embeddings=None))
     imported = import_config(config, load_op_profiles(), fallback_name="variant")
     assert imported.spec.parameters is None
+
+
+def test_a_null_top_k_the_model_cannot_run_with_is_refused_by_name():
+    """GraniteMoeConfig keeps a stated ``num_experts_per_tok: null``, and GraniteMoeTopKRouter's forward then calls
+    ``topk(None)``: transformers 5.24.0 builds the model but cannot run it. The importer read the null as the
+    default 2 and priced two active experts (a total equal to the reference's, an active count it has no forward
+    for). It now leaves the field unset (null_unset), so the check refuses the spec naming the missing field."""
+    config = {"model_type": "granitemoe", "vocab_size": 64, "hidden_size": 32, "intermediate_size": 16,
+              "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "num_local_experts": 4,
+              "num_experts_per_tok": None}
+    profiles = load_op_profiles()
+    spec = import_config(config, profiles, fallback_name="variant").spec
+    assert spec.num_experts_per_tok is None
+    with pytest.raises(ModelSpecError) as refused:
+        spec_layer_stack(spec, profiles)
+    assert [issue.code for issue in refused.value.issues] == ["stack.moe-without-experts"]
+    config.pop("num_experts_per_tok")
+    assert import_config(config, profiles, fallback_name="variant").spec.num_experts_per_tok == 2
