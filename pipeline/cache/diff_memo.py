@@ -9,7 +9,7 @@ takes it without reading the spec's record, its artifact entry or its ``stat``.
 
 The file ``diff-memo`` of the result cache folder (:func:`~pipeline.cache.stamps.cache_folder`) holds a header
 line (the format, modelspec's environment (:func:`~pipeline.cache.stamps.environment_digest`), the digest of the
-op profiles (:func:`~pipeline.cache.regen_answer.profiles_digest`), the ``specs/`` folder's real path and a BLAKE2b
+op profiles (:meth:`~pipeline.cache.results.CacheKeys.every_profile`), the ``specs/`` folder's real path and a BLAKE2b
 of the body, :func:`~pipeline.cache.stamps.fingerprint`), then a JSON object ``{display: [blob, name, digest]}``.
 A torn, edited or foreign file, or one of another environment, profiles or folder, is no memo at all. Only a spec
 that resolved is remembered: a failing one's reasons are its record's, read each time. This module only reads and

@@ -5,7 +5,8 @@ in the way, no orphan left, ``resolved/`` holding exactly the artifacts and the 
 ``regen-answer`` of the result cache folder (:func:`~pipeline.cache.stamps.cache_folder`), what it left:
 
 - a header: the format, modelspec's environment (:func:`~pipeline.cache.stamps.environment_digest`), the digest
-  of the op profiles' bytes (:func:`profiles_digest`), the folders ``resolved/`` and ``specs/`` (real paths)
+  of the op profiles' bytes (:meth:`~pipeline.cache.results.CacheKeys.every_profile`), the folders ``resolved/``
+  and ``specs/`` (real paths)
   and a BLAKE2b of the rest
   (:func:`~pipeline.cache.stamps.fingerprint`), so a torn, edited or foreign file is ignored whole;
 - one line per spec, in display order: its display path, its ``stat``, its artifact's file name, the artifact's
@@ -26,11 +27,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Iterable, List, Optional, Sequence, Tuple
 
 from pipeline.spec.files import open_regular
 from pipeline.cache.results import replace_file
-from pipeline.cache.stamps import RACY, RACY_NS, content_digest, environment_digest, fingerprint, now_ns, stat_text
+from pipeline.cache.stamps import RACY, RACY_NS, environment_digest, fingerprint, now_ns, stat_text
 
 #: The file of the cache folder holding the answer.
 ANSWER_FILE = "regen-answer"
@@ -74,12 +75,6 @@ class Answer:
     artifacts: Tuple[Artifact, ...]
     index_sha256: str
     index_stat: str
-
-
-def profiles_digest(profiles: Mapping[str, str]) -> str:
-    """A digest of the op profiles by arch (each profile's SHA-256, as
-    :attr:`~pipeline.cache.results.CacheKeys.profiles` has them)."""
-    return content_digest("\n".join(f"{arch} {digest}" for arch, digest in sorted(profiles.items())).encode())
 
 
 def recorded_stat(status: os.stat_result, now: int) -> str:
@@ -156,5 +151,5 @@ def now() -> int:
     return now_ns()
 
 
-__all__: List[str] = ["ANSWER_FILE", "Answer", "Artifact", "load", "plain", "profiles_digest", "record",
+__all__: List[str] = ["ANSWER_FILE", "Answer", "Artifact", "load", "plain", "record",
                       "recorded_stat", "forget", "now"]

@@ -110,6 +110,11 @@ class CacheKeys:
     profiles: Mapping[str, str]
     _known: Dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
+    def every_profile(self) -> str:
+        """The digest of every op profile as it is now (:meth:`depends` of all of them): what the cache files
+        keyed by the whole set of profiles (regen's answer, diff's memo) are recorded under."""
+        return self.depends(f'["{EVERY_PROFILE}"]')
+
     def depends(self, dependencies: str) -> str:
         """The digest of the profiles a JSON list *dependencies* names (``["*"]``: all of them) as they are now;
         a missing one counts too."""

@@ -67,16 +67,7 @@ class Batch:
         Raises:
             OSError: If the folder is missing or not writable (the temporary file is removed).
         """
-        mode = _mode_for(path)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
-        self._staged[path] = (tmp, mode)
+        self._staged[path] = _temporary(path, text, durable=False)
         self._flushed = False
 
     def flush(self) -> None:
@@ -125,18 +116,29 @@ def write_atomic(path: Path, text: str) -> None:
     Raises:
         OSError: If the folder is missing or not writable.
     """
+    _move_into_place(*_temporary(path, text, durable=True), path)
+
+
+def _temporary(path: Path, text: str, durable: bool) -> Tuple[str, int]:
+    """Write *text* (UTF-8, ``\\n`` line endings) to a new temporary file ``.<name>.<random>.tmp`` beside *path*,
+    flushed to disk when *durable*; ``(its path, the mode the file replacing *path* gets)``.
+
+    Raises:
+        OSError: If the folder is missing or not writable (the temporary file is removed).
+    """
     mode = _mode_for(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    _move_into_place(tmp, mode, path)
+    return tmp, mode
 
 
 def _move_into_place(tmp: str, mode: int, path: Path) -> None:

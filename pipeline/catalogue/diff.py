@@ -44,7 +44,6 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, 
 
 from pipeline.cache import diff_memo
 from pipeline.cache.artifacts import ArtifactCache
-from pipeline.cache.regen_answer import profiles_digest
 from pipeline.cache.results import ProfileCache, cache_keys
 from pipeline.cache.stamps import content_digest
 from pipeline.catalogue.artifacts import WIDTHS
@@ -540,7 +539,7 @@ def load_change(repo: SpecRepo, base: Tuple[SpecRepo, Sequence[Path]], head_file
     Raises:
         OSError: If a spec or profile file cannot be read after it was checked.
     """
-    memo = diff_memo.load(cache.folder, profiles_digest(cache.keys.profiles), repo.specs) if cache else {}
+    memo = diff_memo.load(cache.folder, cache.keys.every_profile(), repo.specs) if cache else {}
     kept, looked_up = _kept(repo, unchanged, profiles, cache, shown, blobs or {}, memo)
     before_own = resolve_specs(base[0], base[1], profiles)
     after_own = resolve_specs(repo, head_files, profiles, shown=shown)
@@ -584,7 +583,7 @@ def _remember(cache: ArtifactCache, repo: SpecRepo, kept: Sequence[Any], blobs: 
     memo.update((item.path, [blobs[item.path], item.document["name"], item.document["digest"]])
                 for item in kept if item.document is not None and item.path in blobs)
     if memo != held:
-        diff_memo.record(cache.folder, profiles_digest(cache.keys.profiles), repo.specs, memo)
+        diff_memo.record(cache.folder, cache.keys.every_profile(), repo.specs, memo)
 
 
 def _sides(labels: Tuple[str, str], kept: Sequence[Any], before: Sequence[Any], after: Sequence[Any]

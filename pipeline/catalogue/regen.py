@@ -332,16 +332,24 @@ def read_resolved(folder: Path, cache: Optional["ArtifactCache"] = None) -> Dict
         return {}
     entries = cache.by_file() if cache is not None else {}
     found = {}
-    with os.scandir(folder) as listing:
-        names = sorted(entry.name for entry in listing if entry.name.endswith(".json") and entry.name != ".json")
-    for name in names:
-        if name.startswith("."):
-            continue
+    for name in listed_files(folder):
         item = _read_one(os.path.join(folder, name), name, entries.get(name, ()) if name != INDEX_FILE else (),
                          cache)
         if item is not None:
             found[name] = item
     return found
+
+
+def listed_files(folder: Path) -> List[str]:
+    """The names of the files of ``resolved/`` regen reads, sorted: ``*.json`` (not ``.json`` itself) that are not
+    hidden (the lock, a killed run's temporary files).
+
+    Raises:
+        OSError: If *folder* cannot be listed.
+    """
+    with os.scandir(folder) as listing:
+        return sorted(entry.name for entry in listing
+                      if entry.name.endswith(".json") and not entry.name.startswith("."))
 
 
 def _read_one(path: str, name: str, claims, cache: Optional["ArtifactCache"]) -> Optional[Existing]:

@@ -37,8 +37,8 @@ from pipeline.cache.artifacts import new_entry
 from pipeline.cache.regen_answer import Answer, Artifact, recorded_stat
 from pipeline.cache.stamps import RACY, RACY_NS, content_digest, now_ns, stat_text
 from pipeline.catalogue.artifacts import ARTIFACT_SUFFIX, INDEX_FILE, IndexEntry, build_index, render
-from pipeline.catalogue.regen import (Existing, Plan, Resolution, _Builder, _known, locked, remove_leftovers,
-                                      write_files)
+from pipeline.catalogue.regen import (Existing, Plan, Resolution, _Builder, _known, listed_files, locked,
+                                      remove_leftovers, write_files)
 from pipeline.pricing.op_profiles import OpProfiles
 
 if TYPE_CHECKING:
@@ -126,9 +126,7 @@ class _Run:
         """Whether ``resolved/`` lists exactly the answer's artifacts and the index (as
         :func:`~pipeline.catalogue.regen.read_resolved` lists it: ``*.json``, not hidden)."""
         try:
-            with os.scandir(self.folder) as listing:
-                names = {entry.name for entry in listing
-                         if entry.name.endswith(".json") and entry.name != ".json" and not entry.name.startswith(".")}
+            names = set(listed_files(self.folder))
         except OSError:
             return False
         return names == {item.file for item in self.answer.artifacts} | {INDEX_FILE}
@@ -187,10 +185,8 @@ class _Run:
             held = old.sha256
             if old.file in files:
                 read_ns = now_ns()
-                try:
-                    with open(self.folder / old.file, "rb") as handle:
-                        held = content_digest(handle.read())
-                except OSError:
+                held = _file_digest(self.folder / old.file)
+                if held is None:
                     return None
                 self.lines[number] = replace(self.lines[number], file_stat=recorded_stat(files[old.file], read_ns))
             if held == new.sha256:
@@ -219,10 +215,8 @@ class _Run:
         held, held_stat = self.answer.index_sha256, self.answer.index_stat
         if stat_text(status) != self.answer.index_stat:
             read_ns = now_ns()
-            try:
-                with open(self.folder / INDEX_FILE, "rb") as handle:
-                    held = content_digest(handle.read())
-            except OSError:
+            held = _file_digest(self.folder / INDEX_FILE)
+            if held is None:
                 return None
             held_stat = recorded_stat(status, read_ns)
         if held == planned:
@@ -249,6 +243,16 @@ class _Run:
             self.cache.add(item.display, new_entry(self.records[number], file, item.digest, text, status, now_ns()))
             self.lines[number] = replace(item, file_stat=RACY)
         return list(writes)
+
+
+def _file_digest(path: Path) -> Optional[str]:
+    """The SHA-256 of the bytes of *path*, a file of ``resolved/`` whose ``lstat`` said it is regular; ``None`` when
+    it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            return content_digest(handle.read())
+    except OSError:
+        return None
 
 
 def _spec_stat(record: "Record") -> str:
@@ -288,9 +292,7 @@ def answer_of(resolutions: Sequence[Resolution], target: Plan, existing: Mapping
             value for line in lines for value in (line.display, line.file, line.digest)):
         return None
     try:
-        with os.scandir(folder) as listing:
-            names = {entry.name for entry in listing
-                     if entry.name.endswith(".json") and entry.name != ".json" and not entry.name.startswith(".")}
+        names = set(listed_files(folder))
     except OSError:
         return None
     if names != set(target.files):

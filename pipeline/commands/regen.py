@@ -279,7 +279,7 @@ def _regen_changed(repo, names, displays, profiles, cache, wait: float) -> bool:
     from pipeline.catalogue.regen_changed import regen_changed
     from pipeline.reporters.summary import plural
 
-    digest = regen_answer.profiles_digest(cache.keys.profiles)
+    digest = cache.keys.every_profile()
     answer = regen_answer.load(cache.folder, digest, (repo.resolved, repo.specs))
     if answer is None:
         return False
@@ -313,7 +313,7 @@ def _record_answer(repo, cache, resolutions, target, existing, written) -> None:
     if answer is None:
         regen_answer.forget(cache.folder / regen_answer.ANSWER_FILE)
         return
-    regen_answer.record(cache.folder, regen_answer.profiles_digest(cache.keys.profiles), (repo.resolved, repo.specs),
+    regen_answer.record(cache.folder, cache.keys.every_profile(), (repo.resolved, repo.specs),
                         answer)
 
 

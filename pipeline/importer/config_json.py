@@ -65,7 +65,7 @@ from pipeline.importer.transformers_types import transformers_types
 from pipeline.pricing.config_keys import _RULES, _VISION_RULES, IGNORED, KEYS, VISION_IGNORED
 from pipeline.pricing.families import EQUALS, FLAG, MAX_ITEMS, REFUSE_MATCHING, Expression, Family, KeyRule, Variant
 from pipeline.pricing.op_profiles import OpProfile, OpProfiles
-from pipeline.pricing.parameters import Unpriced, count_parameters, counted_parts
+from pipeline.pricing.parameters import ParameterCounts, Unpriced, count_parameters, counted_parts
 from pipeline.pricing.stack import derive_layers, fields_without_kind, spec_layer_stack, tower_layer_stack
 from pipeline.spec.model import LayerGroup, ModelSpec, ModelSpecError, StatedParameters
 
@@ -1499,27 +1499,20 @@ def _pick(keys: Mapping[str, _Stated], types: Sequence[_Stated], profiles: OpPro
     return profile
 
 
-def _headless(keys: Mapping[str, _Stated], spec: ModelSpec, profiles: OpProfiles) -> Optional[ImportIssue]:
+def _headless(keys: Mapping[str, _Stated], counts: Optional[ParameterCounts]) -> Optional[ImportIssue]:
     """The refusal of a config whose ``architectures`` names a headless base model (``LlamaModel``, not
     ``GPT2LMHeadModel``) while the profile's head holds parameters: transformers builds no ``lm_head`` (nor its
     bias) for it, so the count would hold tensors the checkpoint has not. A tied head without a bias holds none
     (bart-large's ``BartModel``), and imports as the generative model's count. ``None`` when no such class is
-    named."""
+    named, or the spec's *counts* cannot be made (check names why)."""
     stated = keys.get("architectures")
-    if stated is None or not isinstance(stated.value, list):
+    if stated is None or not isinstance(stated.value, list) or counts is None or not counts.head:
         return None
     named = [name for name in stated.value
              if isinstance(name, str) and name.endswith("Model") and not name.endswith(("LMHeadModel", "AutoModel"))]
     if not named:
         return None
-    try:
-        stack = spec_layer_stack(spec, profiles)
-        tower = tower_layer_stack(spec.vision, profiles) if spec.vision else None
-        head = count_parameters(spec, profiles.get(stack.arch), stack, tower).head
-    except (ModelSpecError, Unpriced):
-        return None  # check names what cannot be counted
-    if not head:
-        return None
+    head = counts.head
     return ImportIssue(stated.path, "import.unsupported",
                        f"architectures names {named[0]}, a headless base model: transformers builds it without the "
                        f"output head the op profile prices ({head:,} parameters here); name the generative class "
@@ -1733,8 +1726,11 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
     gaps = _gaps(unknown, types, profile)
     if gaps:
         ctx.fields.put("import_gaps", gaps, "--allow-unknown" if unknown else "--arch", ())
-    spec = _spec(ctx) if gaps else _with_parameters(_spec(ctx), profiles)
-    headless = _headless(keys, spec, profiles)
+    spec = _spec(ctx)
+    counts = _counted(spec, profiles)
+    if counts is not None and not gaps:
+        spec = replace(spec, parameters=StatedParameters(**counted_parts(spec, counts)))
+    headless = _headless(keys, counts)
     if headless is not None:
         raise ConfigImportError([headless])
     return ImportedSpec(spec, spec.to_dict(), tuple(unknown), MappingProxyType(dict(ctx.fields.origins)),
@@ -1937,17 +1933,17 @@ def _unknown_message(ctx: _Context, path: KeyPath) -> str:
             f"prices (or map it under import.{mapped}), or pass --allow-unknown to import without it")
 
 
-def _with_parameters(spec: ModelSpec, profiles: OpProfiles) -> ModelSpec:
-    """The spec stating its counted parameters, every priced part it has (``active`` for a MoE model, ``mtp`` for
-    MTP layers, ``vision`` for a tower), so a later edit that changes the model's size or drops a part fails
-    ``check``; unchanged when the stack or the count cannot be resolved (``check`` says why)."""
+def _counted(spec: ModelSpec, profiles: OpProfiles) -> Optional[ParameterCounts]:
+    """The imported spec's parameter counts, or ``None`` when its stack or its count cannot be resolved (``check``
+    says why). A spec imported without gaps states them, every priced part it has (``active`` for a MoE model,
+    ``mtp`` for MTP layers, ``vision`` for a tower), so a later edit that changes the model's size or drops a part
+    fails ``check``."""
     try:
         stack = spec_layer_stack(spec, profiles)
         tower = tower_layer_stack(spec.vision, profiles) if spec.vision else None
-        counts = count_parameters(spec, profiles.get(stack.arch), stack, tower)
+        return count_parameters(spec, profiles.get(stack.arch), stack, tower)
     except (ModelSpecError, Unpriced):
-        return spec
-    return replace(spec, parameters=StatedParameters(**counted_parts(spec, counts)))
+        return None
 
 
 def _spec(ctx: _Context) -> ModelSpec:

@@ -188,12 +188,21 @@ class ModelFlops:
         return sum(g.weights + g.attention_flops(convention) for g in self.groups if g.mtp)
 
     def per_token(self, convention: str = "dense") -> int:
-        """Forward FLOPs per token: the sequence's, divided by its length (rounded down)."""
-        return self.forward(convention) // self.seq_len
+        """Forward FLOPs per token (:meth:`_per_token` of :meth:`forward`)."""
+        return self._per_token(self.forward(convention))
 
     def training(self, convention: str = "dense") -> int:
-        """Training FLOPs of the sequence, stated as 3 × forward (forward plus a backward of twice its cost)."""
-        return 3 * self.forward(convention)
+        """Training FLOPs of the sequence (:meth:`_training` of :meth:`forward`)."""
+        return self._training(self.forward(convention))
+
+    def _per_token(self, forward: int) -> int:
+        """The sequence's *forward* FLOPs per token: divided by its length (rounded down)."""
+        return forward // self.seq_len
+
+    @staticmethod
+    def _training(forward: int) -> int:
+        """Training FLOPs of a sequence whose forward costs *forward*: 3 × forward (a backward of twice its cost)."""
+        return 3 * forward
 
     def kv_per_token(self) -> int:
         """Cache bytes one token adds, body layers, windows not yet full."""
@@ -212,8 +221,8 @@ class ModelFlops:
         forward = {c: self.forward(c) for c in CONVENTIONS}  # once each: per_token and training are of it
         return {"seq_len": self.seq_len,
                 **{f"forward_{c}": forward[c] for c in CONVENTIONS},
-                **{f"per_token_{c}": forward[c] // self.seq_len for c in CONVENTIONS},
-                **{f"training_{c}": 3 * forward[c] for c in CONVENTIONS},
+                **{f"per_token_{c}": self._per_token(forward[c]) for c in CONVENTIONS},
+                **{f"training_{c}": self._training(forward[c]) for c in CONVENTIONS},
                 **{f"attention_{c}": self.attention(c) for c in CONVENTIONS},
                 "head": self.head, "mtp_dense": self.mtp("dense"), "mtp_causal": self.mtp("causal"),
                 "kv_cache_bytes": self.kv_bytes(), "groups": [g.to_dict() for g in self.groups]}
