@@ -53,14 +53,15 @@ import contextlib
 import json
 import os
 import stat as stat_module
-from dataclasses import dataclass, field
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import filelock
 
 from pipeline.cache.artifacts import Vouched, new_entry
-from pipeline.cache.results import now_ns, regular_file_stat
+from pipeline.cache.results import CacheKeys, ProfileCache, now_ns, regular_file_stat
 from pipeline.cache.stamps import content_digest
 from pipeline.cache.verdicts import check_recorded, decoded_verdict
 from pipeline.catalogue.artifacts import (ARTIFACT_SUFFIX, INDEX_FILE, ArtifactInputs, IndexEntry, build_artifact,
@@ -68,15 +69,15 @@ from pipeline.catalogue.artifacts import (ARTIFACT_SUFFIX, INDEX_FILE, ArtifactI
 from pipeline.catalogue.atomic import Batch
 from pipeline.spec.writes import refuse_write
 from pipeline.check.repo import SpecRepo
-from pipeline.check.runner import CheckedSpec, check_file
+from pipeline.check.runner import CheckedSpec, check_file, worker_count
 from pipeline.check.verdict import read_spec_bytes
-from pipeline.pricing.op_profiles import VISION_ARCH, OpProfiles
+from pipeline.pricing.op_profiles import VISION_ARCH, OpProfiles, load_op_profiles
 from pipeline.spec.problems import Problem, Severity
 from pipeline.spec.yaml_source import load_path
 
 if TYPE_CHECKING:
     from pipeline.cache.artifacts import ArtifactCache
-    from pipeline.cache.results import Record
+    from pipeline.cache.results import Record, ResultCache
 
 #: A file's text as a plan holds it: the text itself, or the bytes the artifact cache knows it holds.
 Text = Union[str, "Vouched"]
@@ -134,6 +135,8 @@ class Resolution:
         record: The spec's result-cache record, when there is a cache (what an entry of its artifact is keyed by).
         vouched: The artifact's bytes as the artifact cache knows them, when it was not built
             (:mod:`pipeline.cache.artifacts`).
+        rendered: The artifact's text, when a worker process built and rendered it (:func:`_portable`): then
+            *document* holds only the members a plan reads, as for a *vouched* one.
     """
 
     path: str
@@ -142,11 +145,14 @@ class Resolution:
     source: Optional[Path] = None
     record: Optional["Record"] = None
     vouched: Optional["Vouched"] = None
+    rendered: Optional[str] = None
 
     @property
     def text(self) -> Text:
         """The artifact's text as regen writes it (or the bytes the cache knows it is); call only with a document."""
-        return self.vouched if self.vouched is not None else render(self.document)
+        if self.vouched is not None:
+            return self.vouched
+        return self.rendered if self.rendered is not None else render(self.document)
 
     @property
     def errors(self) -> Tuple[Problem, ...]:
@@ -168,7 +174,7 @@ class Resolution:
 def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles,
                   progress: Optional[Callable[[int], None]] = None,
                   cache: Optional["ArtifactCache"] = None,
-                  shown: Optional[Mapping[Path, str]] = None) -> List[Resolution]:
+                  shown: Optional[Mapping[Path, str]] = None, jobs: Optional[int] = 1) -> List[Resolution]:
     """Check each spec file and build the artifact of each that passes with a resolved stack.
 
     With *cache*, a spec whose result-cache record is current and stands for its bytes
@@ -177,6 +183,10 @@ def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles,
     resolution holding what the cache knows of the artifact (:attr:`Resolution.vouched`). Every other spec
     is checked from the bytes its artifact is built from, and its new record added to the cache.
 
+    The specs left to check are spread over worker processes as ``check`` spreads files
+    (:func:`~pipeline.check.runner.worker_count` of *jobs*), each worker rendering the artifacts it builds
+    (:func:`_portable`); the text written is the same however many build it.
+
     Args:
         repo: The spec repository (paths are shown relative to its root).
         files: The spec files.
@@ -184,6 +194,8 @@ def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles,
         progress: Called with the number of files checked since the last call.
         cache: The artifact cache (with the result cache), or ``None`` to check and build every spec.
         shown: Each file's display path, when the caller has them (else ``repo.display``).
+        jobs: The most worker processes; ``None`` for the cores other work leaves idle, ``1`` (the default)
+            to build here, with every document whole.
 
     Returns:
         One :class:`Resolution` per file, sorted by path.
@@ -191,24 +203,81 @@ def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles,
     Raises:
         OSError: If a spec or profile file cannot be read after it was checked.
     """
-    builder = _Builder(profiles, cache)
-    resolutions = []
+    resolutions, todo = [], []
     if cache is not None:
         cache.expect_lookups(len(files))
     display_of = shown.__getitem__ if shown is not None else repo.display
     for display, path in sorted((display_of(path), path) for path in files):
         known = _known(display, path, cache) if cache is not None else None
-        resolutions.append(known if known is not None else builder.resolve(path, display))
+        if known is None:
+            todo.append((display, path))
+            continue
+        resolutions.append(known)
         if progress:
             progress(1)
-    return resolutions
+    resolutions.extend(_built(todo, profiles, cache, worker_count(jobs, len(todo)), progress))
+    return sorted(resolutions, key=lambda item: item.path)
+
+
+#: Specs a worker process resolves per task it is sent.
+_CHUNK = 100
+
+
+def _built(todo: Sequence[Tuple[str, Path]], profiles: OpProfiles, cache: Optional["ArtifactCache"], workers: int,
+           progress: Optional[Callable[[int], None]]) -> Iterator[Resolution]:
+    """Each ``(display, path)`` of *todo* checked and built (:meth:`_Builder.resolve`), here or over *workers*
+    processes, as each finishes its chunk; each new record is added to *cache*."""
+    if workers == 1:
+        builder = _Builder.of(profiles, cache)
+        for display, path in todo:
+            yield builder.resolve(path, display)
+            if progress:
+                progress(1)
+        return
+    keys, folder = (cache.keys, str(cache.folder)) if cache is not None else (None, None)
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(_resolve_chunk, [(str(path), display) for display, path in todo[start:start + _CHUNK]],
+                               str(profiles.root), keys, folder)
+                   for start in range(0, len(todo), _CHUNK)]
+        for future in futures:
+            part = future.result()
+            for item in part:  # a worker makes records; the cache is this process's
+                if item.record is not None:
+                    cache.results.add(item.path, item.record.to_line(item.path))
+            yield from part
+            if progress:
+                progress(len(part))
+
+
+def _resolve_chunk(items: Sequence[Tuple[str, str]], profiles_root: str, keys: Optional[CacheKeys],
+                   cache_folder: Optional[str]) -> List[Resolution]:
+    """Worker: each ``(path, display)`` of a chunk checked, built and made portable (picklable arguments only).
+
+    The profiles are loaded as the command loaded them (with its cache folder), so a forked worker finds them in
+    the memo it inherited, as :func:`pipeline.cache.verdicts._check_chunk`'s do.
+    """
+    profiles = load_op_profiles(Path(profiles_root), ProfileCache(Path(cache_folder)) if cache_folder else None)
+    builder = _Builder(profiles, keys)
+    return [_portable(builder.resolve(Path(path), display)) for path, display in items]
+
+
+def _portable(item: Resolution) -> Resolution:
+    """*item* as a worker sends it back: the check's result and where the name is (all a plan reads of a check),
+    and for a built artifact its rendered text beside the members of its document a plan reads (``name``,
+    ``path``, ``digest``), so neither the spec, its stack nor the document is pickled."""
+    checked = item.checked if item.checked is None else CheckedSpec(item.checked.result,
+                                                                    name_at=item.checked.name_at)
+    if item.document is None:
+        return replace(item, checked=checked)
+    members = {key: item.document[key] for key in ("name", "path", "digest")}
+    return replace(item, checked=checked, document=members, rendered=render(item.document))
 
 
 def rebuild(resolutions: Sequence[Resolution], paths: Set[str], profiles: OpProfiles,
             cache: Optional["ArtifactCache"] = None) -> List[Resolution]:
     """*resolutions* with those of the spec *paths* checked and built afresh (a known artifact whose file is not
     what the cache knew, which regen must write)."""
-    builder = _Builder(profiles, cache)
+    builder = _Builder.of(profiles, cache)
     return [builder.resolve(item.source, item.path) if item.path in paths and item.source is not None else item
             for item in resolutions]
 
@@ -240,10 +309,19 @@ def _known(display: str, path: Path, cache: "ArtifactCache") -> Optional[Resolut
 class _Builder:
     """Checks specs and builds their artifacts, reading each profile file once."""
 
-    def __init__(self, profiles: OpProfiles, cache: Optional["ArtifactCache"]) -> None:
+    def __init__(self, profiles: OpProfiles, keys: Optional[CacheKeys],
+                 results: Optional["ResultCache"] = None) -> None:
+        """Records are made under *keys* (none without), and added to *results* when given (a worker's are added
+        by the command, which holds the cache)."""
         self.profiles = profiles
-        self.cache = cache
+        self.keys = keys
+        self.results = results
         self._profile_bytes: Dict[Path, bytes] = {}
+
+    @classmethod
+    def of(cls, profiles: OpProfiles, cache: Optional["ArtifactCache"]) -> "_Builder":
+        """A builder whose records go into *cache* (none without)."""
+        return cls(profiles, cache.keys, cache.results) if cache is not None else cls(profiles, None)
 
     def _profile(self, arch: str) -> bytes:
         path = self.profiles.get(arch).path
@@ -252,18 +330,18 @@ class _Builder:
         return self._profile_bytes[path]
 
     def resolve(self, path: Path, display: str) -> Resolution:
-        """Check the spec at *path* (making its record, with a cache) and build its artifact if it resolves."""
-        status = regular_file_stat(path) if self.cache is not None else None
+        """Check the spec at *path* (making its record, with keys) and build its artifact if it resolves."""
+        status = regular_file_stat(path) if self.keys is not None else None
         read_ns = now_ns()
         raw = read_spec_bytes(path) if status is not None else None
         record = None
         if raw is None:
             checked = check_file(path, display, self.profiles)
         else:
-            checked, _, record = check_recorded(raw, display, self.profiles, self.cache.keys,
+            checked, _, record = check_recorded(raw, display, self.profiles, self.keys,
                                                 (status, read_ns, content_digest(raw)))
-            if record is not None:
-                self.cache.results.add(display, record.to_line(display))
+            if record is not None and self.results is not None:
+                self.results.add(display, record.to_line(display))
         passed = not any(p.severity is Severity.ERROR for p in checked.result.problems)
         if not passed or checked.spec is None or checked.stack is None:
             return Resolution(display, checked, record=record)

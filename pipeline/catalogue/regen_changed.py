@@ -92,7 +92,7 @@ class _Run:
     def __init__(self, folder: Path, pairs: Sequence[Tuple[str, str]], answer: Answer, profiles: OpProfiles,
                  cache: "ArtifactCache") -> None:
         self.folder, self.pairs, self.answer, self.cache = folder, pairs, answer, cache
-        self.builder = _Builder(profiles, cache)
+        self.builder = _Builder.of(profiles, cache)
         self.lines: List[Artifact] = list(answer.artifacts)
         self.texts: Dict[int, str] = {}  # spec index -> the artifact's text, when built
         self.records: Dict[int, "Record"] = {}

@@ -21,7 +21,7 @@ import click
 from pipeline.commands.output import echo, echo_rendered
 
 from pipeline.commands.git_options import changed_since_option
-from pipeline.commands.options import (STDIN_NAME, exclude_option, ignore_option, no_cache_option, open_cache,
+from pipeline.commands.options import (STDIN_NAME, exclude_option, ignore_option, jobs_option, no_cache_option, open_cache,
                                        read_stdin, root_option, run_config, run_profiles, save_cache,
                                        select_option, spec_file_names, stdin_filename_option)
 
@@ -69,10 +69,7 @@ def _parse_outputs(ctx: click.Context, param: click.Parameter, values: Sequence[
                    "4096 for 4096.0, unquote a quoted number), keeping comments; say on stderr what changed, and "
                    "report what is left.")
 @click.option("-q", "--quiet", is_flag=True, help="Text report: only what fails the run; nothing on success.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Worker processes. Default: the cores other work leaves idle (by the load average), for "
-                   "runs large enough to pay for starting them (a few hundred files to check); small runs, and "
-                   "files the result cache answers, stay in one process.")
+@jobs_option
 @click.option("--color/--no-color", default=None,
               help="Colour the text report, piped or not. Default: when FORCE_COLOR is set, or stdout is a "
                    "terminal and NO_COLOR is unset.")

@@ -190,6 +190,13 @@ ignore_option = click.option(
          "configuration's ignore). Errors are always reported.")
 
 
+jobs_option = click.option(
+    "-j", "--jobs", type=click.IntRange(min=1), default=None,
+    help="Worker processes. Default: the cores other work leaves idle (by the load average), for "
+         "runs large enough to pay for starting them (a few hundred files to check); small runs, and "
+         "files the result cache answers, stay in one process.")
+
+
 no_cache_option = click.option(
     "--no-cache", is_flag=True,
     help="Neither read nor write the result cache (.modelspec_cache/ at the repository's root, or "

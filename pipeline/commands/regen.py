@@ -27,7 +27,7 @@ import click
 from pipeline.commands.output import echo, echo_rendered
 
 from pipeline.commands.git_options import GitFailure, changed_since_option, git_errors
-from pipeline.commands.options import no_cache_option, root_option
+from pipeline.commands.options import jobs_option, no_cache_option, root_option
 
 
 class RegenFailure(click.ClickException):
@@ -49,9 +49,10 @@ class RegenFailure(click.ClickException):
               help="How long to wait for another regen run to finish before giving up (with --check too).")
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True,
               help="With --check: json prints one document (schemas/regen-check.schema.json) instead of lines.")
+@jobs_option
 @no_cache_option
 def command(root: Optional[Path], check_only: bool, commit: bool, changed_since: Optional[str],
-            wait: float, fmt: str, no_cache: bool) -> None:
+            wait: float, fmt: str, jobs: Optional[int], no_cache: bool) -> None:
     """Regenerate the resolved-stack artifacts in resolved/ (or --check them).
 
     One resolved/<name>.json per spec that passes check (the spec's facts,
@@ -79,7 +80,7 @@ def command(root: Optional[Path], check_only: bool, commit: bool, changed_since:
     --check found drift, 2 a broken repository, lock or git failure.
     """
     with _cyclic_gc_paused():
-        _regen(root, check_only, commit, changed_since, wait, fmt, no_cache)
+        _regen(root, check_only, commit, changed_since, wait, fmt, jobs, no_cache)
 
 
 @contextlib.contextmanager
@@ -106,7 +107,7 @@ def _cyclic_gc_paused() -> Iterator[None]:
 
 
 def _regen(root: Optional[Path], check_only: bool, commit: bool, changed_since: Optional[str],
-           wait: float, fmt: str, no_cache: bool) -> None:
+           wait: float, fmt: str, jobs: Optional[int], no_cache: bool) -> None:
     """The body of :func:`command`."""
     # pylint: disable=import-outside-toplevel
     from pipeline.catalogue.regen import resolve_specs
@@ -146,7 +147,8 @@ def _regen(root: Optional[Path], check_only: bool, commit: bool, changed_since: 
     shown = dict(zip(every, displays))
     try:  # what was learnt is kept even when resolved/ cannot be read or written
         with progress_bar(len(files), "checking and resolving") as update:
-            resolutions = resolve_specs(repo, files, profiles, update, cache, shown)
+            # --commit's message reads whole documents, which only a build in this process keeps.
+            resolutions = resolve_specs(repo, files, profiles, update, cache, shown, 1 if commit else jobs)
         spec_paths = list(shown.values())
         if check_only:
             raise SystemExit(_check(repo, resolutions, spec_paths, wait, fmt, cache))

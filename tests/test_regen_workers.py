@@ -1,0 +1,101 @@
+"""regen over worker processes (``--jobs``) held to regen in one process, byte for byte (issue 28: a cold regen).
+
+Workers check, build and render; the command plans and writes what they send back (the check's result, the
+record, the text and the members of the document a plan reads). So a regen over two workers must write the very
+files one process writes, say the same lines, and leave a cache that answers the next run as well.
+``FILES_PER_WORKER`` is lowered to 1 so that a catalogue of 55 specs is spread at all.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+
+from pipeline.catalogue import regen
+from pipeline.catalogue.artifacts import render
+from pipeline.check import runner
+from pipeline.check.repo import find_repo
+from pipeline.commands.options import run_profiles
+from spec_repos import run, tree
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.usefixtures("frozen_clock")
+
+
+@pytest.fixture
+def spread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two workers for any run of two specs or more."""
+    monkeypatch.setattr(runner, "FILES_PER_WORKER", 1)
+
+
+@pytest.fixture
+def checked(monkeypatch: pytest.MonkeyPatch) -> List[str]:
+    """The specs this process checks (a worker's checks are not seen here)."""
+    seen: List[str] = []
+    check_document = runner.check_document
+
+    def checking(doc, profiles):
+        seen.append(doc.file)
+        return check_document(doc, profiles)
+
+    monkeypatch.setattr(runner, "check_document", checking)
+    return seen
+
+
+def catalogue(dest: Path) -> Path:
+    """The shipped catalogue and profiles, with a spec that fails check and two specs of one name."""
+    for folder in ("specs", "op_profiles"):
+        shutil.copytree(ROOT / folder, dest / folder)
+    llama = (dest / "specs" / "llama" / "llama-3.1-8b.yaml").read_text(encoding="utf-8")
+    (dest / "specs" / "llama" / "broken.yaml").write_text(
+        llama.replace("name: llama-3.1-8b", "name: llama-broken").replace("num_hidden_layers: 32",
+                                                                          "num_hidden_layers: -3"), encoding="utf-8")
+    (dest / "specs" / "llama" / "twin.yaml").write_text(llama, encoding="utf-8")
+    return dest
+
+
+def resolved(root: Path) -> Dict[str, bytes]:
+    return {path: data for path, data in tree(root / "resolved").items() if not path.startswith(".")}
+
+
+def test_regen_over_workers_writes_and_says_what_one_process_does(tmp_path: Path, spread: None,
+                                                                    checked: List[str]) -> None:
+    alone, spread_out = catalogue(tmp_path / "alone"), catalogue(tmp_path / "spread")
+    one = run(alone, "regen", "--jobs", "1")
+    two = run(spread_out, "regen", "--jobs", "2")
+    assert (two.exit_code, two.stdout, two.stderr) == (one.exit_code, one.stdout, one.stderr)
+    assert one.exit_code == 1 and "regen.duplicate-name" in one.stdout and "regen.spec-fails" in one.stdout
+    assert resolved(spread_out) == resolved(alone) and len(resolved(alone)) == 53
+    # The records the workers made answer the next runs as one process's do: regen checks again only the two
+    # specs of one name (refused, so no artifact entry stands for them), check nothing.
+    twins = ["specs/llama/llama-3.1-8b.yaml", "specs/llama/twin.yaml"]
+    for command, again in ((["regen", "--jobs", "1"], twins), (["check", "--jobs", "1", "-q"], [])):
+        seen = {}
+        for root in (spread_out, alone):
+            checked.clear()
+            seen[root.name] = (run(root, *command).stdout, list(checked))
+        assert seen["spread"] == seen["alone"] and seen["spread"][1] == again, command
+
+
+def test_a_worker_sends_back_the_text_and_the_check_not_the_spec(tmp_path: Path, spread: None) -> None:
+    root = catalogue(tmp_path / "repo")
+    repo = find_repo(root)
+    profiles = run_profiles(repo, False)
+    files = sorted((root / "specs").rglob("*.yaml"))
+    here = regen.resolve_specs(repo, files, profiles, jobs=1)
+    there = regen.resolve_specs(repo, files, profiles, jobs=2)
+    assert [item.path for item in there] == [item.path for item in here] and len(here) == 55
+    for near, far in zip(here, there):
+        assert far.checked.result == near.checked.result and far.checked.name_at == near.checked.name_at
+        assert far.checked.spec is None and far.checked.stack is None
+        assert far.record is None and near.rendered is None
+        if near.document is None:
+            assert far.document is None and far.rendered is None
+            continue
+        assert far.rendered == far.text == near.text == render(near.document)
+        assert far.document == {key: near.document[key] for key in ("name", "path", "digest")}
+    assert sum(item.document is None for item in there) == 1  # the broken spec
