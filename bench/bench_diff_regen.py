@@ -5,7 +5,9 @@ Builds a git repository of ``--size`` copies of the real catalogue (default 10,0
 the two commands of each pair swapped every round) the medians of:
 
 - ``diff HEAD`` with one spec edited, against ``check --changed-since HEAD`` of the same change (target <= 2);
-- ``regen`` from empty (no ``resolved/``, no result cache), against a cold ``check -j1`` (target <= 1.5);
+- ``regen`` from empty (no ``resolved/``, no result cache), against a cold ``check -j1`` (target <= 1.5); and at
+  like jobs, ``regen -j1`` against ``check -j1`` and ``regen`` against ``check`` (both with the default jobs: the
+  cores other work leaves idle);
 - ``regen`` with one spec changed (after a regen of the whole tree), against ``check`` of that spec (target <= 2).
 
 The machine is shared: the load average (``uptime``) is printed beside each figure; the ratios are what count.
@@ -54,18 +56,22 @@ class Samples:
 
 
 def cold_pair(repo: Path, modelspec: str, samples: Samples, swap: bool) -> None:
-    """A cold ``check -j1`` and a ``regen`` from empty, in the order *swap* says."""
-    def check() -> None:
+    """A cold ``check -j1`` and a ``regen`` from empty (the issue's pair), then the same at like jobs: ``regen -j1``
+    and a cold ``check`` with the default jobs (the cores other work leaves idle, as ``regen``'s default); each
+    pair in the order *swap* says."""
+    def check(row: str, *jobs: str) -> None:
         shutil.rmtree(repo / ".modelspec_cache", ignore_errors=True)
-        samples.add("check -j1, cold", run([modelspec, "check", "-q", "-j1"], repo)[0])
+        samples.add(row, run([modelspec, "check", "-q", *jobs], repo)[0])
 
-    def regen() -> None:
+    def regen(row: str, *jobs: str) -> None:
         shutil.rmtree(repo / ".modelspec_cache", ignore_errors=True)
         shutil.rmtree(repo / "resolved", ignore_errors=True)
-        samples.add("regen, from empty", run([modelspec, "regen"], repo)[0])
+        samples.add(row, run([modelspec, "regen", *jobs], repo)[0])
 
-    for step in ((regen, check) if swap else (check, regen)):
-        step()
+    for pair in (((check, "check -j1, cold", "-j1"), (regen, "regen, from empty")),
+                 ((check, "check, cold"), (regen, "regen -j1, from empty", "-j1"))):
+        for step, row, *jobs in (pair[::-1] if swap else pair):
+            step(row, *jobs)
 
 
 def edited_rounds(repo: Path, modelspec: str, one_file: str, samples: Samples, tag: int, swap: bool) -> None:
@@ -117,6 +123,8 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- |")
     for row, against, target in (("diff HEAD", "check --changed-since HEAD", "<= 2"),
                                  ("regen, from empty", "check -j1, cold", "<= 1.5"),
+                                 ("regen -j1, from empty", "check -j1, cold", "(like jobs)"),
+                                 ("regen, from empty", "check, cold", "(like jobs)"),
                                  ("regen, one spec changed", "check ONE_FILE", "<= 2")):
         ratio = samples.median(row) / samples.median(against)
         print(f"| {row} | {samples.told(row)} | {against} {samples.told(against)} | {ratio:.2f} | {target} |")

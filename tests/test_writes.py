@@ -14,9 +14,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from pipeline.cli import main
 from pipeline.spec.layout import format_text
+from pipeline.spec.writes import write_refusal
+from budget import examples
 from tests.spec_repos import commit_all, git, git_repo, make_repo, run
 
 LLAMA_SPEC = "specs/llama/llama-3.1-8b.yaml"
@@ -231,3 +235,56 @@ def test_fmt_check_of_a_kept_yaml_language_server_line_is_stable(tmp_path: Path)
     assert spec.read_text(encoding="utf-8").splitlines()[0] == f"{SCHEMA}  # note"
     assert CliRunner().invoke(main, ["fmt", "--root", str(repo), "--check", str(spec)]).exit_code == 0
 
+
+
+# --- write_refusal: strings held to Path's reading -----------------------------------------------------------
+
+def _refusal_by_path(path: str, within: str):
+    """The rule as ``Path`` reads it (what write_refusal was before it took strings): the slow path."""
+    target, base = Path(os.path.abspath(path)), Path(os.path.abspath(within))
+    if target != base and base not in target.parents:
+        return "outside"
+    current = base
+    for part in target.relative_to(base).parts:
+        current = current / part
+        if current.is_symlink():
+            return str(current)
+    return None
+
+
+_PARTS = ("a", "b", "link", "ab", "..", ".", "")
+
+
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(path=st.lists(st.sampled_from(_PARTS), min_size=0, max_size=5),
+       within=st.lists(st.sampled_from(_PARTS), min_size=0, max_size=3), trailing=st.booleans())
+@example(path=["a", "b"], within=["a"], trailing=False)  # may
+@example(path=["a", "..", "b"], within=["a"], trailing=True)  # outside
+@example(path=["a", "link", "b"], within=[], trailing=False)  # through a link
+@example(path=["a"], within=["a"], trailing=False)  # the folder itself
+def test_write_refusal_reads_a_path_as_path_does(tmp_path: Path, path: list, within: list, trailing: bool) -> None:
+    (tmp_path / "a" / "b").mkdir(parents=True, exist_ok=True)
+    for folder in (tmp_path, tmp_path / "a", tmp_path / "a" / "b"):
+        if not (folder / "link").is_symlink():
+            (folder / "link").symlink_to(tmp_path / "a")
+    target = os.path.join(str(tmp_path), *path) if path else str(tmp_path)
+    base = os.path.join(str(tmp_path), *within) + (os.sep if trailing else "")
+    why = write_refusal(target, base)
+    slow = _refusal_by_path(target, base)
+    if slow is None:
+        assert why is None
+    elif slow == "outside":
+        assert why == f"{target} is outside {base}; modelspec writes only inside it"
+    else:
+        assert why is not None and why.startswith(f"{slow} is a symbolic link;")
+
+
+def test_write_refusal_says_why_in_each_case(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "link").symlink_to(tmp_path)
+    assert write_refusal(tmp_path / "a" / "x.json", tmp_path / "a") is None
+    assert write_refusal(tmp_path / "b.json", tmp_path / "a") == \
+        f"{tmp_path}/b.json is outside {tmp_path}/a; modelspec writes only inside it"
+    assert write_refusal(tmp_path / "a" / "link" / "x.json", tmp_path) == \
+        (f"{tmp_path}/a/link is a symbolic link; modelspec never writes through one (a checkout may carry a link "
+         "to any file): remove the link, or write the file it names yourself")

@@ -331,9 +331,11 @@ def _write(repo, resolutions, spec_paths: List[str], wait: float, profiles, cach
                                 remove_leftovers, unbuilt)
     from pipeline.reporters.summary import plural
 
+    folder = repo.display(repo.resolved)
+
     def tell(action: str, file: str) -> None:
         why = f" ({target.orphans[file]})" if action == "removed" else ""
-        echo(f"{action} {_shown(repo, file)}{why}")
+        echo(f"{action} {folder}/{file}{why}")  # _shown's text, its folder found once
 
     try:
         with locked(repo.resolved, wait):
@@ -352,7 +354,6 @@ def _write(repo, resolutions, spec_paths: List[str], wait: float, profiles, cach
     except RegenError as error:
         raise RegenFailure(str(error)) from None
     _echo_problems(target.problems)
-    folder = repo.display(repo.resolved)
     errors, warnings = len(target.errors), len(target.problems) - len(target.errors)
     without = "".join([f"; {plural(errors, 'problem')} above that regen cannot fix: each line says what to do"
                        if errors else "", f"; {plural(warnings, 'warning')} above" if warnings else ""])
