@@ -753,15 +753,17 @@ def unbuilt(target: Plan, existing: Mapping[str, Existing]) -> Set[str]:
 
 
 def remember(cache: "ArtifactCache", resolutions: Sequence[Resolution], target: Plan,
-             existing: Mapping[str, Existing], folder: Path, written: Sequence[str] = ()) -> None:
+             existing: Mapping[str, Existing], folder: Path, written: Sequence[str] = ()) -> Dict[str, str]:
     """Add to *cache* an entry for each artifact of *target* built this run that *folder* now holds: one
     *written* (its stat taken now), or one whose text read from the folder was the planned text; and the digest of
-    the index, written or found equal to the one planned."""
+    the index, written or found equal to the one planned. Returns the SHA-256 of each artifact's text it entered,
+    by file (for the answer a whole regen records, which would otherwise hash each text again)."""
     by_path = {item.path: item for item in resolutions if item.record is not None and item.document is not None}
     wrote = set(written)
     index, planned = existing.get(INDEX_FILE), target.files.get(INDEX_FILE)
     if isinstance(planned, str) and (INDEX_FILE in wrote or (index is not None and index.text == planned)):
         cache.add_index(planned)
+    hashed: Dict[str, str] = {}
     for file, text in target.files.items():
         item = by_path.get(target.sources.get(file, ""))
         # The plan's document of that name is this very one only when the spec is a candidate: a spec refused
@@ -771,14 +773,17 @@ def remember(cache: "ArtifactCache", resolutions: Sequence[Resolution], target: 
             continue
         if file in wrote:
             try:
-                status = os.lstat(folder / file)
+                status, read_ns = os.lstat(folder / file), now_ns()
             except OSError:
                 continue
-            cache.add(item.path, new_entry(item.record, file, item.document["digest"], text, status, now_ns()))
         elif file in existing and existing[file].text == text and existing[file].status is not None:
-            held = existing[file]
-            cache.add(item.path, new_entry(item.record, file, item.document["digest"], text, held.status,
-                                           held.read_ns))
+            status, read_ns = existing[file].status, existing[file].read_ns
+        else:
+            continue
+        entry = new_entry(item.record, file, item.document["digest"], text, status, read_ns)
+        cache.add(item.path, entry)
+        hashed[file] = entry.sha256
+    return hashed
 
 
 def drift(target: Plan, existing: Mapping[str, Existing], folder_name: str = "resolved") -> Tuple[Problem, ...]:

@@ -263,7 +263,7 @@ def _spec_stat(record: "Record") -> str:
 
 
 def answer_of(resolutions: Sequence[Resolution], target: Plan, existing: Mapping[str, Existing],
-              written: Sequence[str], folder: Path) -> Optional[Answer]:
+              written: Sequence[str], folder: Path, hashed: Mapping[str, str]) -> Optional[Answer]:
     """The answer a whole regen leaves, when its plan was clean (see the module); else ``None``.
 
     Args:
@@ -272,6 +272,8 @@ def answer_of(resolutions: Sequence[Resolution], target: Plan, existing: Mapping
         existing: What ``resolved/`` held when it was planned (:func:`~pipeline.catalogue.regen.read_resolved`).
         written: The files written.
         folder: ``resolved/``.
+        hashed: The SHA-256 of artifact texts already hashed, by file (what
+            :func:`~pipeline.catalogue.regen.remember` entered).
     """
     if target.problems or target.orphans or len(target.files) != len(resolutions) + 1:
         return None
@@ -284,7 +286,7 @@ def answer_of(resolutions: Sequence[Resolution], target: Plan, existing: Mapping
         text = target.files.get(file)
         if text is None or target.sources.get(file) != item.path:
             return None
-        sha256 = content_digest(text.encode("utf-8")) if isinstance(text, str) else text.sha256
+        sha256 = text.sha256 if not isinstance(text, str) else hashed.get(file) or content_digest(text.encode("utf-8"))
         lines.append(Artifact(item.path, _spec_stat(item.record), file, str(item.document["digest"]), sha256,
                               _file_stat(file, wrote, existing)))
     index = target.files[INDEX_FILE]

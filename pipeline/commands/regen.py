@@ -304,14 +304,14 @@ def _regen_changed(repo, names, displays, profiles, cache, wait: float) -> bool:
     return True
 
 
-def _record_answer(repo, cache, resolutions, target, existing, written) -> None:
+def _record_answer(repo, cache, resolutions, target, existing, written, hashed) -> None:
     """Record the answer of a whole regen whose plan was clean (:func:`pipeline.catalogue.regen_changed.answer_of`),
     else forget the one recorded."""
     # pylint: disable=import-outside-toplevel
     from pipeline.cache import regen_answer
     from pipeline.catalogue.regen_changed import answer_of
 
-    answer = answer_of(resolutions, target, existing, written, repo.resolved)
+    answer = answer_of(resolutions, target, existing, written, repo.resolved, hashed)
     if answer is None:
         regen_answer.forget(cache.folder / regen_answer.ANSWER_FILE)
         return
@@ -348,9 +348,9 @@ def _write(repo, resolutions, spec_paths: List[str], wait: float, profiles, cach
                 target = plan(resolutions, spec_paths, existing)
             applied = apply_plan(target, repo.resolved, existing, tell)
             if cache is not None:
-                remember(cache, resolutions, target, existing, repo.resolved, applied.written)
+                hashed = remember(cache, resolutions, target, existing, repo.resolved, applied.written)
                 if whole:
-                    _record_answer(repo, cache, resolutions, target, existing, applied.written)
+                    _record_answer(repo, cache, resolutions, target, existing, applied.written, hashed)
     except RegenError as error:
         raise RegenFailure(str(error)) from None
     _echo_problems(target.problems)
