@@ -192,6 +192,8 @@ NEMOTRON = {"model_type": "nemotron_h", "hidden_size": 64, "num_hidden_layers": 
             "moe_shared_expert_intermediate_size": 48, "mamba_num_heads": 8, "mamba_head_dim": 16, "n_groups": 2,
             "ssm_state_size": 32, "conv_kernel": 4}
 MAMBA = {"model_type": "mamba", "hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 100}
+FALCON = {"model_type": "falcon", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+          "vocab_size": 100}
 MAMBA2 = {"model_type": "mamba2", "hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 100, "num_heads": 8,
           "head_dim": 16, "n_groups": 2}
 BAMBA = {"model_type": "bamba", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
@@ -972,6 +974,20 @@ def test_a_qwen3_5_vlm_ties_by_its_top_level_config_whatever_text_config_says():
      [(("num_key_value_heads",), "spec.kv-heads-divide",
        "num_attention_heads (4) must be a multiple of num_key_value_heads (3); each key/value head serves a whole "
        "group of query heads")]),
+    # Falcon models transformers builds but cannot run (FalconDecoderLayer.forward): unrunnable, refused by name
+    (with_(FALCON, new_decoder_architecture=True, parallel_attn=False),
+     [(("new_decoder_architecture",), "import.unsupported",
+       "new_decoder_architecture true, parallel_attn false: transformers 5.24.0 modeling_falcon.py "
+       "FalconDecoderLayer: without parallel_attn __init__ builds input_layernorm and post_attention_layernorm, but "
+       "forward with new_decoder_architecture reads ln_attn (num_ln_in_parallel_attn 2, its value when null) or "
+       "leaves mlp_layernorm_out unset (any other); transformers builds such a model but cannot run it, so it is "
+       "not imported")]),
+    (with_(FALCON, num_ln_in_parallel_attn=2),
+     [(("num_ln_in_parallel_attn",), "import.unsupported",
+       "new_decoder_architecture false (its default), parallel_attn true (its default), num_ln_in_parallel_attn 2: "
+       "transformers 5.24.0 modeling_falcon.py FalconDecoderLayer: __init__ builds ln_attn and ln_mlp for "
+       "num_ln_in_parallel_attn 2, but forward without new_decoder_architecture reads input_layernorm; "
+       "transformers builds such a model but cannot run it, so it is not imported")]),
     (with_(GPT2, n_embd="64"),
      [(("n_embd",), "spec.not-integer",
        "hidden_size must be an integer, got the string '64'; write 64 without quotes (from n_embd)")]),

@@ -249,6 +249,15 @@ BROKEN_IMPORT = [
     pytest.param(importing(_LAYOUT + "keys: {x: {source: src}}"), [
         ("fam.yaml", 10, 13, "schema", "profile.invalid", "import.keys.x.field is required and not stated")],
                  id="key-of-nothing"),
+    pytest.param(importing(_LAYOUT + "defaults: {parallel_attn: true}\nkeys: {parallel_attn: {field: qkv_bias, "
+                                     "source: s}}\nunrunnable: [{when: {paralel_attn: false}, source: s}]"), [
+        ("fam.yaml", 12, 24, "schema", "profile.import",
+         "import.unrunnable[0] reads 'paralel_attn', which the section names nowhere else; name it under keys, "
+         "defaults, ignored or a variant first")], id="unrunnable-misspelt-key"),
+    pytest.param(importing(_LAYOUT + "unrunnable: [{when: {x: {in: [1]}}, source: s}]"), [
+        ("fam.yaml", 10, 27, "schema", "profile.invalid", "import.unrunnable[0].when.x.not_in is required and not stated"),
+        ("fam.yaml", 10, 28, "schema", "profile.invalid",
+         "unknown key 'in' in import.unrunnable[0].when.x; the keys are ['not_in']")], id="unrunnable-unknown-condition"),
 ]
 
 

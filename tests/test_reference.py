@@ -412,21 +412,46 @@ def test_a_stated_time_step_rank_auto_counts_as_the_reference(model_type: str) -
     assert outcome(model_type, config, built) == ("exact", "")
 
 
+@pytest.mark.parametrize("parallel_attn", [True, False])
 @pytest.mark.parametrize("new_decoder_architecture", [True, False])
 @pytest.mark.parametrize("num_ln_in_parallel_attn", [None, 0, 1, 2, 3])
-def test_falcon_builds_two_parallel_norms_only_for_num_ln_in_parallel_attn_2(
-        num_ln_in_parallel_attn: Optional[int], new_decoder_architecture: bool) -> None:
-    """FalconDecoderLayer.__init__ (transformers 5.24.0): with parallel_attn, ln_attn and ln_mlp when
-    num_ln_in_parallel_attn == 2 (a null is 2 with new_decoder_architecture), else input_layernorm alone: 0 or 3
-    beside new_decoder_architecture builds one norm (its forward then leaves mlp_layernorm_out unset), which
-    modelspec counted as two."""
+def test_falcon_is_counted_exactly_where_it_runs_and_refused_where_it_cannot(
+        num_ln_in_parallel_attn: Optional[int], new_decoder_architecture: bool, parallel_attn: bool) -> None:
+    """FalconDecoderLayer (transformers 5.24.0) builds its norms by parallel_attn and num_ln_in_parallel_attn
+    (ln_attn and ln_mlp for 2, a null being 2 with new_decoder_architecture; else input_layernorm alone, or with
+    post_attention_layernorm without parallel_attn), but its forward reads them by new_decoder_architecture: 8 of
+    the 20 combinations build a model whose forward fails (an attribute it never built, or mlp_layernorm_out
+    unset). Each one that runs is counted exactly; each one that cannot is refused by name (unrunnable), where
+    modelspec priced it before."""
+    import torch  # pylint: disable=import-outside-toplevel
+    from transformers import FalconConfig, FalconForCausalLM  # pylint: disable=import-outside-toplevel
+
     config = {"model_type": "falcon", "vocab_size": 64, "hidden_size": 32, "num_hidden_layers": 2,
               "num_attention_heads": 2, "new_decoder_architecture": new_decoder_architecture,
-              "num_ln_in_parallel_attn": num_ln_in_parallel_attn}
+              "parallel_attn": parallel_attn, "num_ln_in_parallel_attn": num_ln_in_parallel_attn}
     built = census(config)
-    two = num_ln_in_parallel_attn == 2 or (num_ln_in_parallel_attn is None and new_decoder_architecture)
+    two = parallel_attn and (num_ln_in_parallel_attn == 2 or (num_ln_in_parallel_attn is None
+                                                              and new_decoder_architecture))
     assert ("transformer.h.0.ln_attn.weight" in built.tensors) is two
-    assert outcome("falcon", config, built) == ("exact", "")
+    model = FalconForCausalLM(FalconConfig(**{key: value for key, value in config.items() if key != "model_type"}))
+    try:
+        model(torch.tensor([[1, 2, 3]]))
+        runs = True
+    except (AttributeError, UnboundLocalError):
+        runs = False
+    assert runs is not ((new_decoder_architecture and not parallel_attn)
+                        or (not new_decoder_architecture and parallel_attn and num_ln_in_parallel_attn == 2)
+                        or (new_decoder_architecture and parallel_attn and num_ln_in_parallel_attn not in (None, 1, 2)))
+    if runs:
+        assert outcome("falcon", config, built) == ("exact", "")
+        return
+    with pytest.raises(ConfigImportError) as refused:
+        import_config(config, PROFILES, fallback_name="falcon")
+    [issue] = refused.value.issues
+    assert (issue.code, issue.path) == ("import.unsupported", ("new_decoder_architecture",))
+    assert issue.message.startswith(f"new_decoder_architecture {json.dumps(new_decoder_architecture)}, parallel_attn "
+                                    f"{json.dumps(parallel_attn)}")
+    assert issue.message.endswith("; transformers builds such a model but cannot run it, so it is not imported")
 
 
 def _headless_forms() -> List[Tuple[str, str]]:

@@ -63,7 +63,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.importer.transformers_types import transformers_types
 from pipeline.pricing.config_keys import _RULES, _VISION_RULES, IGNORED, KEYS, VISION_IGNORED
-from pipeline.pricing.families import EQUALS, FLAG, MAX_ITEMS, REFUSE_MATCHING, Expression, Family, KeyRule, Variant
+from pipeline.pricing.families import (EQUALS, FLAG, MAX_ITEMS, REFUSE_MATCHING, Expression, Family, KeyRule, NotIn,
+                                       Variant)
 from pipeline.pricing.op_profiles import OpProfile, OpProfiles
 from pipeline.pricing.parameters import ParameterCounts, Unpriced, count_parameters, counted_parts
 from pipeline.pricing.stack import derive_layers, fields_without_kind, spec_layer_stack, tower_layer_stack
@@ -1716,6 +1717,7 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
     ctx = _Context(keys, profile)
     ctx.issues.extend(issues)
     unknown = _apply_keys(ctx) + misplaced
+    _refuse_unrunnable(ctx)
     _stack(ctx)
     _put_name(ctx, name, fallback_name)
     ctx.fields.put("arch", ctx.profile.arch, "model_type" if arch is None else "--arch", ctx.path("model_type"))
@@ -1781,6 +1783,30 @@ def _apply_keys(ctx: _Context) -> List[KeyPath]:
         _apply_stated(ctx, key, stated, unknown)
     _apply_defaults(ctx)
     return unknown
+
+
+def _refuse_unrunnable(ctx: _Context) -> None:
+    """Refuse a config holding every value of one of the family's :class:`~pipeline.pricing.families.Unrunnable`
+    combinations (as stated, else as defaulted), naming each key and the code whose forward fails: its
+    parameters could be counted, but a cost model would plan for a model that cannot run."""
+    defaults = ctx.family.defaults
+    for rule in ctx.family.unrunnable:
+        values = {key: ctx.value(key, defaults.get(key)) for key in rule.when}
+        if not all(_holds(values[key], condition) for key, condition in rule.when.items()):
+            continue
+        stated = [key for key in rule.when if ctx.value(key) is not None]
+        told = ", ".join(f"{key} {_show(values[key])}{'' if key in stated else ' (its default)'}"
+                         for key in rule.when)
+        ctx.refuse(ctx.path(stated[0]) if stated else (), "import.unsupported",
+                   f"{told}: {rule.source}; transformers builds such a model but cannot run it, so it is not "
+                   "imported")
+
+
+def _holds(value: Any, condition: Any) -> bool:
+    """Whether a config *value* meets an :class:`~pipeline.pricing.families.Unrunnable` condition."""
+    if isinstance(condition, NotIn):
+        return not any(_same(value, other) for other in condition.values)
+    return _same(value, condition)
 
 
 def _applies(ctx: _Context, rule: KeyRule) -> bool:

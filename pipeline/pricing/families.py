@@ -203,6 +203,29 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class NotIn:
+    """An :class:`Unrunnable` condition: the key holds none of :attr:`values` (JSON values, ``None`` for null)."""
+
+    values: Tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Unrunnable:
+    """Config values its modelling code builds a model of but cannot run: a config holding all of them is refused
+    by name rather than priced (Falcon's ``new_decoder_architecture: true`` without ``parallel_attn``: the
+    decoder layer's forward reads ``ln_attn``, which it never built).
+
+    Attributes:
+        when: The config keys, each with the value it holds (as stated, else as the family defaults it), or a
+            :class:`NotIn` of the values it does not hold.
+        source: The modelling code whose forward fails there.
+    """
+
+    when: Mapping[str, Any]
+    source: str
+
+
+@dataclass(frozen=True)
 class Family:
     """What an architecture family's modelling code decides that its config does not say.
 
@@ -265,6 +288,7 @@ class Family:
             reads all the same (``getattr(config, "head_dim", ...)``), each
             with the line that does.
         vision_shared: The same as :attr:`shared` for its tower's config class.
+        unrunnable: The combinations of config values its code builds but cannot run (:class:`Unrunnable`).
     """
 
     source: str
@@ -292,6 +316,7 @@ class Family:
     code_reads: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     null_unset: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     vision_shared: Optional[frozenset] = None
+    unrunnable: Tuple[Unrunnable, ...] = ()
 
     @property
     def nested_keys(self) -> frozenset:
@@ -375,7 +400,15 @@ def parse_family(data: Mapping[str, Any]) -> Family:
         code_reads=MappingProxyType(dict(data.get("code_reads", {}))),
         null_unset=MappingProxyType(dict(data.get("null_unset", {}))),
         vision_shared=frozenset(data["vision_shared"]) if "vision_shared" in data else None,
+        unrunnable=tuple(_unrunnable(entry) for entry in data.get("unrunnable", ())),
     )
+
+
+def _unrunnable(data: Mapping[str, Any]) -> Unrunnable:
+    """A checked ``unrunnable`` entry as an :class:`Unrunnable`."""
+    when = {key: NotIn(tuple(value["not_in"])) if isinstance(value, dict) else value
+            for key, value in data["when"].items()}
+    return Unrunnable(MappingProxyType(when), data["source"])
 
 
 def _defaults(data: Mapping[str, Any]) -> Dict[str, Any]:
@@ -407,6 +440,7 @@ def family_problems(data: Mapping[str, Any], spec_fields: Mapping[str, type], sh
             *_mapped_twice(data),
             *_flag_problems(keys, spec_fields),
             *_variant_problems(data.get("variants", ()), kinds),
+            *_unrunnable_problems(data),
             *_default_problems("defaults", data.get("defaults", {}), {**shared_keys, **keys, **_variant_keys(data)},
                                spec_fields, "keys", "model spec"),
             *_default_problems("vision_defaults", data.get("vision_defaults", {}),
@@ -498,6 +532,25 @@ def _variant_problems(variants: Sequence[Mapping[str, Any]], kinds: Tuple[str, .
                 except re.error as error:
                     found.append((("variants", index, "when", key, "match"),
                                   f"variants[{index}].when.{key}.match is no regular expression: {error}"))
+    return found
+
+
+def _unrunnable_problems(data: Mapping[str, Any]) -> List[Tuple[FieldPath, str]]:
+    """An ``unrunnable`` condition on a key the section names nowhere else (a misspelt key would never match), or
+    on a key whose default is an expression (the condition compares values)."""
+    named = {*data.get("keys", {}), *data.get("defaults", {}), *_variant_keys(data), *data.get("ignored", {}),
+             *data.get("unread", {})}
+    found: List[Tuple[FieldPath, str]] = []
+    for index, entry in enumerate(data.get("unrunnable", ())):
+        for key in entry["when"]:
+            if key not in named:
+                found.append((("unrunnable", index, "when", key),
+                              f"unrunnable[{index}] reads {key!r}, which the section names nowhere else; name it "
+                              "under keys, defaults, ignored or a variant first"))
+            elif isinstance(data.get("defaults", {}).get(key), dict):
+                found.append((("unrunnable", index, "when", key),
+                              f"unrunnable[{index}] reads {key!r}, whose default is an expression; a condition "
+                              "compares values"))
     return found
 
 
