@@ -32,18 +32,7 @@ def spread(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runner, "FILES_PER_WORKER", 1)
 
 
-@pytest.fixture
-def checked(monkeypatch: pytest.MonkeyPatch) -> List[str]:
-    """The specs this process checks (a worker's checks are not seen here)."""
-    seen: List[str] = []
-    check_document = runner.check_document
-
-    def checking(doc, profiles):
-        seen.append(doc.file)
-        return check_document(doc, profiles)
-
-    monkeypatch.setattr(runner, "check_document", checking)
-    return seen
+# The conftest fixture ``checked`` lists the specs this process checks (a worker's checks are not seen here).
 
 
 def catalogue(dest: Path) -> Path:
