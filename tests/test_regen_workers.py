@@ -88,3 +88,13 @@ def test_a_worker_sends_back_the_text_and_the_check_not_the_spec(tmp_path: Path,
         assert far.rendered == far.text == near.text == render(near.document)
         assert far.document == {key: near.document[key] for key in ("name", "path", "digest")}
     assert sum(item.document is None for item in there) == 1  # the broken spec
+
+
+def test_regen_check_over_workers_reports_what_one_process_does(tmp_path: Path, spread: None) -> None:
+    root = catalogue(tmp_path / "repo")
+    run(root, "regen", "--jobs", "1")
+    for spec in sorted((root / "specs").rglob("*.yaml"))[:7]:  # a comment: new bytes, so a stale artifact
+        spec.write_text("# edited\n" + spec.read_text(encoding="utf-8"), encoding="utf-8")
+    outputs = [run(root, "regen", "--check", "--no-cache", "--jobs", jobs) for jobs in ("1", "2")]
+    assert [(result.exit_code, result.stdout) for result in outputs] == [(1, outputs[0].stdout)] * 2
+    assert outputs[0].stdout.count("[regen.stale]") == 8  # the seven and the index
