@@ -588,6 +588,13 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
      [(("relative_attention_num_buckets",), "spec.not-positive",
        "relative_attention_num_buckets must be positive, got 0")]),
     ("is_encoder_decoder", with_(T5, is_encoder_decoder=True), {"arch": "t5"}),
+    # BartConfig keeps a null, which reads as false: the reference built BartForCausalLM (the decoder alone),
+    # 1,368,608 parameters where the encoder-decoder modelspec priced has 3,027,824 (the null probe)
+    ("is_encoder_decoder", with_(BART, is_encoder_decoder=None),
+     [(("is_encoder_decoder",), "import.unsupported",
+       "is_encoder_decoder is null, which its config class keeps and reads as false, but model_type 'bart' is an "
+       "encoder-decoder; state true, or leave the key out")]),
+    ("is_encoder_decoder", with_(LLAMA, is_encoder_decoder=None), {"arch": "llama"}),
     ("is_encoder_decoder", with_(LLAMA, is_encoder_decoder=True),
      [(("is_encoder_decoder",), "import.unsupported",
        "is_encoder_decoder is true, but model_type 'llama' is decoder-only; true for T5 and BART only: the other "

@@ -357,8 +357,15 @@ def _max_items(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
 
 
 def _encoder_decoder(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
+    """``is_encoder_decoder`` must say what the family is. A stated null is false: PretrainedConfig keeps it, and
+    what reads the flag (generation, the reference's choice of a causal-LM head) then takes an encoder-decoder for a
+    decoder-only model (BartConfig: BartForCausalLM, the decoder alone)."""
     expected = ctx.family.attention == "encoder_decoder"
-    if stated.value is not None and stated.value is not expected:
+    if stated.value is None and not stated.default and expected:
+        ctx.refuse(stated.path, "import.unsupported",
+                   f"is_encoder_decoder is null, which its config class keeps and reads as false, but model_type "
+                   f"{ctx.type_name!r} is an encoder-decoder; state true, or leave the key out")
+    elif stated.value is not None and stated.value is not expected:
         ctx.refuse(stated.path, "import.unsupported",
                    f"is_encoder_decoder is {_show(stated.value)}, but model_type "
                    f"{ctx.type_name!r} is {'an encoder-decoder' if expected else 'decoder-only'}; "
