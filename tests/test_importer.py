@@ -595,6 +595,10 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
        "is_encoder_decoder is null, which its config class keeps and reads as false, but model_type 'bart' is an "
        "encoder-decoder; state true, or leave the key out")]),
     ("is_encoder_decoder", with_(LLAMA, is_encoder_decoder=None), {"arch": "llama"}),
+    # FalconConfig keeps a null multi_query and FalconAttention reads it by truth: a key/value head per query head
+    # (null_false), where the default true gives one
+    ("multi_query", with_(FALCON, multi_query=None), {"num_key_value_heads": 4}),
+    ("multi_query", FALCON, {"num_key_value_heads": 1}),
     ("is_encoder_decoder", with_(LLAMA, is_encoder_decoder=True),
      [(("is_encoder_decoder",), "import.unsupported",
        "is_encoder_decoder is true, but model_type 'llama' is decoder-only; true for T5 and BART only: the other "

@@ -254,6 +254,10 @@ BROKEN_IMPORT = [
         ("fam.yaml", 12, 24, "schema", "profile.import",
          "import.unrunnable[0] reads 'paralel_attn', which the section names nowhere else; name it under keys, "
          "defaults, ignored or a variant first")], id="unrunnable-misspelt-key"),
+    pytest.param(importing(_LAYOUT + "keys: {x: {field: hidden_size, source: src}}\nnull_false: {x: why}"), [
+        ("fam.yaml", 11, 16, "schema", "profile.import",
+         "import.null_false names 'x', which is no true-or-false key of keys (if_true, if_false)")],
+                 id="null-false-not-a-flag"),
     pytest.param(importing(_LAYOUT + "unrunnable: [{when: {x: {in: [1]}}, source: s}]"), [
         ("fam.yaml", 10, 27, "schema", "profile.invalid", "import.unrunnable[0].when.x.not_in is required and not stated"),
         ("fam.yaml", 10, 28, "schema", "profile.invalid",

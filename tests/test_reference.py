@@ -454,6 +454,19 @@ def test_falcon_is_counted_exactly_where_it_runs_and_refused_where_it_cannot(
     assert issue.message.endswith("; transformers builds such a model but cannot run it, so it is not imported")
 
 
+@pytest.mark.parametrize("multi_query", [None, True, False])
+def test_falcon_reads_a_null_multi_query_as_false(multi_query: Optional[bool]) -> None:
+    """FalconConfig keeps a stated null multi_query (``bool | None``) and FalconAttention tests ``not
+    self.multi_query`` (transformers 5.24.0): query_key_value is 3 * hidden_size wide, as for false, where
+    modelspec read the null as the default true (143,872 counted against 156,160; the null probe)."""
+    config = {"model_type": "falcon", "vocab_size": 64, "hidden_size": 64, "num_hidden_layers": 3,
+              "num_attention_heads": 4, "multi_query": multi_query}
+    built = census(config)
+    width = 64 + 2 * 16 if multi_query else 3 * 64
+    assert built.tensors["transformer.h.0.self_attention.query_key_value.weight"] == (width, 64)
+    assert outcome("falcon", config, built) == ("exact", "")
+
+
 def _headless_forms() -> List[Tuple[str, str]]:
     """``(model type, base model class)`` of each model type the suite judges whose config class has a headless
     base model in transformers' Auto mapping (``MambaModel``, ``Gemma3TextModel``, ``Qwen3VLModel``)."""

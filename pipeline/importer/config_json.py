@@ -321,13 +321,13 @@ def _refuse_matching(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
 def _flag(rule: KeyRule, stated: _Stated, ctx: _Context) -> None:
     """A true-or-false key that gives its field one of two values (run after the other keys, so an expression
     reads the fields they mapped: GPTBigCode's ``multi_query: false`` is ``num_attention_heads`` key/value heads)."""
-    if stated.value is None:
+    if stated.value is None and (stated.default or rule.key not in ctx.family.null_false):
         return
-    if not isinstance(stated.value, bool):
+    if stated.value is not None and not isinstance(stated.value, bool):
         ctx.refuse(stated.path, "import.value", f"{_dotted(stated.path)} must be true or false, got "
                                                 f"{_show(stated.value)}")
         return
-    value = rule.expect[0] if stated.value else rule.expect[1]
+    value = rule.expect[0] if stated.value else rule.expect[1]  # a null of null_false is false
     if isinstance(value, Expression):
         value = value.evaluate(ctx.fields.values)
     origin = f"{stated.origin} ({rule.source})"
@@ -1796,9 +1796,8 @@ def _refuse_unrunnable(ctx: _Context) -> None:
     """Refuse a config holding every value of one of the family's :class:`~pipeline.pricing.families.Unrunnable`
     combinations (as stated, else as defaulted), naming each key and the code whose forward fails: its
     parameters could be counted, but a cost model would plan for a model that cannot run."""
-    defaults = ctx.family.defaults
     for rule in ctx.family.unrunnable:
-        values = {key: ctx.value(key, defaults.get(key)) for key in rule.when}
+        values = {key: _as_read(ctx, key) for key in rule.when}
         if not all(_holds(values[key], condition) for key, condition in rule.when.items()):
             continue
         stated = [key for key in rule.when if ctx.value(key) is not None]
@@ -1821,8 +1820,16 @@ def _applies(ctx: _Context, rule: KeyRule) -> bool:
     it or, left out, as the family defaults it."""
     if not rule.if_any:
         return True
-    defaults = ctx.family.defaults
-    return any(_same(ctx.value(key, defaults.get(key)), value) for key, value in rule.if_any.items())
+    return any(_same(_as_read(ctx, key), value) for key, value in rule.if_any.items())
+
+
+def _as_read(ctx: _Context, key: str) -> Any:
+    """*key*'s value as its config class reads it: as stated; a stated null of ``null_false`` as false; else the
+    family's default (``None`` without one)."""
+    stated = ctx.keys.get(key)
+    if stated is not None and stated.value is None and key in ctx.family.null_false:
+        return False
+    return ctx.value(key, ctx.family.defaults.get(key))
 
 
 def _is_flag(family: Family, key: str) -> bool:
@@ -1870,8 +1877,8 @@ def _apply_defaults(ctx: _Context) -> None:
             continue  # a variant's key (its default is read by the stack: _variant_defaults), or a rule not in force
         if ctx.value(key) is not None or _alias_stated(ctx, key, rule) or _null_selects_variant(family, ctx, key):
             continue
-        if key in family.null_unset and key in ctx.keys:
-            continue  # stated null: the config class computes it as a spec without the field does (null_unset)
+        if (key in family.null_unset or key in family.null_false) and key in ctx.keys:
+            continue  # stated null: computed as a spec without the field (null_unset), or false (null_false)
         computed = ""
         if isinstance(value, Expression):
             value, computed = value.evaluate(ctx.fields.values), value.text

@@ -289,6 +289,9 @@ class Family:
             with the line that does.
         vision_shared: The same as :attr:`shared` for its tower's config class.
         unrunnable: The combinations of config values its code builds but cannot run (:class:`Unrunnable`).
+        null_false: True-or-false keys whose stated null its config class keeps and its code reads as false
+            (Falcon's ``multi_query``: ``not self.multi_query``), each with why: a stated null is false, not the
+            default.
     """
 
     source: str
@@ -315,6 +318,7 @@ class Family:
     shared: Optional[frozenset] = None
     code_reads: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     null_unset: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    null_false: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     vision_shared: Optional[frozenset] = None
     unrunnable: Tuple[Unrunnable, ...] = ()
 
@@ -399,6 +403,7 @@ def parse_family(data: Mapping[str, Any]) -> Family:
         shared=frozenset(data["shared"]) if "shared" in data else None,
         code_reads=MappingProxyType(dict(data.get("code_reads", {}))),
         null_unset=MappingProxyType(dict(data.get("null_unset", {}))),
+        null_false=MappingProxyType(dict(data.get("null_false", {}))),
         vision_shared=frozenset(data["vision_shared"]) if "vision_shared" in data else None,
         unrunnable=tuple(_unrunnable(entry) for entry in data.get("unrunnable", ())),
     )
@@ -441,6 +446,9 @@ def family_problems(data: Mapping[str, Any], spec_fields: Mapping[str, type], sh
             *_flag_problems(keys, spec_fields),
             *_variant_problems(data.get("variants", ()), kinds),
             *_unrunnable_problems(data),
+            *[(("null_false", key), f"null_false names {key!r}, which is no true-or-false key of keys (if_true, "
+                                    "if_false)")
+              for key in data.get("null_false", {}) if "if_true" not in data.get("keys", {}).get(key, {})],
             *_default_problems("defaults", data.get("defaults", {}), {**shared_keys, **keys, **_variant_keys(data)},
                                spec_fields, "keys", "model spec"),
             *_default_problems("vision_defaults", data.get("vision_defaults", {}),
