@@ -23,6 +23,7 @@ and skipped without torch (``pip install -e '.[reference]'``).
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import math
@@ -31,7 +32,7 @@ import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 import pytest
 from click.testing import CliRunner
@@ -299,6 +300,51 @@ def test_every_variant_counts_as_the_reference_or_is_refused(model_type: str, re
     assert found.variants >= COUNT
     assert not found.wrong, f"{model_type}: {len(found.wrong)} variants counted differently from transformers " \
                             f"{rv.VERSION}:\n" + "\n".join(found.wrong)
+
+
+def _with_nulls(model_type: str, config: Dict[str, Any]) -> Iterator[Tuple[str, Dict[str, Any]]]:
+    """``(where, config)``: *config* with one key of its config class stated null, for each key its class (or its
+    ``text_config``'s, ``vision_config``'s class) takes that the config does not already leave null."""
+    from transformers import CONFIG_MAPPING  # pylint: disable=import-outside-toplevel
+
+    cls = CONFIG_MAPPING[model_type]
+    levels = [(None, rv._params(cls))]  # pylint: disable=protected-access
+    for sub in ("text_config", "vision_config"):
+        sub_class, stated = getattr(cls, "sub_configs", {}).get(sub), config.get(sub)
+        if isinstance(stated, dict) and sub_class is not None:
+            if stated.get("model_type") in CONFIG_MAPPING:  # an AutoConfig level (LLaVA's): its model type's class
+                sub_class = CONFIG_MAPPING[stated["model_type"]]
+            levels.append((sub, rv._params(sub_class)))  # pylint: disable=protected-access
+    for level, keys in levels:
+        for key in keys:
+            changed = copy.deepcopy(config)
+            holder = changed if level is None else changed[level]
+            if key in ("model_type", "architectures") or (key in holder and holder[key] is None):
+                continue
+            holder[key] = None
+            yield (key if level is None else f"{level}.{key}"), changed
+
+
+@pytest.mark.parametrize("model_type", MODEL_TYPES)
+def test_every_key_stated_null_counts_as_the_reference_or_is_refused(model_type: str) -> None:
+    """A config class may keep a stated null (``bool | None``, ``int | None``) where its modelling code then reads
+    something else than the class's default: BART's is_encoder_decoder (the decoder alone), Falcon's multi_query
+    (false), GLM-4V's text num_key_value_heads (num_attention_heads), Bamba's mamba_conv_bias (no bias). For the
+    first three variants the suite draws, each key of each level stated null that transformers still builds is
+    counted exactly or refused by name; a null it refuses to read is skipped."""
+    wrong, built_any = [], 0
+    nulls = [each for config, _ in rv.variants(model_type, SEED, 3) for each in _with_nulls(model_type, config)]
+    for where, changed in nulls:
+        try:
+            built = census(changed)
+        except Exception:  # noqa: BLE001  # ok: transformers refuses the null (a typed field), nothing to judge
+            continue
+        built_any += 1
+        kind, detail = outcome(model_type, changed, built)
+        if kind not in ("exact", "refused"):
+            wrong.append(f"{where}: null is {kind}: {detail[:240]}")
+    assert not wrong, f"{model_type}: " + "\n".join(wrong)
+    assert built_any, f"{model_type}: transformers built no config with a null: the test judged nothing"
 
 
 BATCH3 = ROOT / "tests" / "data" / "configs" / "batch3"
