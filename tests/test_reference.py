@@ -429,6 +429,22 @@ def test_falcon_builds_two_parallel_norms_only_for_num_ln_in_parallel_attn_2(
     assert outcome("falcon", config, built) == ("exact", "")
 
 
+@pytest.mark.parametrize("stated, heads", [({}, 2), ({"num_key_value_heads": None}, 4), ({"num_key_value_heads": 1}, 1)])
+def test_glm4v_a_text_config_stating_null_kv_heads_has_as_many_as_query_heads(stated: Dict[str, Any],
+                                                                              heads: int) -> None:
+    """Glm4vTextConfig.__post_init__ (transformers 5.24.0): a stated null num_key_value_heads becomes
+    num_attention_heads; only a text_config that leaves the key out has the class default 2. modelspec read the null
+    as the default, 2 KV heads for 4 (the pair probe's finding, every glm4v pair with it)."""
+    config = {"model_type": "glm4v",
+              "text_config": {"vocab_size": 64, "hidden_size": 64, "intermediate_size": 32, "num_hidden_layers": 1,
+                              "num_attention_heads": 4, **stated},
+              "vision_config": {"depth": 1, "hidden_size": 32, "num_heads": 2, "intermediate_size": 32,
+                                "out_hidden_size": 64, "patch_size": 2, "image_size": 8}}
+    built = census(config)
+    assert built.tensors["model.language_model.layers.0.self_attn.k_proj.weight"] == (heads * 16, 64)
+    assert outcome("glm4v", config, built) == ("exact", "")
+
+
 def _headless_forms() -> List[Tuple[str, str]]:
     """``(model type, base model class)`` of each model type the suite judges whose config class has a headless
     base model in transformers' Auto mapping (``MambaModel``, ``Gemma3TextModel``, ``Qwen3VLModel``)."""
