@@ -445,6 +445,22 @@ def test_glm4v_a_text_config_stating_null_kv_heads_has_as_many_as_query_heads(st
     assert outcome("glm4v", config, built) == ("exact", "")
 
 
+@pytest.mark.parametrize("stated, conv_bias", [({}, True), ({"mamba_conv_bias": None}, False),
+                                               ({"mamba_conv_bias": None, "mamba_proj_bias": True}, False),
+                                               ({"mamba_conv_bias": False}, False)])
+def test_bamba_a_stated_null_mamba_conv_bias_builds_no_conv_bias(stated: Dict[str, Any], conv_bias: bool) -> None:
+    """BambaConfig types mamba_conv_bias ``bool | None`` and BambaMixer passes it to nn.Conv1d(bias=...), which
+    registers no bias for None (transformers 5.24.0, torch's _ConvNd): a stated null is no conv1d bias, where
+    modelspec read it as the default true (the null probe's finding)."""
+    config = {"model_type": "bamba", "vocab_size": 64, "hidden_size": 32, "intermediate_size": 16,
+              "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1, "attn_layer_indices": [1],
+              "mamba_n_heads": 4, "mamba_d_head": 16, "mamba_n_groups": 1, "mamba_d_state": 8, "mamba_d_conv": 4,
+              "mamba_expand": 2, **stated}
+    built = census(config)
+    assert ("model.layers.0.mamba.conv1d.bias" in built.tensors) is conv_bias
+    assert outcome("bamba", config, built) == ("exact", "")
+
+
 def _headless_forms() -> List[Tuple[str, str]]:
     """``(model type, base model class)`` of each model type the suite judges whose config class has a headless
     base model in transformers' Auto mapping (``MambaModel``, ``Gemma3TextModel``, ``Qwen3VLModel``)."""
