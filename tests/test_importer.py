@@ -130,17 +130,21 @@ def test_import_writes_to_stdout_without_the_schema_line():
 LLAMA = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
          "vocab_size": 100, "intermediate_size": 128}
 MIXTRAL = {"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
-           "vocab_size": 100, "intermediate_size": 128, "num_local_experts": 4, "num_experts_per_tok": 2}
+           "num_key_value_heads": 4, "vocab_size": 100, "intermediate_size": 128, "num_local_experts": 4,
+           "num_experts_per_tok": 2}
 GPT_OSS = {"model_type": "gpt_oss", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
-           "vocab_size": 100, "intermediate_size": 32, "num_local_experts": 4, "num_experts_per_tok": 2,
+           "num_key_value_heads": 4, "vocab_size": 100, "intermediate_size": 32, "num_local_experts": 4,
+           "num_experts_per_tok": 2,
            "sliding_window": 16}
 QWEN2 = {"model_type": "qwen2", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
-         "vocab_size": 100, "intermediate_size": 128}
+         "num_key_value_heads": 4, "vocab_size": 100, "intermediate_size": 128}
 QWEN3_MOE = {"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
-             "vocab_size": 100, "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
+             "num_key_value_heads": 4, "vocab_size": 100, "num_experts": 8, "num_experts_per_tok": 2,
+             "moe_intermediate_size": 32,
              "decoder_sparse_step": 1, "mlp_only_layers": []}
 QWEN2_MOE = {"model_type": "qwen2_moe", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
-             "vocab_size": 100, "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
+             "num_key_value_heads": 4, "vocab_size": 100, "num_experts": 8, "num_experts_per_tok": 2,
+             "moe_intermediate_size": 32,
              "shared_expert_intermediate_size": 48}
 PHIMOE = {"model_type": "phimoe", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8,
           "vocab_size": 100, "intermediate_size": 32, "num_local_experts": 4}
@@ -148,35 +152,40 @@ DBRX = {"model_type": "dbrx", "d_model": 64, "n_layers": 2, "n_heads": 4, "vocab
         "attn_config": {"kv_n_heads": 2, "clip_qkv": 8, "rope_theta": 500000, "model_type": ""},
         "ffn_config": {"ffn_hidden_size": 32, "moe_num_experts": 4, "moe_top_k": 2, "model_type": ""}}
 DOTS1 = {"model_type": "dots1", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
-         "vocab_size": 100, "intermediate_size": 48, "moe_intermediate_size": 16, "n_routed_experts": 4,
+         "num_key_value_heads": 4, "vocab_size": 100, "intermediate_size": 48, "moe_intermediate_size": 16,
+         "n_routed_experts": 4,
          "num_experts_per_tok": 2, "n_shared_experts": 1, "first_k_dense_replace": 1}
 LINEAR = {"linear_num_key_heads": 2, "linear_key_head_dim": 16, "linear_num_value_heads": 4,
           "linear_value_head_dim": 16, "linear_conv_kernel_dim": 4}
 QWEN3_NEXT = {"model_type": "qwen3_next", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
-              "vocab_size": 100, "head_dim": 32, "num_experts": 8, "num_experts_per_tok": 2,
+              "num_key_value_heads": 4, "vocab_size": 100, "head_dim": 32, "num_experts": 8, "num_experts_per_tok": 2,
               "moe_intermediate_size": 32, "shared_expert_intermediate_size": 32, "decoder_sparse_step": 1,
               "mlp_only_layers": [], "full_attention_interval": 2, **LINEAR}
 QWEN3_5 = {"model_type": "qwen3_5", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
            "vocab_size": 100, "head_dim": 32, "intermediate_size": 128,
            "layer_types": ["linear_attention", "full_attention"], **LINEAR}
 DEEPSEEK = {"model_type": "deepseek_v3", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
-            "vocab_size": 100, "intermediate_size": 128, "moe_intermediate_size": 32, "n_routed_experts": 8,
+            "num_key_value_heads": 4, "vocab_size": 100, "intermediate_size": 128, "moe_intermediate_size": 32,
+            "n_routed_experts": 8,
             "num_experts_per_tok": 2, "first_k_dense_replace": 1, "moe_layer_freq": 1, "kv_lora_rank": 16,
             "q_lora_rank": 32, "qk_rope_head_dim": 8, "qk_nope_head_dim": 16, "v_head_dim": 16}
 GEMMA = {"model_type": "gemma3_text", "hidden_size": 64, "num_hidden_layers": 6, "num_attention_heads": 4,
          "vocab_size": 100, "head_dim": 16, "intermediate_size": 128, "sliding_window": 16,
          "sliding_window_pattern": 3}
-STARCODER2 = {**LLAMA, "model_type": "starcoder2", "intermediate_size": 128}
+STARCODER2 = {**LLAMA, "model_type": "starcoder2", "num_key_value_heads": 4, "intermediate_size": 128}
 COHERE = {**LLAMA, "model_type": "cohere"}
 PHI = {**LLAMA, "model_type": "phi"}
-STABLELM = {**LLAMA, "model_type": "stablelm"}
-SMOLLM3 = {**LLAMA, "model_type": "smollm3", "num_hidden_layers": 8, "use_sliding_window": True, "sliding_window": 16}
+STABLELM = {**LLAMA, "model_type": "stablelm", "num_key_value_heads": 4}
+SMOLLM3 = {**LLAMA, "model_type": "smollm3", "num_key_value_heads": 4, "num_hidden_layers": 8,
+           "use_sliding_window": True, "sliding_window": 16}
 ROBERTA = {**LLAMA, "model_type": "roberta"}
 PIXTRAL = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64,
            "patch_size": 14, "head_dim": 16, "image_size": 1540, "rope_theta": 10000.0, "model_type": "pixtral"}
-MISTRAL3 = {"model_type": "mistral3", "text_config": {**LLAMA, "model_type": "mistral"}, "vision_config": PIXTRAL}
+MISTRAL3 = {"model_type": "mistral3", "text_config": {**LLAMA, "model_type": "mistral", "num_key_value_heads": 4},
+            "vision_config": PIXTRAL}
 MISTRAL3_TOWER = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "name": "vision",
-                  "intermediate_size": 64, "patch_size": 14, "projector_bias": False, "layers": [{"kind": "gated_encoder", "count": 2}]}
+                  "intermediate_size": 64, "patch_size": 14, "projector_bias": False,
+                  "layers": [{"kind": "gated_encoder", "count": 2}]}
 QWEN2_VL = {**QWEN2, "model_type": "qwen2_vl", "vision_config": {"hidden_size": 64, "embed_dim": 32}}
 LLAMA4 = {"model_type": "llama4_text", "hidden_size": 16, "intermediate_size": 8, "intermediate_size_mlp": 24,
           "num_hidden_layers": 4, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8, "vocab_size": 64,
@@ -187,7 +196,8 @@ LLAMA4_VL = {"model_type": "llama4", "text_config": LLAMA4,
                                "projector_input_dim": 12, "projector_output_dim": 32}}
 _L4_CHUNKED, _L4_FULL = "chunked_attention_qk_norm_moe", "full_attention_moe"
 NEMOTRON = {"model_type": "nemotron_h", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
-            "vocab_size": 100, "intermediate_size": 32, "hybrid_override_pattern": "ME*-", "n_routed_experts": 8,
+            "num_key_value_heads": 4, "vocab_size": 100, "intermediate_size": 32, "hybrid_override_pattern": "ME*-",
+            "n_routed_experts": 8,
             "n_shared_experts": 1, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
             "moe_shared_expert_intermediate_size": 48, "mamba_num_heads": 8, "mamba_head_dim": 16, "n_groups": 2,
             "ssm_state_size": 32, "conv_kernel": 4}
@@ -288,9 +298,9 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("tie_word_embeddings", LLAMA, {"tie_word_embeddings": False}),
     ("attention_bias", with_(LLAMA, attention_bias=True), {"qkv_bias": True, "o_bias": True}),
     ("attention_bias", with_(QWEN2, attention_bias=False), {"qkv_bias": True, "o_bias": False}),
-    ("attention_bias", with_(LLAMA, model_type="seed_oss", attention_bias=False),
+    ("attention_bias", with_(LLAMA, model_type="seed_oss", num_key_value_heads=4, attention_bias=False),
      {"qkv_bias": False, "o_bias": False, "head_dim": 128}),
-    ("attention_out_bias", with_(LLAMA, model_type="seed_oss", attention_out_bias=True),
+    ("attention_out_bias", with_(LLAMA, model_type="seed_oss", num_key_value_heads=4, attention_out_bias=True),
      {"qkv_bias": True, "o_bias": True, "head_dim": 128}),
     ("mlp_bias", with_(LLAMA, mlp_bias=True), {"mlp_bias": True}),
     ("torch_dtype", with_(LLAMA, torch_dtype="torch.bfloat16"), {"torch_dtype": "bfloat16"}),

@@ -577,6 +577,23 @@ def test_a_hand_written_config_leaving_out_a_key_counts_its_class_default(model_
     assert outcome(model_type, config, census(config)) == ("exact", "")
 
 
+@pytest.mark.parametrize("model_type, heads, kv_heads", [("qwen2", 64, 32), ("mistral", 16, 8), ("starcoder2", 4, 2),
+                                                     ("qwen3", 64, 32), ("mixtral", 16, 8)])
+def test_a_config_leaving_out_num_key_value_heads_counts_its_class_default(model_type: str, heads: int,
+                                                                          kv_heads: int) -> None:
+    """Qwen2Config(num_key_value_heads=32), MistralConfig(8), Starcoder2Config(2), ... (transformers 5.24.0): a
+    hand-written config that leaves the key out has the class's number, not one per query head (24 families; the
+    pair probe's omission angle). Stated null, it is one per query head in those whose __post_init__ says so
+    (null_unset)."""
+    config = {"model_type": model_type, "vocab_size": 256, "hidden_size": 16 * heads, "intermediate_size": 32,
+              "num_hidden_layers": 1, "num_attention_heads": heads, "head_dim": 16}
+    if model_type == "mixtral":
+        config.update(num_local_experts=4, num_experts_per_tok=2)
+    built = census(config)
+    assert built.tensors[next(name for name in built.tensors if name.endswith("k_proj.weight"))][0] == 16 * kv_heads
+    assert outcome(model_type, config, built) == ("exact", "")
+
+
 def _headless_forms() -> List[Tuple[str, str]]:
     """``(model type, base model class)`` of each model type the suite judges whose config class has a headless
     base model in transformers' Auto mapping (``MambaModel``, ``Gemma3TextModel``, ``Qwen3VLModel``)."""
