@@ -1,9 +1,10 @@
 """regen's fast paths held to their slow paths, byte for byte (issue 28: regen at catalogue scale).
 
-- :func:`~pipeline.catalogue.artifacts.render` (the C encoder, one container of scalars at a time) is
+- :func:`~pipeline.catalogue.artifacts.render` (python-rapidjson) is
   :func:`~pipeline.catalogue.artifacts.render_slow` (``json.dumps(indent=2)``, the pure-Python encoder) on every
-  artifact of the catalogue's ``resolved/``, which is also the text on disk, and on generated JSON values;
-  anything that is not plain JSON takes the slow path.
+  artifact of the catalogue's ``resolved/``, which is also the text on disk, and on generated JSON values (the
+  ASCII ones reaching rapidjson's text, which is asserted); anything that is not plain JSON, and a string that
+  rapidjson would escape in a way of its own, takes the slow path.
 - :class:`~pipeline.catalogue.atomic.Batch` (every file staged, one flush, then each renamed) leaves each file as
   :func:`~pipeline.catalogue.atomic.write_atomic` does (bytes and mode), with one ``sync`` for a batch of
   :data:`~pipeline.catalogue.atomic.SYNC_FROM` files and more, a ``fsync`` per file below that or where ``sync``
@@ -18,6 +19,7 @@ import json
 import math
 import os
 import stat
+import types
 from pathlib import Path
 from typing import Any, List
 
@@ -66,10 +68,38 @@ def test_render_is_the_slow_rendering_of_any_json_value(value: Any) -> None:
     assert render(value) == render_slow(value)
 
 
+#: Printable ASCII but the backslash (a string holding ``\\u`` takes the slow path: the cases of the test below).
+_PRINTABLE = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E, exclude_characters="\\"))
+_PLAIN_ASCII = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), _PRINTABLE),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_PRINTABLE, inner, max_size=4)),
+    max_leaves=30)
+
+
+@settings(max_examples=examples(200))
+@given(_PLAIN_ASCII)
+def test_rapidjson_writes_the_slow_rendering_of_any_printable_ascii_json_value(value: Any) -> None:
+    """The fast path itself, not its fallback: json.dumps is never called for these."""
+    expected = render_slow(value)
+    real_dumps = artifacts.json.dumps
+    try:
+        artifacts.json.dumps = _refused
+        assert render(value) == expected
+    finally:
+        artifacts.json.dumps = real_dumps
+
+
+def _refused(*args, **kwargs):
+    raise AssertionError("json.dumps called")
+
+
 @pytest.mark.parametrize("value", [
     {"a": math.nan}, {"a": [1, math.inf]}, {1: "a"}, {"a": {2: 3}}, {"a": object()}, (1, [2, (3,)]),
     {"a": ()}, [[], {}, [[]], {"b": {}}], "text", 7, 2.5, None, {"a": collections.OrderedDict(c=1, b=[2])},
     {"a": [_Level.HIGH]}, {"a": _Name("x")}, collections.OrderedDict(b=1, a={"c": 2}),
+    {"a": b"x"}, [bytearray(b"x")], {"a": types.MappingProxyType({"b": 1})}, [range(2)], {"a": {1, 2}},
+    {"a": "\x1f"}, {"a": "\x7f"}, {"a": "\u00e9"}, {"\u00e9": 1, "e": 2}, {"a": "\b\f\r\n\t\"\\/"},
+    {"a": "\ud800"}, {"a": "\U0001f600"}, {"a": "\\u0041"}, {"a": -math.inf}, [10 ** 400, -(2 ** 64)],
 ], ids=lambda value: type(value).__name__)
 def test_what_is_not_plain_json_takes_the_slow_path(value: Any) -> None:
     try:
@@ -85,10 +115,7 @@ def test_the_fast_path_is_taken_for_an_artifact(monkeypatch: pytest.MonkeyPatch)
     """The comparisons above are between two paths, not one: an artifact never reaches ``json.dumps``."""
     document = json.loads(next(path for path in RESOLVED if path.name != "index.json").read_text(encoding="utf-8"))
     expected = render_slow(document)
-
-    def refused(*args, **kwargs):
-        raise AssertionError("json.dumps called")
-    monkeypatch.setattr(artifacts.json, "dumps", refused)
+    monkeypatch.setattr(artifacts.json, "dumps", _refused)
     assert render(document) == expected
 
 
