@@ -2,7 +2,9 @@
 
 Workers check, build and render; the command plans and writes what they send back (the check's result, the
 record, the text and the members of the document a plan reads). So a regen over two workers must write the very
-files one process writes, say the same lines, and leave a cache that answers the next run as well.
+files one process writes, say the same lines, and leave a cache that answers the next run as well. A writing
+regen's workers also stage each artifact file ``resolved/`` does not have yet (a temporary file the command
+renames into place, or removes): what is renamed is the text one process writes, and nothing staged is left.
 ``FILES_PER_WORKER`` is lowered to 1 so that a catalogue of 55 specs is spread at all.
 """
 
@@ -14,7 +16,8 @@ from typing import Dict, List
 
 import pytest
 
-from pipeline.catalogue import regen
+from pipeline.cache.stamps import content_digest
+from pipeline.catalogue import atomic, regen
 from pipeline.catalogue.artifacts import render
 from pipeline.check import runner
 from pipeline.check.repo import find_repo
@@ -51,14 +54,33 @@ def resolved(root: Path) -> Dict[str, bytes]:
     return {path: data for path, data in tree(root / "resolved").items() if not path.startswith(".")}
 
 
+def hidden(root: Path) -> List[str]:
+    """The hidden files of ``resolved/``: the lock alone, once no staged file is left."""
+    return sorted(path for path in tree(root / "resolved") if path.startswith("."))
+
+
+@pytest.fixture
+def staged_here(monkeypatch: pytest.MonkeyPatch) -> List[str]:
+    """The files this process stages for writing (a worker's staged files are adopted, not staged here)."""
+    names: List[str] = []
+    real_stage = atomic.Batch.stage
+    monkeypatch.setattr(atomic.Batch, "stage", lambda batch, path, text: names.append(path.name)
+                        or real_stage(batch, path, text))
+    return names
+
+
 def test_regen_over_workers_writes_and_says_what_one_process_does(tmp_path: Path, spread: None,
-                                                                    checked: List[str]) -> None:
+                                                                    checked: List[str], staged_here: List[str]) -> None:
     alone, spread_out = catalogue(tmp_path / "alone"), catalogue(tmp_path / "spread")
     one = run(alone, "regen", "--jobs", "1")
+    assert len(staged_here) == 53
+    staged_here.clear()
     two = run(spread_out, "regen", "--jobs", "2")
+    assert staged_here == ["index.json"]  # the workers staged the 52 artifacts; the twins' files are gone
     assert (two.exit_code, two.stdout, two.stderr) == (one.exit_code, one.stdout, one.stderr)
     assert one.exit_code == 1 and "regen.duplicate-name" in one.stdout and "regen.spec-fails" in one.stdout
     assert resolved(spread_out) == resolved(alone) and len(resolved(alone)) == 53
+    assert hidden(spread_out) == hidden(alone) == [".regen.lock"]
     # The records the workers made answer the next runs as one process's do: regen checks again only the two
     # specs of one name (refused, so no artifact entry stands for them), check nothing.
     twins = ["specs/llama/llama-3.1-8b.yaml", "specs/llama/twin.yaml"]
@@ -68,6 +90,39 @@ def test_regen_over_workers_writes_and_says_what_one_process_does(tmp_path: Path
             checked.clear()
             seen[root.name] = (run(root, *command).stdout, list(checked))
         assert seen["spread"] == seen["alone"] and seen["spread"][1] == again, command
+
+
+def test_workers_stage_only_files_resolved_lacks_and_leave_none_behind(tmp_path: Path, spread: None,
+                                                                        staged_here: List[str]) -> None:
+    """Over a tree one regen wrote, with specs edited and artifacts deleted: a worker stages an artifact only where
+    its file is gone; the stale ones (a file of regen's, which the plan may keep) are staged by the command."""
+    roots = [catalogue(tmp_path / "alone"), catalogue(tmp_path / "spread")]
+    for root in roots:
+        run(root, "regen", "--jobs", "1")
+        for spec in sorted((root / "specs").rglob("*.yaml"))[:6]:
+            spec.write_text("# edited\n" + spec.read_text(encoding="utf-8"), encoding="utf-8")
+        for file in ("gpt2.json", "phi-4.json", "qwen3-8b.json"):
+            (root / "resolved" / file).unlink()
+    staged_here.clear()
+    one = run(roots[0], "regen", "--no-cache", "--jobs", "1")
+    alone = sorted(staged_here)
+    staged_here.clear()
+    two = run(roots[1], "regen", "--no-cache", "--jobs", "2")
+    assert (two.exit_code, two.stdout) == (one.exit_code, one.stdout) and one.stdout.count("wrote ") == 10
+    assert resolved(roots[1]) == resolved(roots[0]) and hidden(roots[1]) == [".regen.lock"]
+    assert sorted(staged_here + ["gpt2.json", "phi-4.json", "qwen3-8b.json"]) == alone and len(alone) == 10
+
+
+def test_a_regen_that_stops_before_writing_leaves_nothing_a_worker_staged(tmp_path: Path, spread: None,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    root = catalogue(tmp_path / "repo")
+
+    def unreadable(folder, cache=None):
+        raise regen.RegenError(f"cannot read {folder}: test")
+    monkeypatch.setattr(regen, "read_resolved", unreadable)
+    result = run(root, "regen", "--jobs", "2")
+    assert (result.exit_code, result.stderr) == (2, f"Error: cannot read {root / 'resolved'}: test\n")
+    assert hidden(root) == [".regen.lock"] and resolved(root) == {}
 
 
 def test_a_worker_sends_back_the_text_and_the_check_not_the_spec(tmp_path: Path, spread: None) -> None:
@@ -86,6 +141,7 @@ def test_a_worker_sends_back_the_text_and_the_check_not_the_spec(tmp_path: Path,
             assert far.document is None and far.rendered is None
             continue
         assert far.rendered == far.text == near.text == render(near.document)
+        assert far.rendered_sha256 == content_digest(near.text.encode("utf-8")) and near.rendered_sha256 is None
         assert far.document == {key: near.document[key] for key in ("name", "path", "digest")}
     assert sum(item.document is None for item in there) == 1  # the broken spec
 

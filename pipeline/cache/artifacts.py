@@ -147,10 +147,12 @@ def parse_entry(path: str, checksum: str, rest: str) -> Optional[Entry]:
     return Entry(*fields[:7], int(fields[7]))
 
 
-def new_entry(record: Record, file: str, digest: str, text: str, status: os.stat_result, read_ns: int) -> Entry:
-    """The entry of an artifact file regen wrote (or read equal) as *text*, for the spec of *record*."""
+def new_entry(record: Record, file: str, digest: str, text: str, status: os.stat_result, read_ns: int,
+              sha256: Optional[str] = None) -> Entry:
+    """The entry of an artifact file regen wrote (or read equal) as *text*, for the spec of *record*; *sha256* is
+    that of *text*'s UTF-8 bytes when the caller has it (a worker took it), else taken here."""
     return Entry(record.digest, record.environment, str(record.profiles), file, digest,
-                 content_digest(text.encode("utf-8")), stat_text(status), read_ns)
+                 sha256 or content_digest(text.encode("utf-8")), stat_text(status), read_ns)
 
 
 class ArtifactCache:

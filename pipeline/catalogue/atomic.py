@@ -67,7 +67,12 @@ class Batch:
         Raises:
             OSError: If the folder is missing or not writable (the temporary file is removed).
         """
-        self._staged[path] = _temporary(path, text, durable=False)
+        self.adopt(path, stage_file(path, text))
+
+    def adopt(self, path: Path, tmp: str) -> None:
+        """Take *tmp*, a temporary file :func:`stage_file` wrote for *path* (another process may have), as its
+        staged file: flushed, committed or discarded as one :meth:`stage` wrote."""
+        self._staged[path] = (tmp, _mode_for(path))
         self._flushed = False
 
     def flush(self) -> None:
@@ -116,29 +121,43 @@ def write_atomic(path: Path, text: str) -> None:
     Raises:
         OSError: If the folder is missing or not writable.
     """
-    _move_into_place(*_temporary(path, text, durable=True), path)
+    mode = _mode_for(path)
+    _move_into_place(_temporary(path, text, durable=True), mode, path)
 
 
-def _temporary(path: Path, text: str, durable: bool) -> Tuple[str, int]:
+def stage_file(path: Path, text: str) -> str:
     """Write *text* (UTF-8, ``\\n`` line endings) to a new temporary file ``.<name>.<random>.tmp`` beside *path*,
-    flushed to disk when *durable*; ``(its path, the mode the file replacing *path* gets)``.
+    not yet flushed to disk; its path (for :meth:`Batch.adopt`).
 
     Raises:
         OSError: If the folder is missing or not writable (the temporary file is removed).
     """
-    mode = _mode_for(path)
+    return _temporary(path, text, durable=False)
+
+
+def _temporary(path: Path, text: str, durable: bool) -> str:
+    """Write *text* to a new temporary file beside *path* (as :func:`tempfile.mkstemp` makes one: a random name,
+    created exclusively, mode ``0600``), flushed to disk when *durable*; its path.
+
+    Raises:
+        OSError: If the folder is missing or not writable (the temporary file is removed).
+    """
+    data = text.encode("utf-8")  # a str's "\n" is the file's: no newline translation, as newline="\n" gives
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
             if durable:
-                handle.flush()
-                os.fsync(handle.fileno())
+                os.fsync(fd)
+        finally:
+            os.close(fd)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    return tmp, mode
+    return tmp
 
 
 def _move_into_place(tmp: str, mode: int, path: Path) -> None:

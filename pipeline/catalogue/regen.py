@@ -38,10 +38,12 @@ the orphans to remove. :func:`apply_plan` writes it; :func:`drift` is the
 - **Atomic, locked, quiet.** Each file is replaced whole
   (:class:`~pipeline.catalogue.atomic.Batch`: each text to a temporary file in ``resolved/``,
   all of them flushed to disk at once, then each renamed), artifacts before the index and removals last; a file whose
-  text is already right is not rewritten. Two runs are serialised by a
+  text is already right is not rewritten. Over worker processes, each worker writes the temporary files of the
+  artifacts ``resolved/`` lacks as it renders them (:attr:`Resolution.staged`); only the plan renames one, and
+  the rest are removed. Two runs are serialised by a
   ``filelock`` lock on ``resolved/.regen.lock`` (``flock`` on POSIX, so a
-  killed run's lock is released by the kernel), and the second waits for up
-  to a given time, then fails with a message. ``--check`` takes the same
+  killed run's lock is released by the kernel), which a writing run holds from before its first check, and the
+  second waits for up to a given time, then fails with a message. ``--check`` takes the same
   lock to read, so it never reports a tree a running regen is half-way
   through as drift. Under the lock, a run first removes the temporary files
   a killed run left.
@@ -56,6 +58,7 @@ import stat as stat_module
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import filelock
@@ -66,7 +69,7 @@ from pipeline.cache.stamps import content_digest
 from pipeline.cache.verdicts import check_recorded, decoded_verdict
 from pipeline.catalogue.artifacts import (ARTIFACT_SUFFIX, INDEX_FILE, ArtifactInputs, IndexEntry, build_artifact,
                                           build_index, carries_mark, generated_problem, name_problem, render)
-from pipeline.catalogue.atomic import Batch
+from pipeline.catalogue.atomic import Batch, stage_file
 from pipeline.spec.writes import refuse_write
 from pipeline.check.repo import SpecRepo
 from pipeline.check.runner import CheckedSpec, check_file, worker_count
@@ -137,6 +140,11 @@ class Resolution:
             (:mod:`pipeline.cache.artifacts`).
         rendered: The artifact's text, when a worker process built and rendered it (:func:`_portable`): then
             *document* holds only the members a plan reads, as for a *vouched* one.
+        rendered_sha256: The SHA-256 of *rendered*'s UTF-8 bytes, which the worker took (for the artifact cache's
+            entry: :func:`remember`).
+        staged: A temporary file holding *rendered*, when the worker wrote one (:func:`_staged`) for an artifact
+            file ``resolved/`` did not have: :func:`apply_plan` renames it into place if the plan writes that
+            text there, and :func:`discard_staged` removes it otherwise.
     """
 
     path: str
@@ -146,6 +154,8 @@ class Resolution:
     record: Optional["Record"] = None
     vouched: Optional["Vouched"] = None
     rendered: Optional[str] = None
+    rendered_sha256: Optional[str] = None
+    staged: Optional[str] = None
 
     @property
     def text(self) -> Text:
@@ -174,7 +184,8 @@ class Resolution:
 def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles,
                   progress: Optional[Callable[[int], None]] = None,
                   cache: Optional["ArtifactCache"] = None,
-                  shown: Optional[Mapping[Path, str]] = None, jobs: Optional[int] = 1) -> List[Resolution]:
+                  shown: Optional[Mapping[Path, str]] = None, jobs: Optional[int] = 1,
+                  stage_in: Optional[Path] = None) -> List[Resolution]:
     """Check each spec file and build the artifact of each that passes with a resolved stack.
 
     With *cache*, a spec whose result-cache record is current and stands for its bytes
@@ -185,7 +196,10 @@ def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles,
 
     The specs left to check are spread over worker processes as ``check`` spreads files
     (:func:`~pipeline.check.runner.worker_count` of *jobs*), each worker rendering the artifacts it builds
-    (:func:`_portable`); the text written is the same however many build it.
+    (:func:`_portable`); the text written is the same however many build it. With *stage_in* (``resolved/``, whose
+    lock the caller holds), a worker also writes each text whose artifact file is not there yet to a temporary
+    file beside it (:attr:`Resolution.staged`), so a regen from empty writes its files on every core; the caller
+    renames (:func:`apply_plan`) or removes (:func:`discard_staged`) each.
 
     Args:
         repo: The spec repository (paths are shown relative to its root).
@@ -196,6 +210,7 @@ def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles,
         shown: Each file's display path, when the caller has them (else ``repo.display``).
         jobs: The most worker processes; ``None`` for the cores other work leaves idle, ``1`` (the default)
             to build here, with every document whole.
+        stage_in: The folder the artifacts go to, when the caller holds its lock and writes them.
 
     Returns:
         One :class:`Resolution` per file, sorted by path.
@@ -215,7 +230,7 @@ def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles,
         resolutions.append(known)
         if progress:
             progress(1)
-    resolutions.extend(_built(todo, profiles, cache, worker_count(jobs, len(todo)), progress))
+    resolutions.extend(_built(todo, profiles, cache, worker_count(jobs, len(todo)), progress, stage_in))
     return sorted(resolutions, key=lambda item: item.path)
 
 
@@ -224,9 +239,9 @@ _CHUNK = 100
 
 
 def _built(todo: Sequence[Tuple[str, Path]], profiles: OpProfiles, cache: Optional["ArtifactCache"], workers: int,
-           progress: Optional[Callable[[int], None]]) -> Iterator[Resolution]:
+           progress: Optional[Callable[[int], None]], stage_in: Optional[Path]) -> Iterator[Resolution]:
     """Each ``(display, path)`` of *todo* checked and built (:meth:`_Builder.resolve`), here or over *workers*
-    processes, as each finishes its chunk; each new record is added to *cache*."""
+    processes (staging into *stage_in*), as each finishes its chunk; each new record is added to *cache*."""
     if workers == 1:
         builder = _Builder.of(profiles, cache)
         for display, path in todo:
@@ -237,7 +252,7 @@ def _built(todo: Sequence[Tuple[str, Path]], profiles: OpProfiles, cache: Option
     keys, folder = (cache.keys, str(cache.folder)) if cache is not None else (None, None)
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(_resolve_chunk, [(str(path), display) for display, path in todo[start:start + _CHUNK]],
-                               str(profiles.root), keys, folder)
+                               str(profiles.root), keys, folder, stage_in and str(stage_in))
                    for start in range(0, len(todo), _CHUNK)]
         for future in futures:
             part = future.result()
@@ -250,15 +265,17 @@ def _built(todo: Sequence[Tuple[str, Path]], profiles: OpProfiles, cache: Option
 
 
 def _resolve_chunk(items: Sequence[Tuple[str, str]], profiles_root: str, keys: Optional[CacheKeys],
-                   cache_folder: Optional[str]) -> List[Resolution]:
-    """Worker: each ``(path, display)`` of a chunk checked, built and made portable (picklable arguments only).
+                   cache_folder: Optional[str], stage_in: Optional[str]) -> List[Resolution]:
+    """Worker: each ``(path, display)`` of a chunk checked, built, made portable and staged into *stage_in*
+    (picklable arguments only).
 
     The profiles are loaded as the command loaded them (with its cache folder), so a forked worker finds them in
     the memo it inherited, as :func:`pipeline.cache.verdicts._check_chunk`'s do.
     """
     profiles = load_op_profiles(Path(profiles_root), ProfileCache(Path(cache_folder)) if cache_folder else None)
     builder = _Builder(profiles, keys)
-    return [_portable(builder.resolve(Path(path), display)) for path, display in items]
+    portable = [_portable(builder.resolve(Path(path), display)) for path, display in items]
+    return portable if stage_in is None else [_staged(item, Path(stage_in)) for item in portable]
 
 
 def _portable(item: Resolution) -> Resolution:
@@ -270,7 +287,35 @@ def _portable(item: Resolution) -> Resolution:
     if item.document is None:
         return replace(item, checked=checked)
     members = {key: item.document[key] for key in ("name", "path", "digest")}
-    return replace(item, checked=checked, document=members, rendered=render(item.document))
+    text = render(item.document)
+    return replace(item, checked=checked, document=members, rendered=text,
+                   rendered_sha256=content_digest(text.encode("utf-8")))
+
+
+def _staged(item: Resolution, folder: Path) -> Resolution:
+    """*item* with its text written to a temporary file in *folder* (:func:`~pipeline.catalogue.atomic.stage_file`)
+    when it has a plain name (:func:`~pipeline.catalogue.artifacts.name_problem`) whose artifact file *folder*
+    does not hold, not even as a link: one it holds may be the text already, or not regen's to replace, which the
+    plan decides."""
+    name = item.document.get("name") if item.rendered is not None else None
+    if not isinstance(name, str) or name_problem(name) is not None:
+        return item
+    path = folder / (name + ARTIFACT_SUFFIX)
+    if os.path.lexists(path):
+        return item
+    try:
+        return replace(item, staged=stage_file(path, item.rendered))
+    except OSError:  # the command's own write of it says why
+        return item
+
+
+def discard_staged(resolutions: Sequence[Resolution]) -> None:
+    """Remove each temporary file a worker staged that :func:`apply_plan` did not rename into place (a file the
+    plan does not write, or a run that stopped before writing)."""
+    for item in resolutions:
+        if item.staged is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(item.staged)
 
 
 def rebuild(resolutions: Sequence[Resolution], paths: Set[str], profiles: OpProfiles,
@@ -520,6 +565,8 @@ class Plan:
         problems: Specs left without a new artifact, names refused, files in
             the way (errors); files that only look like artifacts (warnings).
         documents: The artifact documents of the target tree, by model name.
+        staged: The temporary file already holding a file's text, by file name, where a worker wrote one
+            (:attr:`Resolution.staged`).
     """
 
     files: Mapping[str, Text]
@@ -527,6 +574,7 @@ class Plan:
     orphans: Mapping[str, str]
     problems: Tuple[Problem, ...]
     documents: Mapping[str, Dict] = field(default_factory=dict)
+    staged: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def artifacts(self) -> Tuple[str, ...]:
@@ -716,10 +764,12 @@ def plan(resolutions: Sequence[Resolution], spec_paths: Sequence[str], existing:
     planner.refuse_blocked()
     resolved_now = {item.path for item in resolutions}
     was_current = _was_current(existing)
-    entries, files, sources, documents = [], {}, {}, {}
+    entries, files, sources, documents, staged = [], {}, {}, {}, {}
     for path, item in planner.candidates.items():
         file, document = planner.file_of(path), item.document
         files[file], sources[file], documents[document["name"]] = item.text, path, document
+        if item.staged is not None:
+            staged[file] = item.staged
         entries.append(IndexEntry(document["name"], file, path, document["digest"]))
     kept_by_spec: Dict[str, List[str]] = {}
     for file, item in planner.kept().items():
@@ -742,7 +792,7 @@ def plan(resolutions: Sequence[Resolution], spec_paths: Sequence[str], existing:
     orphans = {name: planner.orphan_reason(item) for name, item in existing.items()
                if item.document is not None and name != INDEX_FILE and name not in ordered}
     return Plan(ordered, dict(sorted(sources.items())), dict(sorted(orphans.items())), tuple(sorted(problems)),
-                dict(sorted(documents.items())))
+                dict(sorted(documents.items())), staged)
 
 
 def unbuilt(target: Plan, existing: Mapping[str, Existing]) -> Set[str]:
@@ -780,7 +830,8 @@ def remember(cache: "ArtifactCache", resolutions: Sequence[Resolution], target: 
             status, read_ns = existing[file].status, existing[file].read_ns
         else:
             continue
-        entry = new_entry(item.record, file, item.document["digest"], text, status, read_ns)
+        sha256 = item.rendered_sha256 if text is item.rendered else None  # the worker's, of this very text
+        entry = new_entry(item.record, file, item.document["digest"], text, status, read_ns, sha256)
         cache.add(item.path, entry)
         hashed[file] = entry.sha256
     return hashed
@@ -916,6 +967,10 @@ def remove_leftovers(folder: Path) -> Tuple[str, ...]:
     return tuple(removed)
 
 
+#: No temporary files staged by workers.
+_NONE: Mapping[str, str] = MappingProxyType({})
+
+
 def apply_plan(target: Plan, folder: Path, existing: Mapping[str, Existing],
                on_change: Optional[Callable[[str, str], None]] = None) -> Applied:
     """Make *folder* hold the plan: write each file whose text differs, the index last, then remove the orphans.
@@ -941,7 +996,7 @@ def apply_plan(target: Plan, folder: Path, existing: Mapping[str, Existing],
             raise ValueError(f"{file}: the plan knows only the digest of a file it must write; rebuild its "
                              "spec first (unbuilt)")
         writes.append((file, text))
-    write_files(folder, writes, on_change)  # in the plan's order: the artifacts, then the index
+    write_files(folder, writes, on_change, target.staged)  # in the plan's order: the artifacts, then the index
     for file, why in target.orphans.items():
         try:
             (folder / file).unlink()
@@ -957,10 +1012,11 @@ def apply_plan(target: Plan, folder: Path, existing: Mapping[str, Existing],
 
 
 def write_files(folder: Path, writes: Sequence[Tuple[str, str]],
-                on_change: Optional[Callable[[str, str], None]] = None) -> None:
+                on_change: Optional[Callable[[str, str], None]] = None, staged: Mapping[str, str] = _NONE) -> None:
     """Write each ``(file name, text)`` of *writes* into *folder* as one :class:`~pipeline.catalogue.atomic.Batch`:
-    every file staged, one flush, then each renamed into place in order (``on_change("wrote", file)`` after each).
-    A link in the folder is never written through (the folder itself is refused earlier).
+    every file staged (or its temporary file of *staged*, which holds that text, adopted), one flush, then each
+    renamed into place in order (``on_change("wrote", file)`` after each). A link in the folder is never written
+    through (the folder itself is refused earlier).
 
     Raises:
         RegenError: If a name is not a file name inside *folder*, or a file cannot be written.
@@ -973,7 +1029,10 @@ def write_files(folder: Path, writes: Sequence[Tuple[str, str]],
                 raise RegenError(f"{file!r} is not a file name inside {folder}")
             try:
                 refuse_write(path, folder)
-                batch.stage(path, text)
+                if file in staged:
+                    batch.adopt(path, staged[file])
+                else:
+                    batch.stage(path, text)
             except OSError as error:
                 raise RegenError(f"cannot write {path}: {error.strerror}") from None
         try:

@@ -110,7 +110,7 @@ def _regen(root: Optional[Path], check_only: bool, commit: bool, changed_since: 
            wait: float, fmt: str, jobs: Optional[int], no_cache: bool) -> None:
     """The body of :func:`command`."""
     # pylint: disable=import-outside-toplevel
-    from pipeline.catalogue.regen import resolve_specs
+    from pipeline.catalogue.regen import discard_staged, resolve_specs
     from pipeline.check.repo import find_repo
     from pipeline.check.discovery import spec_file_names
 
@@ -145,14 +145,21 @@ def _regen(root: Optional[Path], check_only: bool, commit: bool, changed_since: 
     from pipeline.commands.options import progress_bar
 
     shown = dict(zip(every, displays))
+    spec_paths = list(shown.values())
     try:  # what was learnt is kept even when resolved/ cannot be read or written
-        with progress_bar(len(files), "checking and resolving") as update:
-            # --commit's message reads whole documents, which only a build in this process keeps.
-            resolutions = resolve_specs(repo, files, profiles, update, cache, shown, 1 if commit else jobs)
-        spec_paths = list(shown.values())
         if check_only:
+            with progress_bar(len(files), "checking and resolving") as update:
+                resolutions = resolve_specs(repo, files, profiles, update, cache, shown, jobs)
             raise SystemExit(_check(repo, resolutions, spec_paths, wait, fmt, cache))
-        target, applied = _write(repo, resolutions, spec_paths, wait, profiles, cache, whole)
+        with _writing(repo, wait):  # held from the first temporary file a worker writes into resolved/
+            with progress_bar(len(files), "checking and resolving") as update:
+                # --commit's message reads whole documents, which only a build in this process keeps.
+                resolutions = resolve_specs(repo, files, profiles, update, cache, shown, 1 if commit else jobs,
+                                            stage_in=repo.resolved)
+            try:
+                target, applied = _write(repo, resolutions, spec_paths, profiles, cache, whole)
+            finally:
+                discard_staged(resolutions)
     finally:
         save_cache(cache)
     if commit:
@@ -319,16 +326,30 @@ def _record_answer(repo, cache, resolutions, target, existing, written, hashed) 
                         answer)
 
 
-def _write(repo, resolutions, spec_paths: List[str], wait: float, profiles, cache=None, whole: bool = False):
-    """Plan and apply under the lock, printing each change as it happens; return the plan and what was done.
+@contextlib.contextmanager
+def _writing(repo, wait: float) -> Iterator[None]:
+    """Hold ``resolved/``'s lock (creating the folder), with the temporary files a killed run left removed; a
+    :class:`~pipeline.catalogue.regen.RegenError` raised under it becomes a :class:`RegenFailure`."""
+    from pipeline.catalogue.regen import RegenError, locked, remove_leftovers  # pylint: disable=import-outside-toplevel
+
+    try:
+        with locked(repo.resolved, wait):
+            remove_leftovers(repo.resolved)
+            yield
+    except RegenError as error:
+        raise RegenFailure(str(error)) from None
+
+
+def _write(repo, resolutions, spec_paths: List[str], profiles, cache=None, whole: bool = False):
+    """Plan and apply (the caller holds the lock: :func:`_writing`), printing each change as it happens; return
+    the plan and what was done.
 
     A spec whose artifact the cache knew but whose file does not hold it is built first (:func:`rebuild`);
     each artifact written or found as it should be is remembered in *cache*, and, for a regen of the *whole*
     catalogue, the answer of a clean plan (:func:`_record_answer`).
     """
     # pylint: disable=import-outside-toplevel
-    from pipeline.catalogue.regen import (RegenError, apply_plan, locked, plan, read_resolved, rebuild, remember,
-                                remove_leftovers, unbuilt)
+    from pipeline.catalogue.regen import apply_plan, plan, read_resolved, rebuild, remember, unbuilt
     from pipeline.reporters.summary import plural
 
     folder = repo.display(repo.resolved)
@@ -337,22 +358,17 @@ def _write(repo, resolutions, spec_paths: List[str], wait: float, profiles, cach
         why = f" ({target.orphans[file]})" if action == "removed" else ""
         echo(f"{action} {folder}/{file}{why}")  # _shown's text, its folder found once
 
-    try:
-        with locked(repo.resolved, wait):
-            remove_leftovers(repo.resolved)
-            existing = read_resolved(repo.resolved, cache)
-            target = plan(resolutions, spec_paths, existing)
-            stale = unbuilt(target, existing)
-            if stale:
-                resolutions = rebuild(resolutions, stale, profiles, cache)
-                target = plan(resolutions, spec_paths, existing)
-            applied = apply_plan(target, repo.resolved, existing, tell)
-            if cache is not None:
-                hashed = remember(cache, resolutions, target, existing, repo.resolved, applied.written)
-                if whole:
-                    _record_answer(repo, cache, resolutions, target, existing, applied.written, hashed)
-    except RegenError as error:
-        raise RegenFailure(str(error)) from None
+    existing = read_resolved(repo.resolved, cache)
+    target = plan(resolutions, spec_paths, existing)
+    stale = unbuilt(target, existing)
+    if stale:
+        resolutions = rebuild(resolutions, stale, profiles, cache)
+        target = plan(resolutions, spec_paths, existing)
+    applied = apply_plan(target, repo.resolved, existing, tell)
+    if cache is not None:
+        hashed = remember(cache, resolutions, target, existing, repo.resolved, applied.written)
+        if whole:
+            _record_answer(repo, cache, resolutions, target, existing, applied.written, hashed)
     _echo_problems(target.problems)
     errors, warnings = len(target.errors), len(target.problems) - len(target.errors)
     without = "".join([f"; {plural(errors, 'problem')} above that regen cannot fix: each line says what to do"
