@@ -161,7 +161,7 @@ QWEN3_NEXT = {"model_type": "qwen3_next", "hidden_size": 64, "num_hidden_layers"
               "num_key_value_heads": 4, "vocab_size": 100, "head_dim": 32, "num_experts": 8, "num_experts_per_tok": 2,
               "moe_intermediate_size": 32, "shared_expert_intermediate_size": 32, "decoder_sparse_step": 1,
               "mlp_only_layers": [], "full_attention_interval": 2, **LINEAR}
-QWEN3_5 = {"model_type": "qwen3_5", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+QWEN3_5 = {"model_type": "qwen3_5_text", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
            "vocab_size": 100, "head_dim": 32, "intermediate_size": 128,
            "layer_types": ["linear_attention", "full_attention"], **LINEAR}
 DEEPSEEK = {"model_type": "deepseek_v3", "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
@@ -228,7 +228,8 @@ IDEFICS3 = {"model_type": "idefics3", "scale_factor": 4,
             "vision_config": {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 64,
                               "patch_size": 16}}
 QWEN3_VL = {"model_type": "qwen3_vl", "text_config": {"hidden_size": 64, "num_hidden_layers": 2,
-                                                      "num_attention_heads": 4, "vocab_size": 100},
+                                                      "num_attention_heads": 4, "num_key_value_heads": 4,
+                                                      "vocab_size": 100},
             "vision_config": {"hidden_size": 32, "depth": 4, "num_heads": 2, "deepstack_visual_indexes": [0, 2]}}
 SIGLIP = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 64, "patch_size": 16}
 GEMMA_VL = {"model_type": "gemma3", "text_config": {**GEMMA}, "vision_config": SIGLIP}
@@ -445,7 +446,11 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("spatial_merge_size", with_(MISTRAL3, spatial_merge_size=2, vision_config=...),
      [(("spatial_merge_size",), "import.unsupported",
        "spatial_merge_size sets the vision tower's vision.spatial_merge_size, but the config states no vision_config; "
-       "state the tower, or leave the key out")]),
+       "state the tower, or leave the key out"),
+      (("vision_config",), "import.missing",
+       "model_type 'mistral3' builds a vision tower, and for a config that leaves vision_config out transformers "
+       "builds its config class's default tower, which nothing here states; state vision_config as the "
+       "checkpoint's config.json does")]),
     ("multimodal_projector_bias", with_(MISTRAL3, multimodal_projector_bias=False), {"arch": "mistral3"}),
     # Mistral3MultiModalProjector's linear_1 reads vision_config.hidden_size times the layers a list names: one
     # layer (an integer, or a list of one) is the priced width, more are refused by name (max_items).
@@ -519,6 +524,14 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
        "num_key_value_heads is 4 from num_key_value_heads but 1 from multi_query (GPTBigCodeAttention: kv_heads = "
        "1 if multi_query else num_heads; GPTBigCodeConfig.__post_init__ writes num_key_value_heads the same way "
        "(transformers 5.24.0)); state one value")]),
+    # multi_query left out is GPTBigCodeConfig's true, whose __post_init__ writes 1 KV head over any stated number:
+    # a stated 4 was read as an alias of the flag, so its default never ran (the omission probe)
+    ("multi_query", with_(BIGCODE, num_key_value_heads=4),
+     [(("multi_query",), "import.conflict",
+       "num_key_value_heads is 4 from num_key_value_heads but 1 from multi_query (not stated: its config class's "
+       "default) (GPTBigCodeAttention: kv_heads = 1 if multi_query else num_heads; GPTBigCodeConfig.__post_init__ "
+       "writes num_key_value_heads the same way (transformers 5.24.0)); state one value")]),
+    ("multi_query", with_(BIGCODE, num_key_value_heads=1), {"num_key_value_heads": 1}),
     # Falcon: multi_query counts only without new_decoder_architecture, num_kv_heads only with it or without multi_query
     ("multi_query", FALCON, {"num_key_value_heads": 1, "qkv_bias": False, "o_bias": False, "mlp_bias": False}),
     ("multi_query", with_(FALCON, multi_query=False), {"num_key_value_heads": 4}),
@@ -592,6 +605,18 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
        "decoder_ffn_dim is 4096, not intermediate_size (128): BartDecoderLayer's fc1 is nn.Linear(embed_dim, "
        "config.decoder_ffn_dim) (transformers 5.24.0 modeling_bart.py), and the spec has one intermediate_size, "
        "the encoder's; only intermediate_size is imported")]),
+    # an equals key is held to the field a left-out key's class default sets (BartConfig(encoder_ffn_dim=4096)):
+    # modelspec priced 128 for the 4096-wide encoder, as the omission probe found
+    ("decoder_ffn_dim", with_(BART, encoder_ffn_dim=...),
+     [(("decoder_ffn_dim",), "import.unsupported",
+       "decoder_ffn_dim is 128, not intermediate_size (4096): BartDecoderLayer's fc1 is nn.Linear(embed_dim, "
+       "config.decoder_ffn_dim) (transformers 5.24.0 modeling_bart.py), and the spec has one intermediate_size, "
+       "the encoder's; only intermediate_size is imported")]),
+    ("decoder_attention_heads", with_(BART, encoder_attention_heads=...),
+     [(("decoder_attention_heads",), "import.unsupported",
+       "decoder_attention_heads is 4, not num_attention_heads (16): BartDecoderLayer's self_attn and encoder_attn "
+       "take config.decoder_attention_heads (transformers 5.24.0 modeling_bart.py), and the spec has one "
+       "num_attention_heads, the encoder's; only num_attention_heads is imported")]),
     ("relative_attention_num_buckets", with_(T5, relative_attention_num_buckets=32),
      {"relative_attention_num_buckets": 32}),
     ("relative_attention_num_buckets", with_(T5, relative_attention_num_buckets=0),
@@ -627,6 +652,14 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
      [((), "import.value", "cross_attention_layers (not stated: its config class's default) must list layer "
                            "indexes from 0 to 2, got [3, 8, 13, 18, 23, 28, 33, 38]")]),
     ("text_config", QWEN3_5_VL, {"arch": "qwen3_5", "hidden_size": 64, "layer_types": [L, F]}),
+    # left out, the config class builds its default tower (Qwen2_5_VLVisionConfig(), 669M parameters), which
+    # nothing states (the omission probe: modelspec priced the model without one)
+    ("vision_config", with_(QWEN2_5_VL, vision_config=...),
+     [(("vision_config",), "import.missing",
+       "model_type 'qwen2_5_vl' builds a vision tower, and for a config that leaves vision_config out transformers "
+       "builds its config class's default tower, which nothing here states; state vision_config as the "
+       "checkpoint's config.json does")]),
+    ("vision_config", {k: v for k, v in LLAMA4.items()}, {"vision": None}),  # llama4_text: a text model, no tower
     ("vision_config", QWEN2_5_VL, {"vision": {"hidden_size": 32, "num_hidden_layers": 4, "num_attention_heads": 2,
                                               "name": "vision", "intermediate_size": 64,
                                               "in_channels": 3, "temporal_patch_size": 2,
@@ -668,6 +701,9 @@ VISION_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
     ("temporal_patch_size", QWEN3_5_VL, {"in_channels": 3, "temporal_patch_size": 2}),
     ("num_position_embeddings", QWEN3_5_VL, {"num_position_embeddings": 16}),
     ("image_size", GEMMA_VL, {"num_position_embeddings": 16}),
+    # left out, Llama4VisionConfig(image_size=448): (448 // 4) ** 2 patches and the class token
+    ("image_size", with_(LLAMA4_VL, vision_config=with_(LLAMA4_VL["vision_config"], image_size=...)),
+     {"num_position_embeddings": 12545}),
     ("image_size", with_(GEMMA_VL, vision_config=with_(SIGLIP, num_position_embeddings=10)),
      [(("vision_config", "num_position_embeddings"), "import.unknown-key",
        not_read("vision_config.num_position_embeddings", "gemma3", tower=True))]),

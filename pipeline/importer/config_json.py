@@ -63,8 +63,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pipeline.importer.transformers_types import transformers_types
 from pipeline.pricing.config_keys import _RULES, _VISION_RULES, IGNORED, KEYS, VISION_IGNORED
-from pipeline.pricing.families import (EQUALS, FLAG, MAX_ITEMS, REFUSE_MATCHING, Expression, Family, KeyRule, NotIn,
-                                       Variant)
+from pipeline.pricing.families import (COPY, EQUALS, FLAG, MAX_ITEMS, REFUSE_MATCHING, Expression, Family, KeyRule,
+                                       NotIn, Variant)
 from pipeline.pricing.op_profiles import OpProfile, OpProfiles
 from pipeline.pricing.parameters import ParameterCounts, Unpriced, count_parameters, counted_parts
 from pipeline.pricing.stack import derive_layers, fields_without_kind, spec_layer_stack, tower_layer_stack
@@ -1144,8 +1144,12 @@ def _tower_uncast_class_token(ctx: _Context, tower: Mapping[str, _Stated], field
 
 
 def _patch_positions(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields, extra: int) -> None:
-    """``num_position_embeddings``: (image_size // patch_size) ** 2 patches and *extra* more (a class token)."""
+    """``num_position_embeddings``: (image_size // patch_size) ** 2 patches and *extra* more (a class token); an
+    image_size the tower leaves out is its config class's (the family's ``vision_defaults``: Llama4VisionConfig's
+    448), as for any other tower key."""
     image = tower.get("image_size")
+    if image is None and "image_size" in ctx.family.vision_defaults:
+        image = _Stated(ctx.family.vision_defaults["image_size"], ("vision_config", "image_size"), default=True)
     patch = fields.values.get("patch_size")
     if image is None or image.value is None:
         return
@@ -1337,15 +1341,16 @@ def _apply_tower_key(ctx: _Context, tower: Dict[str, _Stated], fields: _Fields, 
 
 def _apply_tower_defaults(ctx: _Context, tower: Mapping[str, _Stated], fields: _Fields, stated: _Stated) -> None:
     """The tower defaults for keys ``vision_config`` leaves out, then the family's top-level keys (or their
-    defaults) that set a tower field."""
+    defaults) that set a tower field. A default whose key the tower rule computes from (``image_size``, read by
+    :func:`_patch_positions`) is left to that rule: it is not the field's value."""
     family = ctx.family
     for key, value in family.vision_defaults.items():
-        if key in tower and tower[key].value is not None:
+        rule = family.vision_keys.get(key) or _VISION_RULES[key]
+        if (key in tower and tower[key].value is not None) or rule.transform == "rule":
             continue
         computed = ""
         if isinstance(value, Expression):
             value, computed = value.evaluate(fields.values), value.text
-        rule = family.vision_keys.get(key) or _VISION_RULES[key]
         default = _Stated(value, stated.path + (key,), default=True, computed=computed)
         for name in rule.fields:
             fields.put(name.removeprefix("vision."), default.value, default.origin, stated.path)
@@ -1724,6 +1729,7 @@ def import_config(config: Any, profiles: OpProfiles, *, fallback_name: str, name
     ctx = _Context(keys, profile)
     ctx.issues.extend(issues)
     unknown = _apply_keys(ctx) + misplaced
+    _refuse_default_tower(ctx)
     _refuse_unrunnable(ctx)
     _stack(ctx)
     _put_name(ctx, name, fallback_name)
@@ -1780,16 +1786,43 @@ def _apply_keys(ctx: _Context) -> List[KeyPath]:
 
     A key the family lists as ignored or unread is skipped; a read key whose
     value holds a NaN or an infinity is refused and dropped, so no rule reads it.
+    An ``equals`` key runs last, stated or defaulted (:func:`_compares`): the field it is held to may be set by a
+    key the config leaves out (BART's ``decoder_ffn_dim: 2048`` beside the default ``encoder_ffn_dim`` 4096).
     """
     family = ctx.family
     unknown: List[KeyPath] = []
     for field_name, value in family.fixed.items():
         ctx.fields.fix(field_name, value, ctx.type_name)
-    stated_keys = list(ctx.keys.items())
-    for key, stated in sorted(stated_keys, key=lambda item: _is_flag(family, item[0])):
-        _apply_stated(ctx, key, stated, unknown)
+    stated_keys = sorted(ctx.keys.items(), key=lambda item: _is_flag(family, item[0]))
+    for key, stated in stated_keys:
+        if not _compares(family, key):
+            _apply_stated(ctx, key, stated, unknown)
     _apply_defaults(ctx)
+    for key, stated in stated_keys:
+        if _compares(family, key):
+            _apply_stated(ctx, key, stated, unknown)
     return unknown
+
+
+def _compares(family: Family, key: str) -> bool:
+    """Whether *key*'s rule only compares its value with a field other keys set (``equals``)."""
+    rule = family.keys.get(key) or _RULES.get(key)
+    return rule is not None and rule.transform == EQUALS
+
+
+def _refuse_default_tower(ctx: _Context) -> None:
+    """Refuse a config of a family with a vision tower that leaves ``vision_config`` out: its config class then
+    builds its default tower (``Qwen2VLConfig.__post_init__``: ``Qwen2VLVisionConfig()`` when it is None, hundreds
+    of millions of parameters), which nothing in the config states. A text-only model type builds none
+    (transformers names it after its wrapper: ``Gemma3TextConfig``'s ``gemma3_text``)."""
+    stated_type = ctx.value("model_type", ctx.type_name)
+    text_only = stated_type in ctx.family.text_model_types or str(stated_type).endswith("_text")
+    if ctx.family.tower is None or "vision_config" in ctx.keys or text_only:
+        return
+    ctx.refuse(("vision_config",), "import.missing",
+               f"model_type {str(stated_type)!r} builds a vision tower, and for a config that leaves vision_config out "
+               "transformers builds its config class's default tower, which nothing here states; state "
+               "vision_config as the checkpoint's config.json does")
 
 
 def _refuse_unrunnable(ctx: _Context) -> None:
@@ -1869,9 +1902,10 @@ def _apply_stated(ctx: _Context, key: str, stated: _Stated, unknown: List[KeyPat
 
 
 def _apply_defaults(ctx: _Context) -> None:
-    """Run the rule of each family default whose key the config leaves out."""
+    """Run the rule of each family default whose key the config leaves out, the ``equals`` ones last
+    (:func:`_compares`)."""
     family = ctx.family
-    for key, value in family.defaults.items():
+    for key, value in sorted(family.defaults.items(), key=lambda item: _compares(family, item[0])):
         rule = family.keys.get(key) or _RULES.get(key)
         if rule is None or not _applies(ctx, rule):
             continue  # a variant's key (its default is read by the stack: _variant_defaults), or a rule not in force
@@ -1892,10 +1926,12 @@ def _apply_defaults(ctx: _Context) -> None:
 def _alias_stated(ctx: _Context, key: str, rule: KeyRule) -> bool:
     """Whether another stated key of the family sets the field *key*'s default would (Qwen3-MoE's
     ``num_local_experts``, its attribute_map alias of ``num_experts``): the class's default is then not used."""
+    if rule.transform != COPY:
+        return False  # a flag's default is no alias's (GPTBigCode's multi_query true makes the KV heads 1)
     for other, stated in ctx.keys.items():
         other_rule = ctx.family.keys.get(other) or _RULES.get(other)
         if (other != key and stated.value is not None and other_rule is not None and rule.fields
-                and other_rule.fields[:1] == rule.fields[:1] and other_rule.transform == "copy"
+                and other_rule.fields[:1] == rule.fields[:1] and other_rule.transform == COPY
                 and _applies(ctx, other_rule)):
             return True
     return False
