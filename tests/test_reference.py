@@ -32,7 +32,7 @@ import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import pytest
 from click.testing import CliRunner
@@ -332,19 +332,27 @@ def test_every_key_stated_null_counts_as_the_reference_or_is_refused(model_type:
     (false), GLM-4V's text num_key_value_heads (num_attention_heads), Bamba's mamba_conv_bias (no bias). For the
     first three variants the suite draws, each key of each level stated null that transformers still builds is
     counted exactly or refused by name; a null it refuses to read is skipped."""
-    wrong, built_any = [], 0
     nulls = [each for config, _ in rv.variants(model_type, SEED, 3) for each in _with_nulls(model_type, config)]
-    for where, changed in nulls:
+    wrong, built_any = _not_counted(model_type, nulls, "stated null")
+    assert not wrong, f"{model_type}: " + "\n".join(wrong)
+    assert built_any, f"{model_type}: transformers built no config with a null: the test judged nothing"
+
+
+def _not_counted(model_type: str, changes: Sequence[Tuple[str, Dict[str, Any]]], how: str) -> Tuple[List[str], int]:
+    """Each ``(where, config)`` of *changes* that transformers builds, judged: what is neither exact nor refused
+    (``"<where> <how>: <kind>: ..."``), and how many were built. One it cannot build (a typed field refusing a
+    null, a key it needs) has nothing to judge."""
+    wrong, built_any = [], 0
+    for where, changed in changes:
         try:
             built = census(changed)
-        except Exception:  # noqa: BLE001  # ok: transformers refuses the null (a typed field), nothing to judge
+        except Exception:  # noqa: BLE001  # ok: transformers cannot build it, nothing to judge
             continue
         built_any += 1
         kind, detail = outcome(model_type, changed, built)
         if kind not in ("exact", "refused"):
-            wrong.append(f"{where}: null is {kind}: {detail[:240]}")
-    assert not wrong, f"{model_type}: " + "\n".join(wrong)
-    assert built_any, f"{model_type}: transformers built no config with a null: the test judged nothing"
+            wrong.append(f"{where} {how}: {kind}: {detail[:240]}")
+    return wrong, built_any
 
 
 def _without_each_key(config: Dict[str, Any]) -> Iterator[Tuple[str, Dict[str, Any]]]:
@@ -367,19 +375,10 @@ def test_every_key_left_out_counts_as_the_reference_or_is_refused(model_type: st
     class then builds its own default. For the first two variants the suite draws, each key of each level left out
     is counted exactly or refused by name (the omission probe found: BART's decoder_ffn_dim held to a left-out
     encoder_ffn_dim's 4096, a left-out vision_config building its class's default tower of hundreds of millions of
-    parameters, text_config num_key_value_heads of nine families' text classes, GPTBigCode's num_key_value_heads
-    that __post_init__ overwrites, Llama 4's left-out image_size)."""
-    wrong, built_any = [], 0
-    for config, _ in rv.variants(model_type, SEED, 2):
-        for where, changed in _without_each_key(config):
-            try:
-                built = census(changed)
-            except Exception:  # noqa: BLE001  # ok: transformers cannot build it without the key, nothing to judge
-                continue
-            built_any += 1
-            kind, detail = outcome(model_type, changed, built)
-            if kind not in ("exact", "refused"):
-                wrong.append(f"{where} left out: {kind}: {detail[:240]}")
+    parameters, the text-level num_key_value_heads of ten profiles, GPTBigCode's multi_query default beside a
+    stated num_key_value_heads, Llama 4's left-out image_size)."""
+    omissions = [each for config, _ in rv.variants(model_type, SEED, 2) for each in _without_each_key(config)]
+    wrong, built_any = _not_counted(model_type, omissions, "left out")
     assert not wrong, f"{model_type}: " + "\n".join(wrong)
     assert built_any, f"{model_type}: transformers built no config with a key left out: the test judged nothing"
 
