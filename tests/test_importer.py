@@ -652,14 +652,14 @@ KEY_CASES: List[Tuple[str, Dict[str, Any], Any]] = [
      [((), "import.value", "cross_attention_layers (not stated: its config class's default) must list layer "
                            "indexes from 0 to 2, got [3, 8, 13, 18, 23, 28, 33, 38]")]),
     ("text_config", QWEN3_5_VL, {"arch": "qwen3_5", "hidden_size": 64, "layer_types": [L, F]}),
-    # left out, the config class builds its default tower (Qwen2_5_VLVisionConfig(), 669M parameters), which
-    # nothing states (the omission probe: modelspec priced the model without one)
+    # left out, the config class builds its default tower (Qwen2_5_VLVisionConfig()), which nothing states (the
+    # omission probe: a drawn variant's 3,085,452,176 parameters priced as 2,427,024, without a tower)
     ("vision_config", with_(QWEN2_5_VL, vision_config=...),
      [(("vision_config",), "import.missing",
        "model_type 'qwen2_5_vl' builds a vision tower, and for a config that leaves vision_config out transformers "
        "builds its config class's default tower, which nothing here states; state vision_config as the "
        "checkpoint's config.json does")]),
-    ("vision_config", {k: v for k, v in LLAMA4.items()}, {"vision": None}),  # llama4_text: a text model, no tower
+    ("vision_config", LLAMA4, {"vision": None}),  # llama4_text: a text model, which builds no tower
     ("vision_config", QWEN2_5_VL, {"vision": {"hidden_size": 32, "num_hidden_layers": 4, "num_attention_heads": 2,
                                               "name": "vision", "intermediate_size": 64,
                                               "in_channels": 3, "temporal_patch_size": 2,

@@ -967,8 +967,8 @@ def remove_leftovers(folder: Path) -> Tuple[str, ...]:
     return tuple(removed)
 
 
-#: No temporary files staged by workers.
-_NONE: Mapping[str, str] = MappingProxyType({})
+#: No temporary file staged by a worker.
+_NOTHING_STAGED: Mapping[str, str] = MappingProxyType({})
 
 
 def apply_plan(target: Plan, folder: Path, existing: Mapping[str, Existing],
@@ -1012,7 +1012,8 @@ def apply_plan(target: Plan, folder: Path, existing: Mapping[str, Existing],
 
 
 def write_files(folder: Path, writes: Sequence[Tuple[str, str]],
-                on_change: Optional[Callable[[str, str], None]] = None, staged: Mapping[str, str] = _NONE) -> None:
+                on_change: Optional[Callable[[str, str], None]] = None,
+                staged: Mapping[str, str] = _NOTHING_STAGED) -> None:
     """Write each ``(file name, text)`` of *writes* into *folder* as one :class:`~pipeline.catalogue.atomic.Batch`:
     every file staged (or its temporary file of *staged*, which holds that text, adopted), one flush, then each
     renamed into place in order (``on_change("wrote", file)`` after each). A link in the folder is never written

@@ -110,7 +110,6 @@ def _regen(root: Optional[Path], check_only: bool, commit: bool, changed_since: 
            wait: float, fmt: str, jobs: Optional[int], no_cache: bool) -> None:
     """The body of :func:`command`."""
     # pylint: disable=import-outside-toplevel
-    from pipeline.catalogue.regen import discard_staged, resolve_specs
     from pipeline.check.repo import find_repo
     from pipeline.check.discovery import spec_file_names
 
@@ -142,29 +141,42 @@ def _regen(root: Optional[Path], check_only: bool, commit: bool, changed_since: 
         files, _ = changed_files(repo, changed_since, every, profiles, [repo.specs])
     if commit:
         _refuse_other_changes(repo)
-    from pipeline.commands.options import progress_bar
-
     shown = dict(zip(every, displays))
-    spec_paths = list(shown.values())
     try:  # what was learnt is kept even when resolved/ cannot be read or written
         if check_only:
-            with progress_bar(len(files), "checking and resolving") as update:
-                resolutions = resolve_specs(repo, files, profiles, update, cache, shown, jobs)
-            raise SystemExit(_check(repo, resolutions, spec_paths, wait, fmt, cache))
-        with _writing(repo, wait):  # held from the first temporary file a worker writes into resolved/
-            with progress_bar(len(files), "checking and resolving") as update:
-                # --commit's message reads whole documents, which only a build in this process keeps.
-                resolutions = resolve_specs(repo, files, profiles, update, cache, shown, 1 if commit else jobs,
-                                            stage_in=repo.resolved)
-            try:
-                target, applied = _write(repo, resolutions, spec_paths, profiles, cache, whole)
-            finally:
-                discard_staged(resolutions)
+            resolutions = _resolved(repo, files, profiles, cache, shown, jobs)
+            raise SystemExit(_check(repo, resolutions, list(shown.values()), wait, fmt, cache))
+        # --commit's message reads whole documents, which only a build in this process keeps.
+        target, applied = _resolve_and_write(repo, files, profiles, cache, shown, 1 if commit else jobs, wait, whole)
     finally:
         save_cache(cache)
     if commit:
         _commit(repo, target, applied)
     raise SystemExit(1 if target.errors else 0)
+
+
+def _resolved(repo, files, profiles, cache, shown, jobs, stage_in=None):
+    """*files* checked and built (:func:`~pipeline.catalogue.regen.resolve_specs`) under a progress bar."""
+    # pylint: disable=import-outside-toplevel
+    from pipeline.catalogue.regen import resolve_specs
+    from pipeline.commands.options import progress_bar
+
+    with progress_bar(len(files), "checking and resolving") as update:
+        return resolve_specs(repo, files, profiles, update, cache, shown, jobs, stage_in=stage_in)
+
+
+def _resolve_and_write(repo, files, profiles, cache, shown, jobs, wait: float, whole: bool):
+    """A writing regen: under ``resolved/``'s lock from before the first temporary file a worker writes there
+    (:func:`_writing`), *files* resolved, then planned and applied (:func:`_write`); every file a worker staged that
+    the plan did not write is removed, also when writing fails."""
+    from pipeline.catalogue.regen import discard_staged  # pylint: disable=import-outside-toplevel
+
+    with _writing(repo, wait):
+        resolutions = _resolved(repo, files, profiles, cache, shown, jobs, repo.resolved)
+        try:
+            return _write(repo, resolutions, list(shown.values()), profiles, cache, whole)
+        finally:
+            discard_staged(resolutions)
 
 
 def _open_cache(repo, profiles):
