@@ -125,6 +125,15 @@ def test_diff_compares_with_the_merge_base_not_what_landed_on_base_since(diverge
         "deepseek-v3: MTP 1 -> 2; mtp_depth 1 -> 2\n"))
 
 
+def test_the_change_names_the_commit_its_revision_names_beside_the_merge_base(diverged: Path) -> None:
+    # what the heading's label is decided by, said by the git process that found the merge base: no other is asked
+    from pipeline.catalogue.git import ChangesAsked, commit_of
+
+    changes = ChangesAsked(diverged, "main").changes()
+    assert changes.ref_commit == commit_of(diverged, "main") != changes.base
+    assert changes.base[:12] == merge_base(diverged, "main")
+
+
 def test_no_merge_base_compares_with_base_itself(diverged: Path) -> None:
     result = run(diverged, "diff", "main", "feature", "--no-merge-base")
     assert (result.exit_code, result.stdout) == (0, (

@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import stat
 import subprocess
 from pathlib import Path
-from typing import List
+from typing import List, Tuple
 
 import pytest
 
@@ -113,6 +114,49 @@ def test_an_untracked_file_among_the_profiles_takes_the_long_way(catalogue: Path
     fast, fast_count, slow, slow_count = both_ways(catalogue, resolved, "--no-cache")
     assert fast == slow
     assert fast_count == slow_count == len(SPECS) + 1
+
+
+OLD_NS = 1_577_836_800 * 10**9  # 2020-01-01: past any racy window
+
+
+@pytest.fixture
+def walks(monkeypatch: pytest.MonkeyPatch) -> List[Tuple[Path, int]]:
+    """Each walk (:func:`pipeline.check.discovery.spec_file_names`), in order: the folder it walked (the first
+    named, resolved) and how many spec files it found."""
+    from pipeline.check import discovery
+
+    found: List[Tuple[Path, int]] = []
+    real = discovery.spec_file_names
+
+    def walk(paths, watched=None):
+        files = real(paths, watched)
+        found.append((Path(paths[0]).resolve(), len(files)))
+        return files
+    monkeypatch.setattr(discovery, "spec_file_names", walk)
+    return found
+
+
+def test_the_walk_a_check_recorded_is_the_walk_diff_takes_until_a_folder_changes(
+        catalogue: Path, walks: List[Tuple[Path, int]]) -> None:
+    specs = (catalogue / "specs").resolve()
+    for path in [catalogue / "specs", *(catalogue / "specs").rglob("*")]:
+        os.utime(path, ns=(OLD_NS, OLD_NS))  # no folder in its racy window: a check records its walk
+    edit(catalogue / LLAMA, "max_position_embeddings: 131072", "max_position_embeddings: 65536")
+    assert run(catalogue, "check", "-q", "--changed-since", "HEAD").exit_code == 0
+    walks.clear()
+    fast = run(catalogue, "diff", "HEAD").stdout
+    assert [found for folder, found in walks if folder == specs] == []  # the working tree's: the names snapshot's
+    assert fast == run(catalogue, "diff", "HEAD", "--no-merge-base").stdout
+    assert fast.splitlines()[1] == "llama-3.1-8b: max_position_embeddings 131072 -> 65536"
+    # a spec added changes its folder's mtime: the snapshot no longer stands for the walk, which is walked again
+    (catalogue / "specs" / "llama" / "copy.yaml").write_text(
+        (catalogue / LLAMA).read_text(encoding="utf-8").replace("name: llama-3.1-8b", "name: llama-copy"),
+        encoding="utf-8")
+    walks.clear()
+    fast = run(catalogue, "diff", "HEAD").stdout
+    assert [found for folder, found in walks if folder == specs] == [len(SPECS) + 1]
+    assert fast == run(catalogue, "diff", "HEAD", "--no-merge-base").stdout
+    assert fast.splitlines()[1].startswith("added llama-copy: ")
 
 
 @pytest.fixture

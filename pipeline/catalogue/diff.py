@@ -341,18 +341,19 @@ def diff_catalogues(base: Catalogue, head: Catalogue) -> CatalogueDiff:
     among the other side's failing specs: then it is only listed as failing.
     """
     head_failing, base_failing = set(head.failing), set(base.failing)
-    added = tuple((name, model_summary(doc)) for name, doc in sorted(head.models.items())
-                  if name not in base.models and doc["path"] not in base_failing)
-    removed = tuple((name, model_summary(doc)) for name, doc in sorted(base.models.items())
-                    if name not in head.models and doc["path"] not in head_failing)
-    changed, unchanged = [], 0
-    for name in sorted(set(base.models) & set(head.models)):
-        # one document on both sides (a spec the change left alone, resolved once) did not move
-        moves = () if base.models[name] is head.models[name] else model_moves(base.models[name], head.models[name])
-        if moves:
-            changed.append(ModelChange(name, moves))
-        else:
-            unchanged += 1
+    # Each side holds the whole catalogue, a change a few models of it: what is sorted is what is told.
+    added = tuple((name, model_summary(doc)) for name, doc in sorted(
+        (name, doc) for name, doc in head.models.items()
+        if name not in base.models and doc["path"] not in base_failing))
+    removed = tuple((name, model_summary(doc)) for name, doc in sorted(
+        (name, doc) for name, doc in base.models.items()
+        if name not in head.models and doc["path"] not in head_failing))
+    both = [name for name in head.models if name in base.models]
+    # one document on both sides (a spec the change left alone, resolved once) did not move
+    moved = sorted(name for name in both if base.models[name] is not head.models[name])
+    changed = [ModelChange(name, moves) for name in moved
+               if (moves := model_moves(base.models[name], head.models[name]))]
+    unchanged = len(both) - len(changed)
     failing = tuple((side.label, path, why) for side in (base, head) for path, why in sorted(side.failing.items()))
     return CatalogueDiff(base.label, head.label, added, removed, tuple(changed), unchanged, failing,
                          tuple(sorted(head_failing - base_failing)), tuple(sorted(base_failing - head_failing)))
@@ -512,9 +513,9 @@ def _resolutions(repo: SpecRepo, files: Sequence[Path], profiles: Any, progress:
     return sorted([*taken, *resolved], key=lambda item: item.path)
 
 
-def load_change(repo: SpecRepo, base: Tuple[SpecRepo, Sequence[Path]], head_files: Sequence[Path],
-                unchanged: Sequence[Path], labels: Tuple[str, str], profiles: OpProfiles,
-                cache: Optional[ArtifactCache] = None, shown: Optional[Mapping[Path, str]] = None,
+def load_change(repo: SpecRepo, base: Tuple[SpecRepo, Sequence[Path]], head_files: Sequence[str],
+                unchanged: Sequence[str], labels: Tuple[str, str], profiles: OpProfiles,
+                cache: Optional[ArtifactCache] = None, shown: Optional[Mapping[str, str]] = None,
                 blobs: Optional[Mapping[str, str]] = None) -> Tuple[Catalogue, Catalogue]:
     """Both sides of a change whose op profiles are equal on both sides (and are *repo*'s), each spec resolved
     only where the change touches it.
@@ -522,7 +523,8 @@ def load_change(repo: SpecRepo, base: Tuple[SpecRepo, Sequence[Path]], head_file
     Args:
         repo: The head side (the working tree).
         base: The base side's repository (the specs the change touches, exported) and its spec files.
-        head_files: The head's spec files the change touches (added, modified, renamed).
+        head_files: The head's spec files the change touches (added, modified, renamed), as path strings (ten
+            thousand unchanged specs cost no ``Path`` each).
         unchanged: The head's spec files the base holds at the same path with the same bytes: one resolution
             stands for both sides. With *cache*, it is the artifact cache's (:func:`~pipeline.catalogue.regen.
             resolve_specs`: only the name, path and digest of a spec whose artifact it knows, a failing
@@ -553,8 +555,8 @@ def load_change(repo: SpecRepo, base: Tuple[SpecRepo, Sequence[Path]], head_file
     return sides
 
 
-def _kept(repo: SpecRepo, unchanged: Sequence[Path], profiles: OpProfiles, cache: Optional[ArtifactCache],
-          shown: Optional[Mapping[Path, str]], blobs: Mapping[str, str], memo: diff_memo.Memo
+def _kept(repo: SpecRepo, unchanged: Sequence[str], profiles: OpProfiles, cache: Optional[ArtifactCache],
+          shown: Optional[Mapping[str, str]], blobs: Mapping[str, str], memo: diff_memo.Memo
           ) -> Tuple[List[Any], int]:
     """The resolutions of the specs a change leaves alone (:func:`load_change`'s *unchanged*), sorted by path, and
     how many were not in the memo: a spec *memo* remembers under its blob (*blobs*) as its name and digest only

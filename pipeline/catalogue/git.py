@@ -108,12 +108,15 @@ class Changes:
         base: The merge base's commit id (40 hex digits).
         files: The changed files inside the spec repository, sorted by path.
         pin: Why the modelspec the repository pins changed (:func:`_pin_change`), or ``None``.
+        ref_commit: The commit id *ref* names, when git said it beside the merge base (:func:`_top_and_commits`);
+            else ``None``.
     """
 
     ref: str
     base: str
     files: Tuple[FileChange, ...]
     pin: Optional[str] = None
+    ref_commit: Optional[str] = None
 
 
 def check_revision(rev: str) -> None:
@@ -524,6 +527,7 @@ class _GitAnswers:
         prefix: The spec repository's root relative to the work tree's top (``""`` or ending in ``/``).
         top: The top of the work tree.
         pin: :func:`_pin_change`'s answer.
+        ref_commit: The commit id *ref* names, when :func:`_top_and_commits` said it.
     """
 
     ref: str
@@ -532,6 +536,7 @@ class _GitAnswers:
     prefix: str
     top: str
     pin: Optional[str]
+    ref_commit: Optional[str]
 
 
 def _git_answers(root: Path, ref: str, rules: Sequence[str] = ()) -> _GitAnswers:
@@ -564,7 +569,8 @@ def _git_answers(root: Path, ref: str, rules: Sequence[str] = ()) -> _GitAnswers
             asked.communicate()
     pin = _pin_change(repo, base, [path for _, path, _ in found])
     found.extend(("added", path, None) for path in untracked.split("\0") if path)
-    return _GitAnswers(ref, base, tuple(found), prefix, repo.working_tree_dir, pin)
+    return _GitAnswers(ref, base, tuple(found), prefix, repo.working_tree_dir, pin,
+                       known[1] if known is not None else None)
 
 
 def _untracked_pathspecs(prefix: str, rules: Sequence[str]) -> List[str]:
@@ -618,7 +624,8 @@ def _changes(answers: _GitAnswers, shown: Optional[Callable[[str], Optional[str]
             status = "added"
         if new is not None:
             files.append(FileChange(status, new, old))
-    return Changes(answers.ref, answers.base, tuple(sorted(files, key=lambda change: change.path)), answers.pin)
+    return Changes(answers.ref, answers.base, tuple(sorted(files, key=lambda change: change.path)), answers.pin,
+                   answers.ref_commit)
 
 
 @dataclass(frozen=True)

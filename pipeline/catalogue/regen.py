@@ -61,8 +61,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
-import filelock
-
 from pipeline.cache.artifacts import Vouched, new_entry
 from pipeline.cache.results import CacheKeys, ProfileCache, now_ns, regular_file_stat
 from pipeline.cache.stamps import content_digest
@@ -134,7 +132,8 @@ class Resolution:
             by the bytes' git blob; without *vouched*).
         document: The artifact document, when the spec passed and its stack resolved; for an artifact the
             cache knows (*vouched*), only the members a plan reads (``name``, ``path``, ``digest``).
-        source: The spec file, read again only to locate its ``name`` for a problem about it.
+        source: The spec file (a path or its string: ``diff`` keeps ten thousand it does not build as strings),
+            read again only to locate its ``name`` for a problem about it, or to build it after all (:func:`rebuild`).
         record: The spec's result-cache record, when there is a cache (what an entry of its artifact is keyed by).
         vouched: The artifact's bytes as the artifact cache knows them, when it was not built
             (:mod:`pipeline.cache.artifacts`).
@@ -150,7 +149,7 @@ class Resolution:
     path: str
     checked: Optional[CheckedSpec]
     document: Optional[Dict] = None
-    source: Optional[Path] = None
+    source: "str | os.PathLike[str] | None" = None
     record: Optional["Record"] = None
     vouched: Optional["Vouched"] = None
     rendered: Optional[str] = None
@@ -175,16 +174,16 @@ class Resolution:
         if self.source is None:
             return 1, 1
         try:
-            where = load_path(self.source, self.path).locate(("name",))
+            where = load_path(Path(self.source), self.path).locate(("name",))
         except OSError:
             return 1, 1
         return where.line, where.column
 
 
-def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles,
+def resolve_specs(repo: SpecRepo, files: Sequence["str | os.PathLike[str]"], profiles: OpProfiles,
                   progress: Optional[Callable[[int], None]] = None,
                   cache: Optional["ArtifactCache"] = None,
-                  shown: Optional[Mapping[Path, str]] = None, jobs: Optional[int] = 1,
+                  shown: Optional[Mapping[Any, str]] = None, jobs: Optional[int] = 1,
                   stage_in: Optional[Path] = None) -> List[Resolution]:
     """Check each spec file and build the artifact of each that passes with a resolved stack.
 
@@ -203,7 +202,7 @@ def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles,
 
     Args:
         repo: The spec repository (paths are shown relative to its root).
-        files: The spec files.
+        files: The spec files (paths, or their strings).
         profiles: The op profiles to resolve against.
         progress: Called with the number of files checked since the last call.
         cache: The artifact cache (with the result cache), or ``None`` to check and build every spec.
@@ -238,8 +237,9 @@ def resolve_specs(repo: SpecRepo, files: Sequence[Path], profiles: OpProfiles,
 _CHUNK = 100
 
 
-def _built(todo: Sequence[Tuple[str, Path]], profiles: OpProfiles, cache: Optional["ArtifactCache"], workers: int,
-           progress: Optional[Callable[[int], None]], stage_in: Optional[Path]) -> Iterator[Resolution]:
+def _built(todo: Sequence[Tuple[str, "str | os.PathLike[str]"]], profiles: OpProfiles,
+           cache: Optional["ArtifactCache"], workers: int, progress: Optional[Callable[[int], None]],
+           stage_in: Optional[Path]) -> Iterator[Resolution]:
     """Each ``(display, path)`` of *todo* checked and built (:meth:`_Builder.resolve`), here or over *workers*
     processes (staging into *stage_in*), as each finishes its chunk; each new record is added to *cache*."""
     if workers == 1:
@@ -327,7 +327,7 @@ def rebuild(resolutions: Sequence[Resolution], paths: Set[str], profiles: OpProf
             for item in resolutions]
 
 
-def _known(display: str, path: Path, cache: "ArtifactCache") -> Optional[Resolution]:
+def _known(display: str, path: "str | os.PathLike[str]", cache: "ArtifactCache") -> Optional[Resolution]:
     """The resolution of a spec the cache answers, or ``None``: its record is current (``Record.current``)
     and its stat stands for its bytes (``Record.unchanged``) or their digest is the record's (the record is
     then restated), and the cache knows its artifact, or its recorded verdict fails check."""
@@ -374,8 +374,9 @@ class _Builder:
             self._profile_bytes[path] = path.read_bytes()
         return self._profile_bytes[path]
 
-    def resolve(self, path: Path, display: str) -> Resolution:
+    def resolve(self, path: "str | os.PathLike[str]", display: str) -> Resolution:
         """Check the spec at *path* (making its record, with keys) and build its artifact if it resolves."""
+        path = Path(path)
         status = regular_file_stat(path) if self.keys is not None else None
         read_ns = now_ns()
         raw = read_spec_bytes(path) if status is not None else None
@@ -938,6 +939,8 @@ def locked(folder: Path, wait: float, create: bool = True) -> Iterator[None]:
         refuse_write(folder / LOCK_FILE, folder)  # filelock opens (and truncates) the file a link names
     except OSError as error:
         raise RegenError(str(error)) from None
+    import filelock  # pylint: disable=import-outside-toplevel  # diff and a check of a few specs never lock
+
     lock = filelock.FileLock(str(folder / LOCK_FILE), timeout=wait)
     try:
         lock.acquire()

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 import click
 
@@ -96,7 +96,6 @@ def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit
     # pylint: disable=import-outside-toplevel
     from pipeline.catalogue.diff import diff_catalogues, render_json, render_markdown, render_text
     from pipeline.catalogue.git import ChangesAsked, check_revision
-    from pipeline.check.discovery import find_spec_files
     from pipeline.check.repo import find_repo
 
     from pipeline.cache.stamps import cache_folder
@@ -108,7 +107,7 @@ def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit
         asked = ChangesAsked(repo.root, base, listed=[repo.display(repo.specs), PROFILES]) \
             if head is None and use_merge_base else None
     # git answers in a thread of its own while the working tree's specs are walked
-    files = find_spec_files([repo.specs]) if asked is not None and repo.specs.is_dir() else []
+    files = _working_tree_files(repo, not no_cache) if asked is not None and repo.specs.is_dir() else ([], [])
     with git_errors():
         changes = asked.changes() if asked is not None else None
         commit, label = _base_side(repo, base, head, use_merge_base) if changes is None \
@@ -139,14 +138,30 @@ def _merge_base_side(repo, base: str, changes) -> Tuple[str, str]:
     """
     from pipeline.catalogue.git import commit_of  # pylint: disable=import-outside-toplevel
 
-    is_base = changes.base == commit_of(repo.root, base)
+    is_base = changes.base == (changes.ref_commit or commit_of(repo.root, base))
     return changes.base, base if is_base else f"merge base {changes.base[:12]} of {base} and HEAD"
 
 
+def _working_tree_files(repo, use_cache: bool) -> Tuple[List[str], List[str]]:
+    """The working tree's spec files and their displays, as strings (no ``Path`` per spec): the walk a check
+    recorded in the names snapshot while every folder and link it stats is unchanged
+    (:func:`~pipeline.cache.names.recorded_walk`, with *use_cache*), else a walk now."""
+    # pylint: disable=import-outside-toplevel
+    from pipeline.cache.names import recorded_walk
+    from pipeline.cache.stamps import cache_folder
+    from pipeline.check.discovery import spec_file_names
+
+    walked = recorded_walk(repo, cache_folder(repo.root)) if use_cache else None
+    files = list(walked.files) if walked is not None else spec_file_names([repo.specs])
+    displays = walked.displays if walked is not None and walked.displays is not None else None
+    return files, list(displays) if displays is not None else repo.displays(files)
+
+
 def _changed_sides(repo, changes, label: str, profiles_cache: Optional[Path], use_cache: bool, scratch: Path,
-                   files: Sequence[Path]):
+                   files: Tuple[Sequence[str], Sequence[str]]):
     """Both sides of the change *changes* (with the merge base's files under specs/ and op_profiles/: their blob
-    ids, by path) from the merge base (labelled *label*) to the working tree (whose spec files are *files*),
+    ids, by path) from the merge base (labelled *label*) to the working tree (*files*: its spec files and their
+    displays),
     each spec resolved only where the change touches it (:func:`~pipeline.catalogue.diff.load_change`): the
     specs the working tree holds at the same path with the same bytes as the merge base (git says so: no change
     names them) are one resolution for both sides, the artifact cache's when it has it (with *use_cache*).
@@ -165,15 +180,15 @@ def _changed_sides(repo, changes, label: str, profiles_cache: Optional[Path], us
     if scope is None:
         return None
     at_base, touched, profiles = scope
-    shown = dict(zip(files, repo.displays([str(path) for path in files])))
-    same = {display for display in shown.values() if display in at_base and display not in touched}
+    shown = dict(zip(*files))
+    same = {display for display in files[1] if display in at_base and display not in touched}
     before = _base_of_change(repo, at_base, same, scratch)
     cache = _artifact_cache(repo, profiles) if use_cache else None
     try:
         return load_change(repo, (before, find_spec_files([before.specs]) if before.specs.is_dir() else []),
-                           [path for path in files if shown[path] not in same],
-                           [path for path in files if shown[path] in same], (label, WORKING_TREE), profiles,
-                           cache, shown, at_base)
+                           [path for path, display in shown.items() if display not in same],
+                           [path for path, display in shown.items() if display in same], (label, WORKING_TREE),
+                           profiles, cache, shown, at_base)
     finally:
         save_cache(cache)
 
