@@ -123,6 +123,7 @@ OLD_NS = 1_577_836_800 * 10**9  # 2020-01-01: past any racy window
 def walks(monkeypatch: pytest.MonkeyPatch) -> List[Tuple[Path, int]]:
     """Each walk (:func:`pipeline.check.discovery.spec_file_names`), in order: the folder it walked (the first
     named, resolved) and how many spec files it found."""
+    from pipeline.cache import names
     from pipeline.check import discovery
 
     found: List[Tuple[Path, int]] = []
@@ -132,7 +133,8 @@ def walks(monkeypatch: pytest.MonkeyPatch) -> List[Tuple[Path, int]]:
         files = real(paths, watched)
         found.append((Path(paths[0]).resolve(), len(files)))
         return files
-    monkeypatch.setattr(discovery, "spec_file_names", walk)
+    for module in (discovery, names):
+        monkeypatch.setattr(module, "spec_file_names", walk)
     return found
 
 

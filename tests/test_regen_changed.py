@@ -20,7 +20,7 @@ import pytest
 from pipeline.cache import regen_answer
 from pipeline.catalogue import regen_changed
 from spec_repos import IRREGULAR, SPECS, edit, make_repo, modelspec_argv, put_irregular, run, tree
-from test_artifact_cache import age, counted  # noqa: F401  pylint: disable=unused-import
+from test_artifact_cache import OLD, age, counted  # noqa: F401  pylint: disable=unused-import
 
 pytestmark = pytest.mark.usefixtures("frozen_clock")
 
@@ -169,3 +169,29 @@ def test_an_answer_that_is_no_regular_file_is_no_answer_and_is_never_written_thr
         assert stat.S_ISREG(answer.lstat().st_mode) and answered[-1] is not None
     else:  # the cache writes no file over a link (refuse_write): no answer, so every regen is a whole one
         assert answer.is_symlink() and answered == []  # none loaded, so none taken up
+
+
+def test_the_walk_a_check_recorded_is_the_walk_regen_takes_until_a_folder_changes(
+        repo: Path, answered: List[Optional[object]], monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.cache import names
+    from pipeline.check import discovery
+
+    walked: List[Path] = []
+    real = discovery.spec_file_names
+
+    def walk(paths, watched=None):
+        walked.append(Path(paths[0]))
+        return real(paths, watched)
+    for module in (discovery, names):
+        monkeypatch.setattr(module, "spec_file_names", walk)
+    for folder in [repo / "specs", *(path for path in (repo / "specs").rglob("*") if path.is_dir())]:
+        os.utime(folder, (OLD, OLD))  # past the racy window: a whole check records its walk
+    assert run(repo, "check", "-q").exit_code == 0
+    walked.clear()
+    both(repo, lambda root: edit(root / LLAMA, "num_hidden_layers: 32", "num_hidden_layers: 30"))
+    assert answered[-1] is not None and repo / "specs" not in walked  # the specs and their displays: the snapshot's
+    # a spec added changes its folder's mtime: the snapshot no longer stands for the walk, which is walked again
+    walked.clear()
+    copy = (repo / LLAMA).read_text(encoding="utf-8").replace("name: llama-3.1-8b", "name: llama-copy")
+    both(repo, lambda root: (root / "specs" / "llama" / "copy.yaml").write_text(copy, encoding="utf-8"))
+    assert walked.count(repo / "specs") == 1

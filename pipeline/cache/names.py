@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from pipeline.cache import snapshot, stamps
-from pipeline.check.discovery import spec_files_and_reals
+from pipeline.check.discovery import spec_file_names, spec_files_and_reals
 from pipeline.check.verdict import names_of
 
 if TYPE_CHECKING:
@@ -188,6 +188,19 @@ def recorded_walk(repo: "SpecRepo", folder: Path) -> Optional[Walked]:
     return Walked(files, {line.rpartition("\t")[0] for line in record.lines[:folders]},
                   "\n".join(record.lines[:folders]), record,
                   [row.split("\t", 3)[2] for row in rows] if repo.reports_displays else None)
+
+
+def every_spec(repo: "SpecRepo", use_cache: bool) -> Tuple[List[str], List[str]]:
+    """Every spec file under ``specs/`` (:func:`pipeline.check.discovery.spec_file_names`) and its display, in
+    order, as strings (no ``Path`` per spec): the walk a check recorded in the snapshot while every folder and
+    link it stats holds (:func:`recorded_walk`, with *use_cache*), else a walk now. What ``diff`` and ``regen``
+    of the whole catalogue resolve."""
+    walked = recorded_walk(repo, stamps.cache_folder(repo.root)) if use_cache else None
+    if walked is None:
+        files = spec_file_names([repo.specs])
+        return files, repo.displays(files)
+    files = list(walked.files)
+    return files, list(walked.displays) if walked.displays is not None else repo.displays(files)
 
 
 def _walk_every_spec(repo: "SpecRepo", taken: Set[str], cache: Optional["ResultCache"], checked: Sequence["Verdict"],

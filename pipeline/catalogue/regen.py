@@ -61,6 +61,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
+import filelock
+
 from pipeline.cache.artifacts import Vouched, new_entry
 from pipeline.cache.results import CacheKeys, ProfileCache, now_ns, regular_file_stat
 from pipeline.cache.stamps import content_digest
@@ -939,8 +941,6 @@ def locked(folder: Path, wait: float, create: bool = True) -> Iterator[None]:
         refuse_write(folder / LOCK_FILE, folder)  # filelock opens (and truncates) the file a link names
     except OSError as error:
         raise RegenError(str(error)) from None
-    import filelock  # pylint: disable=import-outside-toplevel  # diff and a check of a few specs never lock
-
     lock = filelock.FileLock(str(folder / LOCK_FILE), timeout=wait)
     try:
         lock.acquire()

@@ -12,7 +12,8 @@ Against the working tree from the merge base (the usual ``diff origin/main``), o
 read from git and resolved (:func:`_changed_sides`): a spec git names in no change is one resolution for both
 sides, diff's memo's by its git blob (:mod:`pipeline.cache.diff_memo`) or the artifact cache's when they know it,
 so ``diff`` costs what the change does, not what the catalogue holds. git is asked in a thread of its own while
-the working tree's specs are walked. When the op profiles differ between the sides in any way, every spec is
+the working tree's specs are walked, or their walk is read from the names snapshot a check recorded
+(:func:`pipeline.cache.names.every_spec`). When the op profiles differ between the sides in any way, every spec is
 exported and resolved on each.
 
 The base side is the merge base of BASE and HEAD (the ``HEAD`` commit when
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Optional, Sequence, Tuple
 
 import click
 
@@ -95,6 +96,7 @@ def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit
     """
     # pylint: disable=import-outside-toplevel
     from pipeline.catalogue.diff import diff_catalogues, render_json, render_markdown, render_text
+    from pipeline.cache.names import every_spec
     from pipeline.catalogue.git import ChangesAsked, check_revision
     from pipeline.check.repo import find_repo
 
@@ -107,7 +109,7 @@ def command(base: str, head: Optional[str], root: Optional[Path], fmt: str, exit
         asked = ChangesAsked(repo.root, base, listed=[repo.display(repo.specs), PROFILES]) \
             if head is None and use_merge_base else None
     # git answers in a thread of its own while the working tree's specs are walked
-    files = _working_tree_files(repo, not no_cache) if asked is not None and repo.specs.is_dir() else ([], [])
+    files = every_spec(repo, not no_cache) if asked is not None and repo.specs.is_dir() else ([], [])
     with git_errors():
         changes = asked.changes() if asked is not None else None
         commit, label = _base_side(repo, base, head, use_merge_base) if changes is None \
@@ -140,21 +142,6 @@ def _merge_base_side(repo, base: str, changes) -> Tuple[str, str]:
 
     is_base = changes.base == (changes.ref_commit or commit_of(repo.root, base))
     return changes.base, base if is_base else f"merge base {changes.base[:12]} of {base} and HEAD"
-
-
-def _working_tree_files(repo, use_cache: bool) -> Tuple[List[str], List[str]]:
-    """The working tree's spec files and their displays, as strings (no ``Path`` per spec): the walk a check
-    recorded in the names snapshot while every folder and link it stats is unchanged
-    (:func:`~pipeline.cache.names.recorded_walk`, with *use_cache*), else a walk now."""
-    # pylint: disable=import-outside-toplevel
-    from pipeline.cache.names import recorded_walk
-    from pipeline.cache.stamps import cache_folder
-    from pipeline.check.discovery import spec_file_names
-
-    walked = recorded_walk(repo, cache_folder(repo.root)) if use_cache else None
-    files = list(walked.files) if walked is not None else spec_file_names([repo.specs])
-    displays = walked.displays if walked is not None and walked.displays is not None else None
-    return files, list(displays) if displays is not None else repo.displays(files)
 
 
 def _changed_sides(repo, changes, label: str, profiles_cache: Optional[Path], use_cache: bool, scratch: Path,

@@ -110,8 +110,8 @@ def _regen(root: Optional[Path], check_only: bool, commit: bool, changed_since: 
            wait: float, fmt: str, jobs: Optional[int], no_cache: bool) -> None:
     """The body of :func:`command`."""
     # pylint: disable=import-outside-toplevel
+    from pipeline.cache.names import every_spec
     from pipeline.check.repo import find_repo
-    from pipeline.check.discovery import spec_file_names
 
     from pipeline.commands.options import run_profiles, save_cache
 
@@ -126,8 +126,7 @@ def _regen(root: Optional[Path], check_only: bool, commit: bool, changed_since: 
     # --commit's message compares every document with HEAD's, so it builds them all.
     use_cache = not (no_cache or commit)
     profiles = run_profiles(repo, not no_cache)
-    names = spec_file_names([repo.specs])  # strings: the recorded answer needs no Path per file
-    displays = repo.displays(names)  # a catalogue's worth at once
+    names, displays = every_spec(repo, not no_cache)  # strings: the recorded answer needs no Path per file
     cache = _open_cache(repo, profiles) if use_cache else None
     # A writing regen of the whole catalogue takes up the last clean one's answer where it still holds.
     whole = cache is not None and not check_only and changed_since is None
