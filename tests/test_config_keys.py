@@ -112,3 +112,14 @@ def test_the_committed_keys_are_the_installed_transformers_keys():
     from config_keys import reference_keys  # pylint: disable=import-outside-toplevel
 
     assert reference_keys(sorted(set(KEYS) - {"PreTrainedConfig"})) == KEYS
+
+
+TOWERS = [(arch, profile.model_types) for arch, profile in sorted(load_op_profiles().profiles.items())
+          if profile.family is not None and profile.family.tower is not None]
+
+
+@pytest.mark.parametrize("arch, model_types", TOWERS, ids=[arch for arch, _ in TOWERS])
+def test_a_tower_family_s_first_model_type_is_the_one_whose_config_class_holds_vision_config(arch, model_types):
+    # what the importer's refusal of a left-out vision_config reads (_refuse_default_tower): the wrapper's config
+    # class builds its default tower for it, its text model's builds none
+    assert [model_type for model_type in model_types if "vision_config" in KEYS[model_type]] == [model_types[0]]

@@ -161,6 +161,14 @@ def test_the_walk_a_check_recorded_is_the_walk_diff_takes_until_a_folder_changes
     assert fast.splitlines()[1].startswith("added llama-copy: ")
 
 
+def test_the_long_way_walks_each_side_once(catalogue: Path, walks: List[Tuple[Path, int]]) -> None:
+    # the progress bar's total and the specs resolved are one walk, not two
+    edit(catalogue / LLAMA, "max_position_embeddings: 131072", "max_position_embeddings: 65536")
+    assert run(catalogue, "diff", "HEAD", "--no-merge-base").exit_code == 0
+    assert [found for _, found in walks] == [len(SPECS), len(SPECS)]  # HEAD's export, then the working tree
+    assert walks[1][0] == (catalogue / "specs").resolve()
+
+
 @pytest.fixture
 def looked_up(monkeypatch: pytest.MonkeyPatch) -> List[str]:
     """The display of each spec a run looks up in the result and artifact caches

@@ -445,10 +445,12 @@ SharedResolutions = Dict[Tuple[str, str, str], Any]
 
 
 def load_catalogue(repo: SpecRepo, label: str, progress: Optional[Callable[[int], None]] = None,
-                   profiles_cache: Optional[Path] = None, shared: Optional[SharedResolutions] = None) -> Catalogue:
-    """Check and resolve every spec of *repo* into a :class:`Catalogue` named *label*; *progress* is called
-    with the number of specs done since its last call; the op profiles are kept checked in the result cache
-    folder *profiles_cache* (:func:`pipeline.pricing.op_profiles.load_op_profiles`), when given.
+                   profiles_cache: Optional[Path] = None, shared: Optional[SharedResolutions] = None,
+                   files: Optional[Sequence[Path]] = None) -> Catalogue:
+    """Check and resolve every spec of *repo* (*files*, when the caller has walked them already) into a
+    :class:`Catalogue` named *label*; *progress* is called with the number of specs done since its last call; the
+    op profiles are kept checked in the result cache folder *profiles_cache*
+    (:func:`pipeline.pricing.op_profiles.load_op_profiles`), when given.
 
     A spec that fails check, whose stack does not resolve, or whose name an
     earlier spec (by path) already has, is listed as failing with why.
@@ -459,7 +461,8 @@ def load_catalogue(repo: SpecRepo, label: str, progress: Optional[Callable[[int]
     Raises:
         OpProfileError: If the repository's op profiles are broken.
     """
-    files = find_spec_files([repo.specs]) if repo.specs.is_dir() else []
+    if files is None:
+        files = find_spec_files([repo.specs]) if repo.specs.is_dir() else []
     profiles = load_op_profiles(repo.profiles, ProfileCache(profiles_cache) if profiles_cache else None)
     return catalogue_of(label, _resolutions(repo, files, profiles, progress, shared))
 

@@ -282,12 +282,12 @@ def _loaded(repo, label: str, shown_root: str, profiles_cache: Optional[Path] = 
     from pipeline.pricing.op_profiles import OpProfileError
 
     from pipeline.commands.options import progress_bar
-    from pipeline.check.discovery import spec_file_names
+    from pipeline.check.discovery import find_spec_files
 
-    total = len(spec_file_names([repo.specs])) if repo.specs.is_dir() else 0
+    files = find_spec_files([repo.specs]) if repo.specs.is_dir() else []  # walked once: the bar's total and the specs
     try:
-        with progress_bar(total, f"reading {label}") as update:
-            return load_catalogue(repo, label, update, profiles_cache, shared)
+        with progress_bar(len(files), f"reading {label}") as update:
+            return load_catalogue(repo, label, update, profiles_cache, shared, files)
     except OpProfileError as error:
         for problem in error.problems:
             shown = problem.file.replace(str(repo.root.resolve()) + "/", shown_root)

@@ -1813,10 +1813,13 @@ def _compares(family: Family, key: str) -> bool:
 def _refuse_default_tower(ctx: _Context) -> None:
     """Refuse a config of a family with a vision tower that leaves ``vision_config`` out: its config class then
     builds its default tower (``Qwen2VLConfig.__post_init__``: ``Qwen2VLVisionConfig()`` when it is None, hundreds
-    of millions of parameters), which nothing in the config states. A text-only model type builds none
-    (transformers names it after its wrapper: ``Gemma3TextConfig``'s ``gemma3_text``)."""
+    of millions of parameters), which nothing in the config states. A text model's type builds none: the profile's
+    model types after its first (the first is the wrapper's, whose config class holds ``vision_config``:
+    ``Gemma3Config``'s ``gemma3`` against ``Gemma3TextConfig``'s ``gemma3_text``), and the family's
+    ``text_model_types``."""
     stated_type = ctx.value("model_type", ctx.type_name)
-    text_only = stated_type in ctx.family.text_model_types or str(stated_type).endswith("_text")
+    text_only = stated_type in ctx.family.text_model_types or (stated_type in ctx.profile.model_types
+                                                               and stated_type != ctx.type_name)
     if ctx.family.tower is None or "vision_config" in ctx.keys or text_only:
         return
     ctx.refuse(("vision_config",), "import.missing",
